@@ -1,0 +1,135 @@
+// One direction-agnostic link between two ranks over a WebSocket: sends chunk frames, routes received
+// frames to the collective they belong to, and counts bytes at three levels (payload, envelope, socket).
+import type { Socket } from 'node:net';
+import type WebSocket from 'ws';
+import type { Traffic } from './protocol.js';
+import { decodeChunkFrame, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
+import { ProtocolError } from './validate.js';
+
+export type FrameHandler = (f: ChunkFrame) => void;
+
+/** Frames for collectives that have not started yet are held, but only this far ahead. */
+const MAX_COLLECTIVES_AHEAD = 4;
+
+export function zeroTraffic(): Traffic {
+  return { payload: 0, envelope: 0, frame: 0 };
+}
+
+export function addTraffic(a: Traffic, b: Traffic): Traffic {
+  return { payload: a.payload + b.payload, envelope: a.envelope + b.envelope, frame: a.frame + b.frame };
+}
+
+export function subTraffic(a: Traffic, b: Traffic): Traffic {
+  return { payload: a.payload - b.payload, envelope: a.envelope - b.envelope, frame: a.frame - b.frame };
+}
+
+export class PeerChannel {
+  private readonly socket: Socket;
+  private readonly sentCounts = zeroTraffic();
+  private readonly recvCounts = zeroTraffic();
+  private readonly socketAtOpen: { written: number; read: number };
+  private readonly pending = new Map<number, ChunkFrame[]>();
+  private handler: { coll: number; fn: FrameHandler } | null = null;
+  private nextColl = 0; // lowest collective id that may still receive frames
+  private failure: Error | null = null;
+  private readonly failureListeners = new Set<(err: Error) => void>();
+
+  constructor(
+    private readonly ws: WebSocket,
+    readonly peerRank: number,
+    readonly describe: string,
+  ) {
+    // ws keeps the net.Socket private; its byte counters are the only honest source for "on the wire".
+    this.socket = (ws as unknown as { _socket: Socket })._socket;
+    this.socketAtOpen = { written: this.socket.bytesWritten, read: this.socket.bytesRead };
+    ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    ws.on('close', (code, reason) => this.fail(new Error(`${describe}: connection closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`)));
+    ws.on('error', (err) => this.fail(new Error(`${describe}: ${err.message}`)));
+  }
+
+  /** Send one chunk. `payload` must not be modified until `onWritten` runs (the socket holds a reference). */
+  send(h: ChunkHeader, payload: Uint8Array, onWritten?: () => void): void {
+    if (this.failure) throw this.failure;
+    const env = encodeChunkEnvelope(h, payload.byteLength);
+    // Two WebSocket fragments of one message: the envelope, then the payload itself, never copied together.
+    this.ws.send(env, { binary: true, fin: false });
+    this.ws.send(payload, { binary: true, fin: true }, onWritten ? () => onWritten() : undefined);
+    this.sentCounts.payload += payload.byteLength;
+    this.sentCounts.envelope += env.byteLength;
+  }
+
+  /** Route frames of collective `coll` to `fn` (including any that arrived early). Returns the unsubscribe. */
+  listen(coll: number, fn: FrameHandler): () => void {
+    if (this.failure) throw this.failure;
+    this.handler = { coll, fn };
+    this.nextColl = coll;
+    const early = this.pending.get(coll);
+    this.pending.delete(coll);
+    if (early) for (const f of early) fn(f);
+    return () => {
+      if (this.handler?.coll === coll) this.handler = null;
+      this.nextColl = Math.max(this.nextColl, coll + 1);
+    };
+  }
+
+  onFailure(fn: (err: Error) => void): () => void {
+    this.failureListeners.add(fn);
+    return () => this.failureListeners.delete(fn);
+  }
+
+  get failed(): Error | null {
+    return this.failure;
+  }
+
+  sent(): Traffic {
+    return { ...this.sentCounts, frame: this.socket.bytesWritten - this.socketAtOpen.written };
+  }
+
+  received(): Traffic {
+    return { ...this.recvCounts, frame: this.socket.bytesRead - this.socketAtOpen.read };
+  }
+
+  /** Raw TCP socket counters, handshake included. */
+  socketBytes(): { written: number; read: number } {
+    return { written: this.socket.bytesWritten, read: this.socket.bytesRead };
+  }
+
+  close(): void {
+    this.fail(new Error(`${this.describe}: closed locally`));
+    this.ws.close(1000, 'done');
+  }
+
+  /** Close the connection with a reason and fail every waiting collective. */
+  abort(err: Error): void {
+    this.fail(err);
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(1008, err.message.slice(0, 120));
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (this.failure) return;
+    try {
+      if (!isBinary) throw new ProtocolError('text message on a data connection');
+      const f = decodeChunkFrame(data);
+      this.recvCounts.payload += f.payload.byteLength;
+      this.recvCounts.envelope += data.byteLength - f.payload.byteLength;
+      if (this.handler && f.coll === this.handler.coll) return this.handler.fn(f);
+      if (f.coll < this.nextColl) throw new ProtocolError(`frame for collective ${f.coll}, which has already finished`);
+      if (f.coll > this.nextColl + MAX_COLLECTIVES_AHEAD) throw new ProtocolError(`frame for collective ${f.coll}, too far ahead of ${this.nextColl}`);
+      const q = this.pending.get(f.coll) ?? [];
+      q.push(f);
+      this.pending.set(f.coll, q);
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      this.abort(new Error(`${this.describe}: ${e.message}`));
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.handler = null;
+    this.pending.clear();
+    for (const fn of this.failureListeners) fn(err);
+    this.failureListeners.clear();
+  }
+}

@@ -1,0 +1,341 @@
+// Ring collectives over a Ring of PeerChannels: reduce-scatter, all-gather, all-reduce, broadcast, barrier.
+// Each segment is cut into chunks that are pipelined: a chunk is reduced and forwarded as soon as it
+// arrives, so receiving, adding and sending overlap across the N-1 ring steps.
+import { decodeBf16, encodeBf16 } from './bf16.js';
+import { addTraffic, subTraffic, zeroTraffic, type PeerChannel } from './channel.js';
+import { bytesOf, bytesPerElement, dtypeOf, paddedLength, type Elems, type WireDtype } from './dtype.js';
+import { payloadAsBf16, payloadAsF32, type ChunkFrame } from './frame.js';
+import type { MemoryLedger } from './memory.js';
+import type { Traffic } from './protocol.js';
+import type { Ring } from './ring.js';
+import { ProtocolError } from './validate.js';
+
+export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'broadcast' | 'barrier';
+
+export interface CollectiveRecord {
+  kind: CollectiveKind;
+  label: string;
+  elements: number; // the caller's length
+  padded: number; // what travelled: a multiple of the world size
+  dtype: WireDtype;
+  sent: Traffic; // to the next rank
+  recv: Traffic; // from the previous rank
+  ms: number;
+}
+
+export interface CollectiveOptions {
+  chunkBytes: number;
+  timeoutMs: number;
+  ledger?: MemoryLedger; // staging copies are accounted in its 'comm' band
+}
+
+export class CollectiveError extends Error {
+  override name = 'CollectiveError';
+}
+
+const mod = (a: number, n: number) => ((a % n) + n) % n;
+
+/** Chunking of one segment of S elements. */
+class Chunks {
+  readonly size: number;
+  readonly count: number;
+  constructor(readonly segment: number, chunkBytes: number, dtype: WireDtype) {
+    this.size = Math.max(1, Math.floor(chunkBytes / bytesPerElement(dtype)));
+    this.count = Math.ceil(segment / this.size);
+  }
+  start(j: number): number {
+    return j * this.size;
+  }
+  length(j: number): number {
+    return Math.min(this.segment, (j + 1) * this.size) - j * this.size;
+  }
+}
+
+/** Copy elements [from, from+n) of `src` as wire bytes, zero beyond `src.length` (the padding). */
+function padSlice(src: Elems, from: number, n: number): Elems {
+  const end = Math.min(src.length, from + n);
+  const out = src instanceof Float32Array ? new Float32Array(n) : new Uint16Array(n);
+  if (end > from) out.set(src.subarray(from, end) as never);
+  return out;
+}
+
+/** acc[i] += value of src[from + i] for the part inside src (beyond it the padding adds zero). */
+function addInto(acc: Float32Array, src: Elems, from: number, scratch: Float32Array): void {
+  const n = Math.max(0, Math.min(acc.length, src.length - from));
+  if (src instanceof Float32Array) {
+    for (let i = 0; i < n; i++) acc[i] += src[from + i];
+    return;
+  }
+  const s = scratch.subarray(0, n);
+  decodeBf16(src.subarray(from, from + n), s);
+  for (let i = 0; i < n; i++) acc[i] += s[i];
+}
+
+export class Collectives {
+  private seq = 0;
+  readonly records: CollectiveRecord[] = [];
+
+  constructor(
+    readonly ring: Ring,
+    private readonly opts: CollectiveOptions,
+  ) {}
+
+  get rank(): number {
+    return this.ring.rank;
+  }
+
+  get world(): number {
+    return this.ring.world;
+  }
+
+  /** Sum over ranks of `input` (length L); this rank receives segment `rank` (ceil(L/N) elements) in `output`.
+   *  `output` may alias this rank's own segment of `input`. */
+  async reduceScatter(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
+    return this.push(await this.measure('reduce-scatter', label, input, (c) => this.rs(c, input, output)));
+  }
+
+  /** Concatenate every rank's `input` (ceil(L/N) elements each) into `output` (length L; padding dropped). */
+  async allGather(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
+    return this.push(await this.measure('all-gather', label, output, (c) => this.ag(c, input, output)));
+  }
+
+  /** In-place sum over ranks: a reduce-scatter followed by an all-gather. */
+  async allReduce(buf: Elems, label = ''): Promise<CollectiveRecord> {
+    const shardLen = paddedLength(buf.length, this.world) / this.world;
+    const shard = this.opts.ledger ? this.opts.ledger.alloc('comm', dtypeOf(buf), shardLen) : dtypeOf(buf) === 'fp32' ? new Float32Array(shardLen) : new Uint16Array(shardLen);
+    try {
+      const rs = await this.measure('reduce-scatter', label, buf, (c) => this.rs(c, buf, shard));
+      const ag = await this.measure('all-gather', label, buf, (c) => this.ag(c, shard, buf));
+      return this.push({ ...rs, kind: 'all-reduce', sent: addTraffic(rs.sent, ag.sent), recv: addTraffic(rs.recv, ag.recv), ms: rs.ms + ag.ms });
+    } finally {
+      this.opts.ledger?.free(shard);
+    }
+  }
+
+  /** Copy `buf` from rank `root` to every rank, pipelined around the ring. */
+  async broadcast(buf: Elems, root: number, label = ''): Promise<CollectiveRecord> {
+    if (!Number.isInteger(root) || root < 0 || root >= this.world) throw new RangeError(`broadcast root ${root} is not a rank of a world of ${this.world}`);
+    return this.push(await this.measure('broadcast', label, buf, (c) => this.bcast(c, buf, root), buf.length));
+  }
+
+  /** Returns once every rank has entered the barrier. */
+  async barrier(label = ''): Promise<CollectiveRecord> {
+    const mine = new Float32Array([this.rank]);
+    const all = new Float32Array(this.world);
+    const r = await this.measure('barrier', label, all, (c) => this.ag(c, mine, all));
+    return this.push({ ...r, kind: 'barrier' });
+  }
+
+  /** Records since `from` (for per-step accounting). */
+  since(from: number): CollectiveRecord[] {
+    return this.records.slice(from);
+  }
+
+  private push(r: CollectiveRecord): CollectiveRecord {
+    this.records.push(r);
+    return r;
+  }
+
+  private async measure(kind: CollectiveKind, label: string, sized: Elems, work: (coll: number) => Promise<void>, padded?: number): Promise<CollectiveRecord> {
+    const { next, prev } = this.ring;
+    const t0 = performance.now();
+    const sent0 = next?.sent() ?? zeroTraffic();
+    const recv0 = prev?.received() ?? zeroTraffic();
+    if (sized.length > 0) await work(this.world > 1 ? this.seq++ : -1);
+    return {
+      kind,
+      label,
+      elements: sized.length,
+      padded: padded ?? paddedLength(sized.length, this.world),
+      dtype: dtypeOf(sized),
+      sent: next ? subTraffic(next.sent(), sent0) : zeroTraffic(),
+      recv: prev ? subTraffic(prev.received(), recv0) : zeroTraffic(),
+      ms: performance.now() - t0,
+    };
+  }
+
+  /**
+   * Run one collective's frame exchange. `start` sends what this rank opens with; `onFrame` handles each
+   * received frame and returns true when the last expected one has arrived. The collective ends only when
+   * every frame has been received and every frame we sent has been written to the socket, so callers may
+   * reuse their buffers as soon as it resolves.
+   */
+  private exchange(coll: number, slots: number, expected: number, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void): Promise<void> {
+    const next = this.ring.next as PeerChannel;
+    const prev = this.ring.prev as PeerChannel;
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      let received = 0;
+      let unwritten = 0;
+      const seen = new Uint8Array(slots);
+      const cleanups: (() => void)[] = [];
+      const finish = (err?: Error) => {
+        if (settled) return;
+        if (!err && (received < expected || unwritten > 0)) return;
+        settled = true;
+        clearTimeout(timer);
+        for (const c of cleanups) c();
+        if (err) reject(err);
+        else resolve();
+      };
+      const timer = setTimeout(() => {
+        const e = new CollectiveError(`collective ${coll} on rank ${this.rank} timed out after ${this.opts.timeoutMs} ms: ${received}/${expected} frames from rank ${prev.peerRank}, ${unwritten} frames to rank ${next.peerRank} not yet written`);
+        finish(e);
+        prev.abort(e);
+        next.abort(e);
+      }, this.opts.timeoutMs);
+      const send: Sender = (step, chunk, data, staged) => {
+        unwritten++;
+        next.send({ coll, step, chunk, dtype, elements: data.length }, bytesOf(data), () => {
+          unwritten--;
+          if (staged) this.opts.ledger?.free(data);
+          finish();
+        });
+      };
+      cleanups.push(prev.onFailure(finish), next.onFailure(finish));
+      try {
+        start(send);
+        cleanups.push(
+          prev.listen(coll, (f) => {
+            if (f.dtype !== dtype) throw new ProtocolError(`frame dtype ${f.dtype}, expected ${dtype}`);
+            if (f.chunk >= chunks.count || f.elements !== chunks.length(f.chunk)) throw new ProtocolError(`frame chunk ${f.chunk} with ${f.elements} elements does not fit a segment of ${chunks.segment}`);
+            const slot = f.step * chunks.count + f.chunk;
+            if (slot >= slots || seen[slot]) throw new ProtocolError(`unexpected or repeated frame: step ${f.step}, chunk ${f.chunk}`);
+            seen[slot] = 1;
+            onFrame(f, send);
+            received++;
+            finish();
+          }),
+        );
+        finish(); // nothing to receive and nothing sent (a broadcast root with an empty chunk list)
+      } catch (err) {
+        finish(err as Error);
+      }
+    });
+  }
+
+  /** Track a staging copy in the ledger; it is freed once written to the socket. */
+  private stage<T extends Elems>(x: T): T {
+    return this.opts.ledger ? this.opts.ledger.track('comm', x) : x;
+  }
+
+  private rs(coll: number, input: Elems, output: Elems): Promise<void> {
+    const N = this.world;
+    const r = this.rank;
+    const L = input.length;
+    const S = paddedLength(L, N) / N;
+    const dtype = dtypeOf(input);
+    if (dtypeOf(output) !== dtype || output.length !== S) throw new RangeError(`reduce-scatter output must be ${dtype} of ${S} elements, got ${dtypeOf(output)} of ${output.length}`);
+    if (N === 1) {
+      if (output !== input) output.set(input as never);
+      return Promise.resolve();
+    }
+    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+    const scratch = new Float32Array(dtype === 'bf16' ? chunks.size : 0);
+    // Step k: send segment r-k-1, receive segment r-k-2; the last step (N-2) receives segment r.
+    return this.exchange(
+      coll,
+      (N - 1) * chunks.count,
+      (N - 1) * chunks.count,
+      dtype,
+      chunks,
+      (send) => {
+        const seg = mod(r - 1, N);
+        for (let j = 0; j < chunks.count; j++) {
+          const from = seg * S + chunks.start(j);
+          const n = chunks.length(j);
+          if (from + n <= L) send(0, j, input.subarray(from, from + n), false);
+          else send(0, j, this.stage(padSlice(input, from, n)), true);
+        }
+      },
+      (f, send) => {
+        const seg = mod(r - f.step - 2, N);
+        const a = chunks.start(f.chunk);
+        let acc: Float32Array;
+        if (dtype === 'fp32') {
+          acc = payloadAsF32(f.payload); // the received message is ours: reduce into it in place
+        } else {
+          acc = new Float32Array(f.elements);
+          decodeBf16(payloadAsBf16(f.payload), acc);
+        }
+        addInto(acc, input, seg * S + a, scratch);
+        if (f.step === N - 2) {
+          if (output instanceof Float32Array) output.set(acc, a);
+          else encodeBf16(acc, output.subarray(a, a + acc.length));
+        } else if (dtype === 'fp32') {
+          send(f.step + 1, f.chunk, acc, false);
+        } else {
+          const out = this.stage(new Uint16Array(acc.length));
+          encodeBf16(acc, out);
+          send(f.step + 1, f.chunk, out, true);
+        }
+      },
+    );
+  }
+
+  private ag(coll: number, input: Elems, output: Elems): Promise<void> {
+    const N = this.world;
+    const r = this.rank;
+    const L = output.length;
+    const S = paddedLength(L, N) / N;
+    const dtype = dtypeOf(output);
+    if (dtypeOf(input) !== dtype || input.length !== S) throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
+    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+    const place = (seg: number, from: number, data: Elems) => {
+      const at = seg * S + from;
+      const n = Math.min(data.length, L - at);
+      if (n > 0) output.set(data.subarray(0, n) as never, at);
+    };
+    const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + r * S * input.BYTES_PER_ELEMENT;
+    if (!aliased) place(r, 0, input);
+    if (N === 1) return Promise.resolve();
+    const view = (p: Uint8Array): Elems => (dtype === 'fp32' ? payloadAsF32(p) : payloadAsBf16(p));
+    // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1.
+    return this.exchange(
+      coll,
+      (N - 1) * chunks.count,
+      (N - 1) * chunks.count,
+      dtype,
+      chunks,
+      (send) => {
+        for (let j = 0; j < chunks.count; j++) send(0, j, input.subarray(chunks.start(j), chunks.start(j) + chunks.length(j)), false);
+      },
+      (f, send) => {
+        const data = view(f.payload);
+        place(mod(r - f.step - 1, N), chunks.start(f.chunk), data);
+        if (f.step < N - 2) send(f.step + 1, f.chunk, data, false);
+      },
+    );
+  }
+
+  private bcast(coll: number, buf: Elems, root: number): Promise<void> {
+    const N = this.world;
+    const r = this.rank;
+    const dtype = dtypeOf(buf);
+    if (N === 1) return Promise.resolve();
+    const chunks = new Chunks(buf.length, this.opts.chunkBytes, dtype);
+    const hop = mod(r - root - 1, N); // the step at which frames reach this rank
+    const forwards = mod(r + 1 - root, N) !== 0;
+    const view = (p: Uint8Array): Elems => (dtype === 'fp32' ? payloadAsF32(p) : payloadAsBf16(p));
+    // Frames carry their hop count as the step; this rank expects exactly step `hop`.
+    return this.exchange(
+      coll,
+      r === root ? 0 : (hop + 1) * chunks.count,
+      r === root ? 0 : chunks.count,
+      dtype,
+      chunks,
+      (send) => {
+        if (r !== root) return;
+        for (let j = 0; j < chunks.count; j++) send(0, j, buf.subarray(chunks.start(j), chunks.start(j) + chunks.length(j)), false);
+      },
+      (f, send) => {
+        if (f.step !== hop) throw new ProtocolError(`broadcast frame at hop ${f.step}, expected hop ${hop}`);
+        const data = view(f.payload);
+        buf.set(data as never, chunks.start(f.chunk));
+        if (forwards) send(f.step + 1, f.chunk, data, false);
+      },
+    );
+  }
+}
+
+type Sender = (step: number, chunk: number, data: Elems, staged: boolean) => void;

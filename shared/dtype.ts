@@ -1,0 +1,29 @@
+// Element types on the wire and in the 16-bit working copy.
+// A bf16 tensor is a Uint16Array of raw bf16 bits; an fp32 tensor is a Float32Array.
+
+export type WireDtype = 'fp32' | 'bf16';
+export type Elems = Float32Array | Uint16Array;
+
+export const WIRE_DTYPES: readonly WireDtype[] = ['fp32', 'bf16'];
+
+export function bytesPerElement(dtype: WireDtype): number {
+  return dtype === 'fp32' ? 4 : 2;
+}
+
+export function dtypeOf(x: Elems): WireDtype {
+  return x instanceof Float32Array ? 'fp32' : 'bf16';
+}
+
+export function emptyOf(dtype: WireDtype, n: number): Elems {
+  return dtype === 'fp32' ? new Float32Array(n) : new Uint16Array(n);
+}
+
+/** The raw bytes of a typed array, without copying. */
+export function bytesOf(x: Elems): Uint8Array {
+  return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+}
+
+/** Smallest multiple of `world` that holds `n` elements: what a ring collective actually moves. */
+export function paddedLength(n: number, world: number): number {
+  return Math.ceil(n / world) * world;
+}

@@ -1,0 +1,81 @@
+// Data-plane frames: one chunk of one collective, as a msgpack array
+//   ["data", coll, step, chunk, dtype, elements, <bin32 payload>]
+// The 36-byte envelope is written by hand with fixed-width integers so that
+//  - the payload can be handed to the socket as a second buffer (no copy into the envelope), and
+//  - the payload starts 4-byte aligned, so the receiver can view it as a Float32Array in place.
+// Any msgpack decoder reads the whole message as an ordinary array.
+import { unpack } from 'msgpackr';
+import { bytesPerElement, type WireDtype } from './dtype.js';
+import { ProtocolError } from './validate.js';
+
+export interface ChunkHeader {
+  coll: number; // collective sequence number on this ring (every rank calls collectives in the same order)
+  step: number; // ring step inside the collective, 0 .. N-2
+  chunk: number; // chunk index inside the segment
+  dtype: WireDtype;
+  elements: number;
+}
+
+export interface ChunkFrame extends ChunkHeader {
+  payload: Uint8Array; // a view into the received message, not a copy
+}
+
+export const ENVELOPE_BYTES = 36;
+const KIND = 'data';
+const DTYPE_CODE: Record<WireDtype, number> = { fp32: 0, bf16: 1 };
+const CODE_DTYPE: WireDtype[] = ['fp32', 'bf16'];
+
+export function encodeChunkEnvelope(h: ChunkHeader, payloadBytes: number): Buffer {
+  const b = Buffer.allocUnsafe(ENVELOPE_BYTES);
+  let at = 0;
+  b[at++] = 0x97; // fixarray of 7
+  b[at++] = 0xa0 | KIND.length;
+  at += b.write(KIND, at, 'ascii');
+  for (const v of [h.coll, h.step, h.chunk, DTYPE_CODE[h.dtype], h.elements]) {
+    b[at++] = 0xce; // uint32
+    b.writeUInt32BE(v >>> 0, at);
+    at += 4;
+  }
+  b[at++] = 0xc6; // bin32
+  b.writeUInt32BE(payloadBytes, at);
+  return b;
+}
+
+function u32(v: unknown, name: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff) {
+    throw new ProtocolError(`data frame: field ${name} is not an unsigned 32-bit integer`);
+  }
+  return v;
+}
+
+/** Decode and validate one data-plane message. Throws ProtocolError on anything malformed. */
+export function decodeChunkFrame(msg: Uint8Array): ChunkFrame {
+  let v: unknown;
+  try {
+    v = unpack(msg);
+  } catch (err) {
+    throw new ProtocolError(`data frame: not msgpack (${(err as Error).message})`);
+  }
+  if (!Array.isArray(v) || v.length !== 7 || v[0] !== KIND) throw new ProtocolError('data frame: expected ["data", coll, step, chunk, dtype, elements, payload]');
+  const code = u32(v[4], 'dtype');
+  const dtype = CODE_DTYPE[code];
+  if (dtype === undefined) throw new ProtocolError(`data frame: unknown dtype code ${code}`);
+  const payload = v[6];
+  if (!(payload instanceof Uint8Array)) throw new ProtocolError('data frame: payload is not binary');
+  const elements = u32(v[5], 'elements');
+  if (payload.byteLength !== elements * bytesPerElement(dtype)) {
+    throw new ProtocolError(`data frame: payload has ${payload.byteLength} bytes, header says ${elements} ${dtype} elements`);
+  }
+  return { coll: u32(v[1], 'coll'), step: u32(v[2], 'step'), chunk: u32(v[3], 'chunk'), dtype, elements, payload };
+}
+
+/** View a payload as fp32 values, copying only when the bytes are not 4-byte aligned. */
+export function payloadAsF32(p: Uint8Array): Float32Array {
+  if (p.byteOffset % 4 === 0) return new Float32Array(p.buffer, p.byteOffset, p.byteLength / 4);
+  return new Float32Array(Uint8Array.prototype.slice.call(p).buffer); // a real copy, unlike Buffer#slice
+}
+
+export function payloadAsBf16(p: Uint8Array): Uint16Array {
+  if (p.byteOffset % 2 === 0) return new Uint16Array(p.buffer, p.byteOffset, p.byteLength / 2);
+  return new Uint16Array(Uint8Array.prototype.slice.call(p).buffer);
+}

@@ -1,0 +1,75 @@
+// Every buffer that holds model state, a gathered copy or a communication copy is allocated here,
+// tagged by band, so resident and peak bytes are measured rather than derived from a formula.
+import { emptyOf, type Elems, type WireDtype } from './dtype.js';
+
+export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v'] as const;
+/** Transient bands that exist only inside a step: a gathered unit (ZeRO-3) and a unit's full gradient before
+ *  it is reduce-scattered (ZeRO-2/3). They count toward the peak. */
+export const TRANSIENT_BANDS = ['gathered', 'bucket'] as const;
+/** Staging copies made by the collectives themselves; reported on their own, outside the model-state theory. */
+export const COMM_BAND = 'comm' as const;
+export type Band = (typeof MODEL_BANDS)[number] | (typeof TRANSIENT_BANDS)[number] | typeof COMM_BAND;
+export const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND];
+
+export type BandBytes = Record<Band, number>;
+
+function zeros(): BandBytes {
+  return Object.fromEntries(ALL_BANDS.map((b) => [b, 0])) as BandBytes;
+}
+
+/** Sum of the bands the theory speaks about: model states plus in-step transients (not comm staging). */
+export function stateBytes(b: BandBytes): number {
+  let s = 0;
+  for (const k of MODEL_BANDS) s += b[k];
+  for (const k of TRANSIENT_BANDS) s += b[k];
+  return s;
+}
+
+export class MemoryLedger {
+  readonly live: BandBytes = zeros();
+  /** Highest stateBytes() seen since the last resetPeak(), and the bands at that moment. */
+  peak = 0;
+  peakBands: BandBytes = zeros();
+  /** Highest live bytes seen per band since the last resetPeak(). */
+  peakPerBand: BandBytes = zeros();
+  private owned = new WeakMap<object, Band>();
+
+  alloc(band: Band, dtype: WireDtype, n: number): Elems {
+    return this.track(band, emptyOf(dtype, n));
+  }
+
+  allocF32(band: Band, n: number): Float32Array {
+    return this.track(band, new Float32Array(n));
+  }
+
+  /** Start accounting for an array made elsewhere (for example a received payload kept as state). */
+  track<T extends Elems>(band: Band, arr: T): T {
+    this.owned.set(arr, band);
+    this.live[band] += arr.byteLength;
+    if (this.live[band] > this.peakPerBand[band]) this.peakPerBand[band] = this.live[band];
+    const now = stateBytes(this.live);
+    if (now > this.peak) {
+      this.peak = now;
+      this.peakBands = { ...this.live };
+    }
+    return arr;
+  }
+
+  free(arr: Elems | null | undefined): void {
+    if (!arr) return;
+    const band = this.owned.get(arr);
+    if (band === undefined) throw new Error('MemoryLedger.free: array was not allocated by this ledger (or freed twice)');
+    this.owned.delete(arr);
+    this.live[band] -= arr.byteLength;
+  }
+
+  resetPeak(): void {
+    this.peak = stateBytes(this.live);
+    this.peakBands = { ...this.live };
+    this.peakPerBand = { ...this.live };
+  }
+
+  residentBytes(): number {
+    return stateBytes(this.live);
+  }
+}

@@ -1,0 +1,219 @@
+// Every message between coordinator and ranks (control plane) and the hello that opens a rank-to-rank
+// connection: one TypeScript type each, one validator each, one encode/decode pair (msgpack).
+import { pack, unpack } from 'msgpackr';
+import { WIRE_DTYPES, type WireDtype } from './dtype.js';
+import { bool, int, intArray, num, obj, oneOf, optStr, ProtocolError, str, type Obj } from './validate.js';
+
+export const PROTOCOL_VERSION = 1;
+/** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
+export const MAX_CHUNK_BYTES = 64 << 20;
+
+export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
+export type SchemeName = (typeof SCHEMES)[number];
+export const UNITS = ['layer', 'model'] as const;
+export type UnitMode = (typeof UNITS)[number];
+
+/** Everything a rank needs to know to train; the coordinator broadcasts one of these. */
+export interface RunConfig {
+  model: number[]; // layer widths, e.g. [64, 256, 256, 10]
+  steps: number;
+  batch: number; // global batch, split evenly over ranks
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  seed: number;
+  samples: number; // size of the synthetic data set
+  wireDtype: WireDtype;
+  unit: UnitMode;
+  chunkBytes: number; // collective chunk size
+  timeoutMs: number; // a collective that waits longer than this fails
+  collectParams: boolean; // ranks send their final shards to the coordinator (dumps, cross-checks)
+}
+
+export function validateRunConfig(v: unknown): RunConfig {
+  const o = obj(v, 'config');
+  const model = intArray(o, 'model', 1);
+  if (model.length < 2) throw new ProtocolError('field "model": needs at least two widths (input and output)');
+  return {
+    model,
+    steps: int(o, 'steps', 0, 1e7),
+    batch: int(o, 'batch', 1, 1e7),
+    lr: num(o, 'lr'),
+    beta1: num(o, 'beta1'),
+    beta2: num(o, 'beta2'),
+    eps: num(o, 'eps'),
+    seed: int(o, 'seed', 0, 2 ** 32 - 1),
+    samples: int(o, 'samples', 1, 1e8),
+    wireDtype: oneOf(o, 'wireDtype', WIRE_DTYPES),
+    unit: oneOf(o, 'unit', UNITS),
+    chunkBytes: int(o, 'chunkBytes', 64, MAX_CHUNK_BYTES),
+    timeoutMs: int(o, 'timeoutMs', 1, 1e9),
+    collectParams: bool(o, 'collectParams'),
+  };
+}
+
+/** Bytes moved in one direction, all read from real objects. */
+export interface Traffic {
+  payload: number; // tensor data only
+  envelope: number; // msgpack envelopes around that data
+  frame: number; // everything the WebSocket carried (ws headers + envelope + payload + control frames), from the socket
+}
+
+export interface StepMetrics {
+  step: number;
+  loss: number;
+  stepMs: number;
+  computeMs: number;
+  commMs: number;
+  sent: Traffic;
+  recv: Traffic;
+  collectives: number;
+}
+
+export interface MemoryMetrics {
+  resident: Record<string, number>; // live bytes per band between steps
+  peak: number; // worst moment inside a step, model states + transients
+  peakBands: Record<string, number>; // the bands at that moment
+  peakComm: number; // highest live bytes of collective staging copies
+  arrayBuffersBefore: number; // process.memoryUsage().arrayBuffers before the scheme allocated
+  arrayBuffersPeak: number; // highest sample while it ran
+}
+
+export interface SchemeSummary {
+  scheme: SchemeName;
+  rank: number;
+  params: number; // unpadded parameter count
+  paddedParams: number; // as laid out for this world size
+  steps: StepMetrics[];
+  memory: MemoryMetrics;
+  socket: { sent: number; recv: number }; // TCP socket bytes over the whole scheme, handshakes included
+  iface?: { name: string; tx: number; rx: number }; // the kernel's interface counters, when readable
+  shard?: Uint8Array; // fp32 bytes of this rank's master shard (collectParams)
+  shardOffsets?: number[]; // where each unit's slice starts in the padded layout
+}
+
+export type ControlMessage =
+  | { type: 'join'; version: number; peerPort: number; advertise?: string; hostname: string; pid: number }
+  | { type: 'assign'; rank: number; world: number; runId: string; prevHost: string; prevPort: number; config: RunConfig }
+  | { type: 'ready'; rank: number }
+  | { type: 'run'; scheme: SchemeName }
+  | { type: 'step'; rank: number; scheme: SchemeName; metrics: StepMetrics }
+  | { type: 'done'; summary: SchemeSummary }
+  | { type: 'finish' }
+  | { type: 'abort'; reason: string };
+
+export interface PeerHello {
+  type: 'hello';
+  rank: number;
+  runId: string;
+}
+
+function traffic(v: unknown, what: string): Traffic {
+  const o = obj(v, what);
+  return { payload: num(o, 'payload'), envelope: num(o, 'envelope'), frame: num(o, 'frame') };
+}
+
+function numberRecord(v: unknown, what: string): Record<string, number> {
+  const o = obj(v, what);
+  for (const k of Object.keys(o)) num(o, k);
+  return o as Record<string, number>;
+}
+
+function stepMetrics(v: unknown): StepMetrics {
+  const o = obj(v, 'metrics');
+  return {
+    step: int(o, 'step'),
+    loss: num(o, 'loss'),
+    stepMs: num(o, 'stepMs'),
+    computeMs: num(o, 'computeMs'),
+    commMs: num(o, 'commMs'),
+    sent: traffic(o.sent, 'sent'),
+    recv: traffic(o.recv, 'recv'),
+    collectives: int(o, 'collectives'),
+  };
+}
+
+function summary(v: unknown): SchemeSummary {
+  const o = obj(v, 'summary');
+  if (!Array.isArray(o.steps)) throw new ProtocolError('field "steps": expected an array');
+  const mem = obj(o.memory, 'memory');
+  const sock = obj(o.socket, 'socket');
+  const s: SchemeSummary = {
+    scheme: oneOf(o, 'scheme', SCHEMES),
+    rank: int(o, 'rank'),
+    params: int(o, 'params'),
+    paddedParams: int(o, 'paddedParams'),
+    steps: o.steps.map(stepMetrics),
+    memory: {
+      resident: numberRecord(mem.resident, 'resident'),
+      peak: num(mem, 'peak'),
+      peakBands: numberRecord(mem.peakBands, 'peakBands'),
+      peakComm: num(mem, 'peakComm'),
+      arrayBuffersBefore: num(mem, 'arrayBuffersBefore'),
+      arrayBuffersPeak: num(mem, 'arrayBuffersPeak'),
+    },
+    socket: { sent: num(sock, 'sent'), recv: num(sock, 'recv') },
+  };
+  if (o.iface !== undefined) {
+    const f = obj(o.iface, 'iface');
+    s.iface = { name: str(f, 'name'), tx: num(f, 'tx'), rx: num(f, 'rx') };
+  }
+  if (o.shard !== undefined) {
+    if (!(o.shard instanceof Uint8Array) || o.shard.byteLength % 4 !== 0) throw new ProtocolError('field "shard": expected fp32 bytes');
+    s.shard = o.shard;
+    s.shardOffsets = intArray(o, 'shardOffsets');
+  }
+  return s;
+}
+
+export function validateControl(v: unknown): ControlMessage {
+  const o: Obj = obj(v, 'message');
+  const type = str(o, 'type', 32);
+  switch (type) {
+    case 'join': {
+      const m: ControlMessage = { type, version: int(o, 'version'), peerPort: int(o, 'peerPort', 1, 65535), hostname: str(o, 'hostname', 255), pid: int(o, 'pid') };
+      const advertise = optStr(o, 'advertise', 255);
+      return advertise === undefined ? m : { ...m, advertise };
+    }
+    case 'assign':
+      return { type, rank: int(o, 'rank'), world: int(o, 'world', 1), runId: str(o, 'runId', 64), prevHost: str(o, 'prevHost', 255), prevPort: int(o, 'prevPort', 0, 65535), config: validateRunConfig(o.config) };
+    case 'ready':
+      return { type, rank: int(o, 'rank') };
+    case 'run':
+      return { type, scheme: oneOf(o, 'scheme', SCHEMES) };
+    case 'step':
+      return { type, rank: int(o, 'rank'), scheme: oneOf(o, 'scheme', SCHEMES), metrics: stepMetrics(o.metrics) };
+    case 'done':
+      return { type, summary: summary(o.summary) };
+    case 'finish':
+      return { type };
+    case 'abort':
+      return { type, reason: str(o, 'reason') };
+    default:
+      throw new ProtocolError(`unknown message type ${JSON.stringify(type)}`);
+  }
+}
+
+export function validateHello(v: unknown): PeerHello {
+  const o = obj(v, 'hello');
+  if (o.type !== 'hello') throw new ProtocolError('peer connection: the first message must be a hello');
+  return { type: 'hello', rank: int(o, 'rank'), runId: str(o, 'runId', 64) };
+}
+
+export function encodeMessage(m: ControlMessage | PeerHello): Buffer {
+  return pack(m);
+}
+
+/** Decode msgpack bytes; throws ProtocolError (never a raw decoder error) on garbage. */
+export function decodeMsgpack(data: Uint8Array): unknown {
+  try {
+    return unpack(data);
+  } catch (err) {
+    throw new ProtocolError(`not a msgpack message (${(err as Error).message})`);
+  }
+}
+
+export function decodeControl(data: Uint8Array): ControlMessage {
+  return validateControl(decodeMsgpack(data));
+}

@@ -1,0 +1,35 @@
+// N rings wired together over real loopback WebSockets, inside this process.
+import { Collectives, type CollectiveOptions } from '../../shared/collectives.js';
+import { MemoryLedger } from '../../shared/memory.js';
+import { PeerListener, wireRing } from '../../shared/ring.js';
+
+export interface LocalRank {
+  coll: Collectives;
+  ledger: MemoryLedger;
+  close(): Promise<void>;
+}
+
+export async function localRings(world: number, opts: Partial<CollectiveOptions> = {}): Promise<LocalRank[]> {
+  const listeners = await Promise.all(Array.from({ length: world }, () => PeerListener.open(0, '127.0.0.1')));
+  const runId = `test-${process.pid}-${Date.now()}`;
+  const rings = await Promise.all(
+    listeners.map((listener, rank) =>
+      wireRing({ rank, world, runId, listener, prev: { host: '127.0.0.1', port: listeners[(rank - 1 + world) % world].port }, timeoutMs: 5000 }),
+    ),
+  );
+  return rings.map((ring, rank) => {
+    const ledger = new MemoryLedger();
+    return {
+      ledger,
+      coll: new Collectives(ring, { chunkBytes: opts.chunkBytes ?? 1 << 20, timeoutMs: opts.timeoutMs ?? 10_000, ledger }),
+      close: async () => {
+        ring.close();
+        await listeners[rank].close();
+      },
+    };
+  });
+}
+
+export async function closeAll(ranks: LocalRank[]): Promise<void> {
+  await Promise.all(ranks.map((r) => r.close()));
+}
