@@ -1,0 +1,146 @@
+// One rank of a collectives benchmark or check, run as its own OS process (forked by bench/collectives.ts
+// or by the tests). It talks to the parent over Node's IPC channel only to find its peers and report.
+import { createServer, connect, type Socket } from 'node:net';
+import { Collectives } from '../shared/collectives.js';
+import type { WireDtype } from '../shared/dtype.js';
+import { PeerListener, wireRing } from '../shared/ring.js';
+
+export type WorkerCommand =
+  | { cmd: 'wire'; ports: number[]; tcpPorts: number[] }
+  | { cmd: 'verify'; length: number; dtype: WireDtype }
+  | { cmd: 'bench'; bytes: number; dtype: WireDtype; iters: number; kinds: string[] }
+  | { cmd: 'tcp'; bytes: number; iters: number }
+  | { cmd: 'exit' };
+
+export type WorkerReply =
+  | { kind: 'listening'; port: number; tcpPort: number }
+  | { kind: 'wired' }
+  | { kind: 'verified'; ok: boolean; detail: string; payloadSent: number; frameSent: number }
+  | { kind: 'timings'; results: Record<string, number[]> }
+  | { kind: 'tcp'; seconds: number[] }
+  | { kind: 'error'; message: string };
+
+/** Deterministic small-integer data: sums are exact in fp32, so every rank can check the result itself. */
+function pattern(rank: number, n: number): Float32Array {
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i++) x[i] = ((i * 7 + rank * 13) % 61) - 30;
+  return x;
+}
+
+const rank = Number(process.env.RANK);
+const world = Number(process.env.WORLD_SIZE);
+const chunkBytes = Number(process.env.CHUNK_BYTES ?? 1 << 20);
+const reply = (m: WorkerReply) => process.send?.(m);
+
+async function main(): Promise<void> {
+  if (!process.send) throw new Error('ring-worker must be forked with an IPC channel');
+  const listener = await PeerListener.open(0, '127.0.0.1');
+  // A plain TCP listener too, for the raw-socket baseline measured between the same processes.
+  let tcpIn: Socket | null = null;
+  const tcpServer = createServer((s) => (tcpIn = s)).listen(0, '127.0.0.1');
+  await new Promise((r) => tcpServer.once('listening', r));
+  let coll: Collectives | null = null;
+  let tcpOut: Socket | null = null;
+  reply({ kind: 'listening', port: listener.port, tcpPort: (tcpServer.address() as { port: number }).port });
+
+  process.on('message', async (m: WorkerCommand) => {
+    try {
+      if (m.cmd === 'wire') {
+        const prev = (rank - 1 + world) % world;
+        const ring = await wireRing({ rank, world, runId: 'bench', listener, prev: { host: '127.0.0.1', port: m.ports[prev] }, timeoutMs: 10_000 });
+        coll = new Collectives(ring, { chunkBytes, timeoutMs: 120_000 });
+        tcpOut = connect(m.tcpPorts[(rank + 1) % world], '127.0.0.1');
+        tcpOut.setNoDelay(true);
+        await new Promise((r) => tcpOut!.once('connect', r));
+        while (!tcpIn) await new Promise((r) => setTimeout(r, 5));
+        reply({ kind: 'wired' });
+      } else if (m.cmd === 'verify') {
+        reply(await verify(coll!, m.length, m.dtype));
+      } else if (m.cmd === 'bench') {
+        reply({ kind: 'timings', results: await bench(coll!, m.bytes, m.dtype, m.iters, m.kinds) });
+      } else if (m.cmd === 'tcp') {
+        reply({ kind: 'tcp', seconds: await tcpRing(coll!, tcpOut!, tcpIn!, m.bytes, m.iters) });
+      } else if (m.cmd === 'exit') {
+        coll?.ring.close();
+        tcpOut?.destroy();
+        (tcpIn as Socket | null)?.destroy();
+        tcpServer.close();
+        await listener.close();
+        process.exit(0);
+      }
+    } catch (err) {
+      reply({ kind: 'error', message: (err as Error).stack ?? String(err) });
+    }
+  });
+  process.on('disconnect', () => process.exit(1)); // the parent died: do not linger
+}
+
+async function verify(c: Collectives, length: number, dtype: WireDtype): Promise<WorkerReply> {
+  const want = new Float32Array(length);
+  for (let r = 0; r < world; r++) {
+    const x = pattern(r, length);
+    for (let i = 0; i < length; i++) want[i] += x[i];
+  }
+  if (dtype !== 'fp32') throw new Error('verify runs on fp32, where sums of small integers are exact');
+  const buf = pattern(rank, length);
+  const rec = await c.allReduce(buf);
+  let bad = -1;
+  for (let i = 0; i < length && bad < 0; i++) if (buf[i] !== want[i]) bad = i;
+  return { kind: 'verified', ok: bad < 0, detail: bad < 0 ? 'exact' : `element ${bad}: ${buf[bad]} != ${want[bad]}`, payloadSent: rec.sent.payload, frameSent: rec.sent.frame };
+}
+
+async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: number, kinds: string[]): Promise<Record<string, number[]>> {
+  const bpe = dtype === 'fp32' ? 4 : 2;
+  const n = Math.max(world, Math.floor(bytes / bpe));
+  const full = dtype === 'fp32' ? new Float32Array(n) : new Uint16Array(n);
+  const shard = dtype === 'fp32' ? new Float32Array(Math.ceil(n / world)) : new Uint16Array(Math.ceil(n / world));
+  const out: Record<string, number[]> = {};
+  for (const kind of kinds) {
+    const run = () => (kind === 'all-reduce' ? c.allReduce(full) : kind === 'reduce-scatter' ? c.reduceScatter(full, shard) : c.allGather(shard, full));
+    await run(); // warm-up
+    const times: number[] = [];
+    for (let i = 0; i < iters; i++) {
+      await c.barrier();
+      const t0 = performance.now();
+      await run();
+      times.push((performance.now() - t0) / 1000);
+    }
+    out[kind] = times;
+  }
+  return out;
+}
+
+/** Every rank writes `bytes` to the next rank's plain TCP socket while reading as much from the previous one. */
+async function tcpRing(c: Collectives, out: Socket, inp: Socket, bytes: number, iters: number): Promise<number[]> {
+  const block = Buffer.alloc(1 << 20, 7);
+  const times: number[] = [];
+  for (let it = 0; it < iters; it++) {
+    await c.barrier();
+    const t0 = performance.now();
+    const received = new Promise<void>((resolve) => {
+      let got = 0;
+      const onData = (d: Buffer) => {
+        got += d.byteLength;
+        if (got >= bytes) {
+          inp.off('data', onData);
+          resolve();
+        }
+      };
+      inp.on('data', onData);
+    });
+    let sent = 0;
+    while (sent < bytes) {
+      const n = Math.min(block.byteLength, bytes - sent);
+      sent += n;
+      if (!out.write(n === block.byteLength ? block : block.subarray(0, n))) await new Promise((r) => out.once('drain', r));
+    }
+    await received;
+    times.push((performance.now() - t0) / 1000);
+  }
+  return times;
+}
+
+main().catch((err) => {
+  reply({ kind: 'error', message: (err as Error).stack ?? String(err) });
+  process.exit(1);
+});
