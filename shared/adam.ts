@@ -1,0 +1,21 @@
+// Adam with torch.optim.Adam semantics (no weight decay, no amsgrad), on whatever slice a rank owns.
+
+export interface AdamHyper {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+}
+
+/** One update of `param`, `m`, `v` (fp32, same length) with gradient `g` at step t (1-based). */
+export function adamUpdate(param: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, t: number, h: AdamHyper): void {
+  const bc1 = 1 - h.beta1 ** t;
+  const bc2Sqrt = Math.sqrt(1 - h.beta2 ** t);
+  const stepSize = h.lr / bc1;
+  for (let i = 0; i < param.length; i++) {
+    const gi = g[i];
+    const mi = (m[i] = h.beta1 * m[i] + (1 - h.beta1) * gi);
+    const vi = (v[i] = h.beta2 * v[i] + (1 - h.beta2) * gi * gi);
+    param[i] -= (stepSize * mi) / (Math.sqrt(vi) / bc2Sqrt + h.eps);
+  }
+}
