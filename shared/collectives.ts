@@ -102,13 +102,15 @@ export class Collectives {
   /** In-place sum over ranks: a reduce-scatter followed by an all-gather. */
   async allReduce(buf: Elems, label = ''): Promise<CollectiveRecord> {
     const shardLen = paddedLength(buf.length, this.world) / this.world;
-    const shard = this.opts.ledger ? this.opts.ledger.alloc('comm', dtypeOf(buf), shardLen) : dtypeOf(buf) === 'fp32' ? new Float32Array(shardLen) : new Uint16Array(shardLen);
+    // When the length divides evenly, this rank's own segment of `buf` holds the reduced shard in place.
+    const inPlace = shardLen * this.world === buf.length;
+    const shard = inPlace ? buf.subarray(this.rank * shardLen, (this.rank + 1) * shardLen) : this.opts.ledger ? this.opts.ledger.alloc('comm', dtypeOf(buf), shardLen) : dtypeOf(buf) === 'fp32' ? new Float32Array(shardLen) : new Uint16Array(shardLen);
     try {
       const rs = await this.measure('reduce-scatter', label, buf, (c) => this.rs(c, buf, shard));
       const ag = await this.measure('all-gather', label, buf, (c) => this.ag(c, shard, buf));
       return this.push({ ...rs, kind: 'all-reduce', sent: addTraffic(rs.sent, ag.sent), recv: addTraffic(rs.recv, ag.recv), ms: rs.ms + ag.ms });
     } finally {
-      this.opts.ledger?.free(shard);
+      if (!inPlace) this.opts.ledger?.free(shard);
     }
   }
 

@@ -1,0 +1,85 @@
+// Train one scheme on N in-process ranks joined by real loopback sockets, and a plain single-process
+// full-batch Adam reference to compare against.
+import { adamUpdate, type AdamHyper } from '../../shared/adam.js';
+import { SyntheticData } from '../../shared/data.js';
+import type { WireDtype } from '../../shared/dtype.js';
+import { ShardLayout } from '../../shared/layout.js';
+import { Mlp, MlpSpec } from '../../shared/model.js';
+import type { SchemeName, UnitMode } from '../../shared/protocol.js';
+import { SCHEME_CLASSES, type Base, type StepStats } from '../../shared/schemes.js';
+import { closeAll, localRings, type LocalRank } from './rings.js';
+
+export interface TrainSetup {
+  widths: number[];
+  steps: number;
+  batch: number;
+  samples: number;
+  seed: number;
+  dtype: WireDtype;
+  unit: UnitMode;
+  hyper: AdamHyper;
+}
+
+export const HYPER: AdamHyper = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
+
+export interface TrainResult {
+  losses: number[]; // global mean loss per step
+  final: Float32Array; // assembled unpadded fp32 master weights
+  stats: StepStats[][]; // [rank][step]
+  ranks: LocalRank[];
+  schemes: Base[];
+  layouts: ShardLayout[];
+}
+
+export async function trainDistributed(world: number, scheme: SchemeName, s: TrainSetup): Promise<TrainResult> {
+  const spec = new MlpSpec(s.widths);
+  const theta0 = spec.init(s.seed);
+  const data = new SyntheticData(spec.inputs, spec.classes, s.samples, s.seed);
+  const ranks = await localRings(world, { chunkBytes: 4096 });
+  try {
+    const layouts = ranks.map((_, r) => new ShardLayout(spec, world, r, s.unit));
+    const schemes = ranks.map((rk, r) => new SCHEME_CLASSES[scheme]().setup({ layout: layouts[r], coll: rk.coll, ledger: rk.ledger, hyper: s.hyper, dtype: s.dtype, theta0 }));
+    const stats: StepStats[][] = ranks.map(() => []);
+    const losses: number[] = [];
+    for (let t = 0; t < s.steps; t++) {
+      const st = await Promise.all(schemes.map((sc, r) => sc.step(data.rankBatch(t, s.batch, r, world))));
+      st.forEach((x, r) => stats[r].push(x));
+      losses.push(st.reduce((a, x) => a + x.loss, 0) / world);
+    }
+    const states = schemes.map((sc) => sc.masterState());
+    const final = states[0].sharded ? layouts[0].assemble(states.map((x) => x.data)) : layouts[0].unpad(states[0].data);
+    return { losses, final, stats, ranks, schemes, layouts };
+  } finally {
+    await closeAll(ranks);
+  }
+}
+
+/** Single process, full batch, fp32: what every scheme with an fp32 wire must reproduce. */
+export function trainReference(s: TrainSetup): { losses: number[]; final: Float32Array } {
+  const spec = new MlpSpec(s.widths);
+  const theta = spec.init(s.seed);
+  const data = new SyntheticData(spec.inputs, spec.classes, s.samples, s.seed);
+  const mlp = new Mlp(spec);
+  const m = new Float32Array(spec.params);
+  const v = new Float32Array(spec.params);
+  const losses: number[] = [];
+  for (let t = 0; t < s.steps; t++) {
+    const b = data.rankBatch(t, s.batch, 0, 1);
+    const acts = mlp.startForward(b.x, b.rows);
+    for (const l of spec.layers) mlp.forwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size));
+    const { loss, dOut } = mlp.loss(acts, b.y);
+    const grad = new Float32Array(spec.params);
+    let d: Float32Array | null = dOut;
+    for (const l of [...spec.layers].reverse()) d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, grad.subarray(l.offset, l.offset + l.size));
+    adamUpdate(theta, m, v, grad, t + 1, s.hyper);
+    losses.push(loss);
+  }
+  return { losses, final: theta };
+}
+
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length ${a.length} vs ${b.length}`);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
