@@ -89,6 +89,11 @@ export class PeerChannel {
     return { ...this.recvCounts, frame: this.socket.bytesRead - this.socketAtOpen.read };
   }
 
+  /** This end's IP address (which interface the link leaves through). */
+  get localAddress(): string | null {
+    return this.socket.localAddress ?? null;
+  }
+
   /** Raw TCP socket counters, handshake included. */
   socketBytes(): { written: number; read: number } {
     return { written: this.socket.bytesWritten, read: this.socket.bytesRead };

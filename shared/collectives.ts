@@ -77,11 +77,16 @@ export class Collectives {
 
   constructor(
     readonly ring: Ring,
-    private readonly opts: CollectiveOptions,
+    private opts: CollectiveOptions,
   ) {}
 
   get rank(): number {
     return this.ring.rank;
+  }
+
+  /** Account staging copies to another ledger from now on (each scheme run keeps its own). */
+  useLedger(ledger: MemoryLedger | undefined): void {
+    this.opts.ledger = ledger;
   }
 
   get world(): number {

@@ -2,7 +2,7 @@
 // connection: one TypeScript type each, one validator each, one encode/decode pair (msgpack).
 import { pack, unpack } from 'msgpackr';
 import { WIRE_DTYPES, type WireDtype } from './dtype.js';
-import { bool, int, intArray, num, obj, oneOf, optStr, ProtocolError, str, type Obj } from './validate.js';
+import { bytes, int, intArray, num, obj, oneOf, optStr, ProtocolError, str, type Obj } from './validate.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
@@ -28,7 +28,14 @@ export interface RunConfig {
   unit: UnitMode;
   chunkBytes: number; // collective chunk size
   timeoutMs: number; // a collective that waits longer than this fails
-  collectParams: boolean; // ranks send their final shards to the coordinator (dumps, cross-checks)
+  schemes: SchemeName[]; // run back to back on the same cluster, same initial weights and data
+}
+
+function schemeList(v: unknown): SchemeName[] {
+  if (!Array.isArray(v) || v.length === 0 || v.some((x) => !(SCHEMES as readonly unknown[]).includes(x))) {
+    throw new ProtocolError(`field "schemes": expected a non-empty list of ${SCHEMES.join('|')}`);
+  }
+  return v as SchemeName[];
 }
 
 export function validateRunConfig(v: unknown): RunConfig {
@@ -49,7 +56,7 @@ export function validateRunConfig(v: unknown): RunConfig {
     unit: oneOf(o, 'unit', UNITS),
     chunkBytes: int(o, 'chunkBytes', 64, MAX_CHUNK_BYTES),
     timeoutMs: int(o, 'timeoutMs', 1, 1e9),
-    collectParams: bool(o, 'collectParams'),
+    schemes: schemeList(o.schemes),
   };
 }
 
@@ -68,7 +75,18 @@ export interface StepMetrics {
   commMs: number;
   sent: Traffic;
   recv: Traffic;
-  collectives: number;
+  collectives: CollectiveBrief[];
+}
+
+/** One collective inside a step, as reported. */
+export interface CollectiveBrief {
+  kind: string;
+  label: string;
+  elements: number;
+  padded: number;
+  payload: number; // bytes sent
+  frame: number;
+  ms: number;
 }
 
 export interface MemoryMetrics {
@@ -88,9 +106,8 @@ export interface SchemeSummary {
   steps: StepMetrics[];
   memory: MemoryMetrics;
   socket: { sent: number; recv: number }; // TCP socket bytes over the whole scheme, handshakes included
-  iface?: { name: string; tx: number; rx: number }; // the kernel's interface counters, when readable
-  shard?: Uint8Array; // fp32 bytes of this rank's master shard (collectParams)
-  shardOffsets?: number[]; // where each unit's slice starts in the padded layout
+  iface?: { name: string; tx: number; rx: number }; // the kernel's interface counters over the scheme, when readable
+  master: Uint8Array; // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
 }
 
 export type ControlMessage =
@@ -120,6 +137,14 @@ function numberRecord(v: unknown, what: string): Record<string, number> {
   return o as Record<string, number>;
 }
 
+function collectiveList(v: unknown): CollectiveBrief[] {
+  if (!Array.isArray(v)) throw new ProtocolError('field "collectives": expected an array');
+  return v.map((x) => {
+    const o = obj(x, 'collective');
+    return { kind: str(o, 'kind', 32), label: str(o, 'label', 128), elements: int(o, 'elements'), padded: int(o, 'padded'), payload: num(o, 'payload'), frame: num(o, 'frame'), ms: num(o, 'ms') };
+  });
+}
+
 function stepMetrics(v: unknown): StepMetrics {
   const o = obj(v, 'metrics');
   return {
@@ -130,7 +155,7 @@ function stepMetrics(v: unknown): StepMetrics {
     commMs: num(o, 'commMs'),
     sent: traffic(o.sent, 'sent'),
     recv: traffic(o.recv, 'recv'),
-    collectives: int(o, 'collectives'),
+    collectives: collectiveList(o.collectives),
   };
 }
 
@@ -154,15 +179,12 @@ function summary(v: unknown): SchemeSummary {
       arrayBuffersPeak: num(mem, 'arrayBuffersPeak'),
     },
     socket: { sent: num(sock, 'sent'), recv: num(sock, 'recv') },
+    master: bytes(o, 'master'),
   };
+  if (s.master.byteLength % 4 !== 0) throw new ProtocolError('field "master": expected fp32 bytes');
   if (o.iface !== undefined) {
     const f = obj(o.iface, 'iface');
     s.iface = { name: str(f, 'name'), tx: num(f, 'tx'), rx: num(f, 'rx') };
-  }
-  if (o.shard !== undefined) {
-    if (!(o.shard instanceof Uint8Array) || o.shard.byteLength % 4 !== 0) throw new ProtocolError('field "shard": expected fp32 bytes');
-    s.shard = o.shard;
-    s.shardOffsets = intArray(o, 'shardOffsets');
   }
   return s;
 }

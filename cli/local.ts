@@ -1,0 +1,61 @@
+// `zerowire local`: a coordinator in this process and N rank processes on this machine (loopback). Every
+// child is stopped when the run ends, fails, or this process is interrupted.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { runCoordinatorJob, type CoordinatorJobOptions } from '../coordinator/main.js';
+
+const CLI = fileURLToPath(new URL('./zerowire.js', import.meta.url));
+
+export interface LocalOptions extends CoordinatorJobOptions {
+  logLevel: string;
+  rankArgs: string[]; // extra arguments for every rank
+}
+
+function forward(child: ChildProcess, tag: string): void {
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    createInterface({ input: stream }).on('line', (line) => process.stderr.write(`${tag} ${line}\n`));
+  }
+}
+
+export async function runLocal(opts: LocalOptions, log: Logger): Promise<number> {
+  const children: ChildProcess[] = [];
+  let finished = false;
+  const exits: Promise<void>[] = [];
+  const code = await runCoordinatorJob({ ...opts, host: '127.0.0.1', port: 0 }, log, (port, coord) => {
+    for (let i = 0; i < opts.world; i++) {
+      const child = spawn(process.execPath, [CLI, 'rank', '--coordinator', `ws://127.0.0.1:${port}`, '--log-level', opts.logLevel, '--peer-host', '127.0.0.1', ...opts.rankArgs], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
+      });
+      children.push(child);
+      forward(child, `[proc ${i}]`);
+      exits.push(
+        new Promise((resolve) => {
+          child.once('exit', (code, signal) => {
+            if (!finished && code !== 0) void coord.abort(`rank process ${i} (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`);
+            resolve();
+          });
+          child.once('error', (err) => {
+            void coord.abort(`cannot start rank process ${i}: ${err.message}`);
+            resolve();
+          });
+        }),
+      );
+    }
+  }).finally(() => (finished = true));
+  // The ranks exit on their own after 'finish' or 'abort'; anything still alive after a grace period is killed.
+  const grace = setTimeout(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }, 5000);
+  await Promise.all(exits);
+  clearTimeout(grace);
+  const failed = children.filter((c) => c.exitCode !== 0);
+  if (code === 0 && failed.length) {
+    log.error(`${failed.length} rank process(es) exited with an error`);
+    return 1;
+  }
+  return code;
+}

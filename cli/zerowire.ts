@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// The one entry point: zerowire coordinator | rank | local | plan. Every option can also come from an
+// environment variable ZEROWIRE_<OPTION> (e.g. ZEROWIRE_COORDINATOR, ZEROWIRE_WORLD); WORLD_SIZE is read
+// for --world like torchrun does.
+import yargs, { type Argv } from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { runCoordinatorJob } from '../coordinator/main.js';
+import { runRank } from '../rank/main.js';
+import { checkWorld, DEFAULT_MODEL, makeRunConfig, type RunOptions } from '../shared/config.js';
+import { parseBytes, parseCount } from '../shared/units.js';
+import { createLogger, LOG_LEVELS } from './log.js';
+import { runLocal } from './local.js';
+import { formatPlan, plan } from './plan.js';
+
+const envWorld = process.env.WORLD_SIZE ? Number(process.env.WORLD_SIZE) : undefined;
+
+function runOptions<T>(y: Argv<T>) {
+  return y
+    .option('world', { type: 'number', default: envWorld ?? 4, describe: 'number of ranks (also WORLD_SIZE)' })
+    .option('scheme', { type: 'string', default: 'all', describe: 'dp|zero1|zero2|zero3|all, or a comma list' })
+    .option('model', { type: 'string', default: DEFAULT_MODEL, describe: 'MLP layer widths, input first' })
+    .option('steps', { type: 'number', default: 20 })
+    .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
+    .option('lr', { type: 'number', default: 1e-3 })
+    .option('seed', { type: 'number', default: 0 })
+    .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
+    .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
+    .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })
+    .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
+    .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })
+    .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })
+    .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
+    .option('out', { type: 'string', describe: 'write the full report as JSON here' })
+    .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
+}
+
+type RunArgv = RunOptions & { world: number; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string };
+
+function jobOptions(a: RunArgv, host: string, port: number) {
+  const config = makeRunConfig(a);
+  checkWorld(config, a.world);
+  return { host, port, world: a.world, config, joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
+}
+
+async function main(): Promise<number> {
+  let exitCode = 0;
+  await yargs(hideBin(process.argv))
+    .scriptName('zerowire')
+    .env('ZEROWIRE')
+    .option('log-level', { choices: LOG_LEVELS, default: 'info', global: true })
+    .command(
+      'coordinator',
+      'wait for --world ranks, run the schemes, print the report',
+      (y) => runOptions(y).option('port', { type: 'number', default: 7070 }).option('host', { type: 'string', default: '0.0.0.0' }),
+      async (a) => {
+        const log = createLogger(a.logLevel, 'coordinator');
+        exitCode = await runCoordinatorJob(jobOptions(a as unknown as RunArgv, a.host, a.port), log);
+      },
+    )
+    .command(
+      'rank',
+      'join a coordinator and train',
+      (y) =>
+        y
+          .option('coordinator', { type: 'string', demandOption: true, describe: 'ws://HOST:PORT of the coordinator' })
+          .option('advertise', { type: 'string', describe: 'address other ranks should dial (default: what the coordinator sees)' })
+          .option('peer-host', { type: 'string', default: '0.0.0.0', describe: 'interface to listen on for the ring' })
+          .option('peer-port', { type: 'number', default: 0, describe: 'port to listen on for the ring (0: any free port)' })
+          .option('connect-timeout', { type: 'number', default: 60, describe: 'seconds to keep retrying the coordinator' })
+          .option('max-rank-memory', { type: 'string', describe: "refuse to run if this rank's peak would exceed this, e.g. 8GB" })
+          .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" }),
+      async (a) => {
+        const log = createLogger(a.logLevel, 'rank');
+        exitCode = await runRank(
+          {
+            coordinator: a.coordinator,
+            advertise: a.advertise,
+            peerHost: a.peerHost,
+            peerPort: a.peerPort,
+            connectTimeoutMs: a.connectTimeout * 1000,
+            maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
+            iface: a.iface,
+          },
+          log,
+        );
+      },
+    )
+    .command(
+      'local',
+      'a coordinator and --world rank processes on this machine',
+      (y) => runOptions(y),
+      async (a) => {
+        const log = createLogger(a.logLevel, 'local');
+        exitCode = await runLocal({ ...jobOptions(a as unknown as RunArgv, '127.0.0.1', 0), logLevel: a.logLevel, rankArgs: [] }, log);
+      },
+    )
+    .command(
+      'plan',
+      'model states per rank for each scheme, and whether they fit',
+      (y) =>
+        y
+          .option('params', { type: 'string', demandOption: true, describe: 'parameter count, e.g. 13e9' })
+          .option('world', { type: 'number', default: envWorld ?? 8 })
+          .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
+          .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const }),
+      (a) => {
+        const params = parseCount(a.params, '--params');
+        if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);
+        const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
+        process.stdout.write(`${formatPlan(plan(params, a.world, memory, a.wireDtype), params, a.world, memory, a.wireDtype)}\n`);
+      },
+    )
+    .demandCommand(1, 'name a command: coordinator, rank, local or plan')
+    .strict()
+    .fail((msg, err, y) => {
+      process.stderr.write(`zerowire: ${err ? err.message : msg}\n${err ? '' : `\n${y.help()}`}`);
+      exitCode = 2;
+    })
+    .help()
+    .parseAsync();
+  return exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`zerowire: ${(err as Error).message}\n`);
+    process.exit(2);
+  },
+);

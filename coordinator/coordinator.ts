@@ -1,0 +1,244 @@
+// The coordinator: lets ranks join, assigns rank ids, wires them into a ring, runs each scheme and collects
+// what the ranks measured. It never touches tensors on the data plane.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { MlpSpec } from '../shared/model.js';
+import { fitCheck } from '../shared/fit.js';
+import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
+
+export interface CoordinatorOptions {
+  host: string;
+  port: number;
+  world: number;
+  config: RunConfig;
+  joinTimeoutMs: number;
+  maxRankMemory?: number;
+}
+
+export interface RankInfo {
+  rank: number;
+  address: string; // what other ranks dial: --advertise, or where the coordinator saw it connect from
+  peerPort: number;
+  hostname: string;
+  pid: number;
+  from: string; // remote address of the control connection
+}
+
+export interface RunResult {
+  ranks: RankInfo[];
+  summaries: Map<SchemeName, SchemeSummary[]>; // per scheme, indexed by rank
+}
+
+export type StepListener = (scheme: SchemeName, step: number, ranksDone: number, metrics: StepMetrics) => void;
+
+export class CoordinatorError extends Error {
+  override name = 'CoordinatorError';
+}
+
+interface Member {
+  ws: WebSocket;
+  info: RankInfo;
+}
+
+const JOIN_MESSAGE_TIMEOUT_MS = 10_000;
+
+function plainAddress(req: IncomingMessage): string {
+  return (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+}
+
+export class Coordinator {
+  private server: WebSocketServer | null = null;
+  private readonly members: Member[] = [];
+  private phase: 'joining' | 'running' | 'finished' | 'failed' = 'joining';
+  private failure: CoordinatorError | null = null;
+  private readonly waiters = new Set<{ check: () => boolean; resolve: () => void; reject: (e: Error) => void }>();
+  private readonly ready = new Set<number>();
+  private readonly done = new Map<SchemeName, SchemeSummary[]>();
+  private current: { scheme: SchemeName; step: number } | null = null;
+  private readonly stepCounts = new Map<string, number>();
+  onStep: StepListener = () => undefined;
+  onJoin: (info: RankInfo) => void = () => undefined;
+
+  constructor(private readonly opts: CoordinatorOptions) {}
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const server = new WebSocketServer({ host: this.opts.host, port: this.opts.port, perMessageDeflate: false, maxPayload: 1 << 30 });
+      server.once('error', (err) => reject(new CoordinatorError(`cannot listen on ${this.opts.host}:${this.opts.port}: ${err.message}`)));
+      server.once('listening', () => {
+        this.server = server;
+        server.on('connection', (ws, req) => this.onConnection(ws, req));
+        resolve((server.address() as { port: number }).port);
+      });
+    });
+  }
+
+  /** Run every scheme of the config and return what the ranks reported. */
+  async run(): Promise<RunResult> {
+    const { world, config } = this.opts;
+    const spec = new MlpSpec(config.model);
+    if (config.batch % world !== 0) throw new CoordinatorError(`global batch ${config.batch} does not divide evenly over ${world} ranks`);
+    if (this.opts.maxRankMemory !== undefined) {
+      const fit = fitCheck(config, spec, world, this.opts.maxRankMemory);
+      if (fit.refused.length) throw new CoordinatorError(fit.message);
+    }
+    await this.until(() => this.members.length === world, this.opts.joinTimeoutMs, () => `only ${this.members.length} of ${world} ranks joined within ${this.opts.joinTimeoutMs} ms`);
+    this.phase = 'running';
+    const runId = randomBytes(8).toString('hex');
+    for (const m of this.members) {
+      const prev = this.members[(m.info.rank - 1 + world) % world].info;
+      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, prevHost: prev.address, prevPort: prev.peerPort, config });
+    }
+    await this.until(() => this.ready.size === world, config.timeoutMs + 10_000, () => `ranks ${this.missing(this.ready)} did not wire the ring`);
+    for (const scheme of config.schemes) {
+      this.current = { scheme, step: 0 };
+      this.done.set(scheme, []);
+      for (const m of this.members) this.send(m, { type: 'run', scheme });
+      const got = this.done.get(scheme)!;
+      await this.until(() => got.length === world, Number.POSITIVE_INFINITY, () => '');
+      got.sort((a, b) => a.rank - b.rank);
+    }
+    this.current = null;
+    return { ranks: this.members.map((m) => m.info), summaries: this.done };
+  }
+
+  /** Tell every rank the run is over and close. */
+  async finish(): Promise<void> {
+    this.phase = 'finished';
+    for (const m of this.members) this.send(m, { type: 'finish' });
+    await this.closeServer(2000);
+  }
+
+  /** Stop the run: every rank is told why, and the server closes. */
+  async abort(reason: string): Promise<void> {
+    if (this.phase === 'finished') return;
+    this.failWith(new CoordinatorError(reason));
+    await this.closeServer(1000);
+  }
+
+  private async closeServer(graceMs: number): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    // Give ranks a moment to close their side cleanly, then cut whatever is left.
+    const deadline = Date.now() + graceMs;
+    while (this.members.some((m) => m.ws.readyState === m.ws.OPEN) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const c of server.clients) c.terminate();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  private missing(set: Set<number>): string {
+    return this.members.filter((m) => !set.has(m.info.rank)).map((m) => m.info.rank).join(', ');
+  }
+
+  private send(m: Member, msg: ControlMessage): void {
+    if (m.ws.readyState === m.ws.OPEN) m.ws.send(encodeMessage(msg));
+  }
+
+  /** Wait until `check()` holds, failing on timeout or on any failure of the run. */
+  private until(check: () => boolean, timeoutMs: number, why: () => string): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (check()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const w = {
+        check,
+        resolve: () => (clear(), resolve()),
+        reject: (e: Error) => (clear(), reject(e)),
+      };
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => this.failWith(new CoordinatorError(why())), timeoutMs) : null;
+      const clear = () => {
+        if (timer) clearTimeout(timer);
+        this.waiters.delete(w);
+      };
+      this.waiters.add(w);
+    });
+  }
+
+  private progress(): void {
+    for (const w of [...this.waiters]) if (w.check()) w.resolve();
+  }
+
+  private failWith(err: CoordinatorError): void {
+    if (this.failure || this.phase === 'finished') return;
+    this.failure = err;
+    this.phase = 'failed';
+    for (const m of this.members) this.send(m, { type: 'abort', reason: err.message });
+    for (const w of [...this.waiters]) w.reject(err);
+  }
+
+  private where(m: Member): string {
+    const at = this.current ? ` during ${this.current.scheme} step ${this.current.step}` : '';
+    return `rank ${m.info.rank} (${m.info.hostname}, ${m.info.address}, pid ${m.info.pid})${at}`;
+  }
+
+  private onConnection(ws: WebSocket, req: IncomingMessage): void {
+    const from = plainAddress(req);
+    let member: Member | null = null;
+    const refuse = (reason: string) => ws.close(1008, reason.slice(0, 120));
+    const joinTimer = setTimeout(() => refuse('no join message'), JOIN_MESSAGE_TIMEOUT_MS);
+    ws.on('message', (data, isBinary) => {
+      let msg: ControlMessage;
+      try {
+        if (!isBinary) throw new Error('text message');
+        msg = decodeControl(data as Buffer);
+      } catch (err) {
+        if (member) this.failWith(new CoordinatorError(`${this.where(member)} sent a malformed message: ${(err as Error).message}`));
+        return refuse(`malformed message: ${(err as Error).message}`);
+      }
+      if (!member) {
+        clearTimeout(joinTimer);
+        if (msg.type !== 'join') return refuse('the first message must be a join');
+        if (msg.version !== PROTOCOL_VERSION) return refuse(`protocol version ${msg.version} is not ${PROTOCOL_VERSION}: run the same zerowire version everywhere`);
+        if (this.phase !== 'joining' || this.members.length >= this.opts.world) return refuse(`the run is full (${this.opts.world} ranks) or already started`);
+        const info: RankInfo = { rank: this.members.length, address: msg.advertise ?? from, peerPort: msg.peerPort, hostname: msg.hostname, pid: msg.pid, from };
+        member = { ws, info };
+        this.members.push(member);
+        this.onJoin(info);
+        this.progress();
+        return;
+      }
+      this.onMessage(member, msg);
+    });
+    ws.on('close', (code, reason) => {
+      clearTimeout(joinTimer);
+      if (!member) return;
+      if (this.phase === 'joining') {
+        // Left before the run started: forget it and renumber, so nobody waits for a ghost.
+        this.members.splice(this.members.indexOf(member), 1);
+        this.members.forEach((m, i) => (m.info.rank = i));
+        return;
+      }
+      if (this.phase === 'running') this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
+    });
+    ws.on('error', () => undefined); // 'close' follows and says what matters
+  }
+
+  private onMessage(m: Member, msg: ControlMessage): void {
+    switch (msg.type) {
+      case 'ready':
+        this.ready.add(m.info.rank);
+        break;
+      case 'step': {
+        if (!this.current || msg.scheme !== this.current.scheme) return this.failWith(new CoordinatorError(`${this.where(m)} reported a step of ${msg.scheme} out of turn`));
+        const key = `${msg.scheme}:${msg.metrics.step}`;
+        const n = (this.stepCounts.get(key) ?? 0) + 1;
+        this.stepCounts.set(key, n);
+        this.current.step = Math.max(this.current.step, msg.metrics.step);
+        this.onStep(msg.scheme, msg.metrics.step, n, msg.metrics);
+        break;
+      }
+      case 'done': {
+        const s = msg.summary;
+        if (!this.current || s.scheme !== this.current.scheme || s.rank !== m.info.rank) return this.failWith(new CoordinatorError(`${this.where(m)} sent an unexpected summary`));
+        this.done.get(s.scheme)!.push(s);
+        break;
+      }
+      case 'abort':
+        return this.failWith(new CoordinatorError(`${this.where(m)} failed: ${msg.reason}`));
+      default:
+        return this.failWith(new CoordinatorError(`${this.where(m)} sent an unexpected ${msg.type} message`));
+    }
+    this.progress();
+  }
+}

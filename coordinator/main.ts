@@ -1,0 +1,54 @@
+// `zerowire coordinator`: run a Coordinator, print the report, write the files asked for.
+import type { Logger } from 'pino';
+import { writeDump } from '../shared/dump.js';
+import type { RunConfig, SchemeName } from '../shared/protocol.js';
+import { buildReport, finalParameters, formatReport } from '../shared/report.js';
+import { writeFileAtomic } from '../shared/safetensors.js';
+import { Coordinator, type CoordinatorOptions } from './coordinator.js';
+import { ProgressLine } from './progress.js';
+
+export interface CoordinatorJobOptions extends CoordinatorOptions {
+  out?: string;
+  dump?: string;
+}
+
+/** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
+export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
+  const coord = new Coordinator(opts);
+  const port = await coord.listen();
+  log.info({ port, world: opts.world, schemes: opts.config.schemes }, `waiting for ${opts.world} ranks on port ${port}`);
+  const progress = new ProgressLine(opts.world, opts.config.steps);
+  coord.onJoin = (r) => log.info({ rank: r.rank, address: `${r.address}:${r.peerPort}`, hostname: r.hostname, pid: r.pid }, `rank ${r.rank} joined`);
+  coord.onStep = (scheme, step, n, m) => progress.update(scheme, step, n, m, log);
+  const stop = (sig: string) => void coord.abort(`coordinator received ${sig}`);
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  started?.(port, coord);
+  try {
+    const result = await coord.run();
+    progress.clear();
+    const report = buildReport(opts.config, opts.world, result.ranks, result.summaries);
+    process.stdout.write(`${formatReport(report)}\n`);
+    if (!report.agreement.agree) log.warn(report.agreement, 'schemes disagree on the loss beyond the tolerance');
+    if (opts.out) {
+      await writeFileAtomic(opts.out, JSON.stringify(report, null, 1));
+      log.info({ path: opts.out }, 'report written');
+    }
+    if (opts.dump) {
+      const finals = new Map<SchemeName, Float32Array>();
+      for (const [scheme, sums] of result.summaries) finals.set(scheme, finalParameters(opts.config, opts.world, scheme, sums));
+      const files = await writeDump(opts.dump, opts.config, opts.world, finals);
+      log.info({ files }, 'dump written');
+    }
+    await coord.finish();
+    return 0;
+  } catch (err) {
+    progress.clear();
+    log.error((err as Error).message);
+    await coord.abort((err as Error).message);
+    return 1;
+  } finally {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+  }
+}
+
+export type { RunConfig };
