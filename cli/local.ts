@@ -46,9 +46,11 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
       );
     }
   }).finally(() => (finished = true));
-  // The ranks exit on their own after 'finish' or 'abort'; anything still alive after a grace period is killed.
+  // After a clean finish the ranks exit on their own; after a failure, or past a grace period, they are stopped.
+  const live = () => children.filter((c) => c.exitCode === null && c.signalCode === null);
+  if (code !== 0) for (const c of live()) c.kill('SIGTERM');
   const grace = setTimeout(() => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const c of live()) c.kill('SIGKILL');
   }, 5000);
   await Promise.all(exits);
   clearTimeout(grace);

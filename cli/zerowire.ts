@@ -6,7 +6,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runCoordinatorJob } from '../coordinator/main.js';
 import { runRank } from '../rank/main.js';
-import { checkWorld, DEFAULT_MODEL, makeRunConfig, type RunOptions } from '../shared/config.js';
+import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, type RunOptions } from '../shared/config.js';
 import { parseBytes, parseCount } from '../shared/units.js';
 import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
@@ -112,19 +112,23 @@ async function main(): Promise<number> {
     )
     .demandCommand(1, 'name a command: coordinator, rank, local or plan')
     .strict()
-    .fail((msg, err, y) => {
-      process.stderr.write(`zerowire: ${err ? err.message : msg}\n${err ? '' : `\n${y.help()}`}`);
-      exitCode = 2;
+    .fail((msg, err) => {
+      // Bad usage and bad option values exit 2; anything else is a runtime failure (exit 1).
+      if (err && !(err instanceof ConfigError || err instanceof RangeError)) throw err;
+      throw new UsageError(err ? err.message : msg);
     })
     .help()
     .parseAsync();
   return exitCode;
 }
 
+class UsageError extends Error {}
+
 main().then(
   (code) => process.exit(code),
   (err) => {
-    process.stderr.write(`zerowire: ${(err as Error).message}\n`);
-    process.exit(2);
+    const usage = err instanceof UsageError || err instanceof ConfigError || err instanceof RangeError;
+    process.stderr.write(`zerowire: ${(err as Error).message}${usage ? '\n(see zerowire --help, or zerowire COMMAND --help)' : ''}\n`);
+    process.exit(usage ? 2 : 1);
   },
 );

@@ -1,6 +1,8 @@
 // `zerowire coordinator`: run a Coordinator, print the report, write the files asked for.
 import type { Logger } from 'pino';
 import { writeDump } from '../shared/dump.js';
+import { fitCheck } from '../shared/fit.js';
+import { MlpSpec } from '../shared/model.js';
 import type { RunConfig, SchemeName } from '../shared/protocol.js';
 import { buildReport, finalParameters, formatReport } from '../shared/report.js';
 import { writeFileAtomic } from '../shared/safetensors.js';
@@ -14,6 +16,15 @@ export interface CoordinatorJobOptions extends CoordinatorOptions {
 
 /** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
 export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
+  if (opts.maxRankMemory !== undefined) {
+    // Refuse before anything starts: no rank is launched or allocates for a run that cannot fit.
+    const fit = fitCheck(opts.config, new MlpSpec(opts.config.model), opts.world, opts.maxRankMemory);
+    if (fit.refused.length) {
+      log.error(fit.message);
+      return 1;
+    }
+    log.info(fit.message);
+  }
   const coord = new Coordinator(opts);
   const port = await coord.listen();
   log.info({ port, world: opts.world, schemes: opts.config.schemes }, `waiting for ${opts.world} ranks on port ${port}`);

@@ -1,0 +1,150 @@
+// End to end through the CLI: `zerowire local` runs a coordinator and 4 rank processes.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/report.js';
+import { adamUpdate } from '../../shared/adam.js';
+import { Mlp, MlpSpec } from '../../shared/model.js';
+import { parseSafetensors } from '../../shared/safetensors.js';
+import { fromStateDict } from '../../shared/state-dict.js';
+import { alive, eventually, logLines, runCli } from '../helpers/cli.js';
+import { maxAbsDiff } from '../helpers/train.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'zerowire-local-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const MODEL = '24,61,33,7'; // 1525 + 2046 + 238 parameters: none divisible by 4
+
+describe('zerowire local --world 4 --scheme all', () => {
+  it('runs every scheme in separate processes and reports wire and memory cost that match theory', async () => {
+    const out = join(dir, 'report.json');
+    const dump = join(dir, 'dump');
+    const r = await runCli(['local', '--world', '4', '--scheme', 'all', '--model', MODEL, '--steps', '6', '--batch', '16', '--samples', '96', '--lr', '0.01', '--wire-dtype', 'fp32', '--out', out, '--dump', dump]);
+    expect(r.stderr).not.toMatch(/"level":50/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/ZeRO-3/);
+    expect(r.stdout).toMatch(/losses agree across schemes: yes/);
+
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    // Every rank joined once, each a separate process, none of them this one.
+    expect(report.ranks.map((x) => x.rank)).toEqual([0, 1, 2, 3]);
+    const pids = report.ranks.map((x) => x.pid);
+    expect(new Set(pids).size).toBe(4);
+    expect(pids).not.toContain(process.pid);
+    expect(await eventually(() => pids.every((p) => !alive(p)))).toBe(true);
+
+    const row = (s: string) => report.rows.find((x) => x.scheme === s)!;
+    expect(report.rows.map((x) => x.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
+    // ZeRO-3 sends 1.5x DP's payload, to within padding (here exact: every unit is padded the same way).
+    expect(row('zero3').sentPerStep.payload / row('dp').sentPerStep.payload).toBeCloseTo(1.5, 6);
+    for (const x of report.rows) {
+      expect(x.sentPerStep.payload).toBe(x.sentPerStep.theory);
+      expect(x.sentPerStep.frame).toBeGreaterThan(x.sentPerStep.payload);
+      expect(x.resident.measured).toBe(x.resident.theory);
+      expect(x.peak.measured).toBe(x.peak.theory);
+    }
+    expect(row('zero3').peak.measured).toBeGreaterThan(row('zero3').resident.measured);
+    expect(report.agreement.agree).toBe(true);
+    expect(report.agreement.maxLossDiff).toBeLessThanOrEqual(1e-5);
+    expect(report.perRank.zero3).toHaveLength(4);
+
+    // The dump lets anyone re-train independently: plain full-batch Adam over the dumped data and order.
+    const spec = new MlpSpec(MODEL.split(',').map(Number));
+    const theta = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, 'initial.safetensors'))));
+    const data = parseSafetensors(readFileSync(join(dump, 'data.safetensors')));
+    const x = data.get('x')!.data as Float32Array;
+    const y = Int32Array.from(data.get('y')!.data as BigInt64Array, Number);
+    const order = data.get('batch_rows')!;
+    expect(order.shape).toEqual([6, 16]);
+    const mlp = new Mlp(spec);
+    const m = new Float32Array(spec.params);
+    const v = new Float32Array(spec.params);
+    for (let t = 0; t < 6; t++) {
+      const rows = (order.data as Int32Array).subarray(t * 16, (t + 1) * 16);
+      const bx = new Float32Array(16 * spec.inputs);
+      const by = new Int32Array(16);
+      rows.forEach((row, i) => {
+        bx.set(x.subarray(row * spec.inputs, (row + 1) * spec.inputs), i * spec.inputs);
+        by[i] = y[row];
+      });
+      const acts = mlp.startForward(bx, 16);
+      for (const l of spec.layers) mlp.forwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size));
+      const { loss, dOut } = mlp.loss(acts, by);
+      expect(Math.abs(loss - row('dp').losses[t])).toBeLessThanOrEqual(1e-5);
+      const g = new Float32Array(spec.params);
+      let d: Float32Array | null = dOut;
+      for (const l of [...spec.layers].reverse()) d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, g.subarray(l.offset, l.offset + l.size));
+      adamUpdate(theta, m, v, g, t + 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
+    }
+    for (const s of ['dp', 'zero1', 'zero2', 'zero3']) {
+      const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${s}.safetensors`))));
+      expect(maxAbsDiff(final, theta)).toBeLessThanOrEqual(1e-5);
+    }
+  });
+
+  it('bf16 on the wire: ZeRO-3/DP payload ratio 1.5, half the fp32 bytes', async () => {
+    const out = join(dir, 'bf16.json');
+    const r = await runCli(['local', '--world', '4', '--scheme', 'dp,zero3', '--model', MODEL, '--steps', '3', '--batch', '16', '--samples', '64', '--out', out]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    const [dp, z3] = report.rows;
+    expect(z3.sentPerStep.payload / dp.sentPerStep.payload).toBeCloseTo(1.5, 6);
+    expect(dp.sentPerStep.payload).toBe((2 * 3 * report.rows[0].paddedParams * 2) / 4);
+  });
+});
+
+describe('bad input gets a clear error, a non-zero exit and no process left behind', () => {
+  it('a rank pointed at a coordinator that is not there', async () => {
+    const r = await runCli(['rank', '--coordinator', 'ws://127.0.0.1:9', '--connect-timeout', '1'], 20_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot reach the coordinator at ws:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('a rank given a coordinator address that is not a URL', async () => {
+    const r = await runCli(['rank', '--coordinator', 'not a url', '--connect-timeout', '1'], 20_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--coordinator not a url/);
+  });
+
+  it.each([
+    [['local', '--scheme', 'zero4'], /--scheme: "zero4" is not one of dp\|zero1\|zero2\|zero3\|all/],
+    [['local', '--world', '4', '--batch', '10'], /--batch 10 does not divide evenly over --world 4/],
+    [['local', '--model', '10'], /--model: "10" must be at least two positive integer layer widths/],
+    [['local', '--wire-dtype', 'fp8'], /Invalid values:[\s\S]*wire-dtype/],
+    [['local', '--no-such-option'], /Unknown argument/],
+    [['rank'], /Missing required argument: coordinator/],
+  ])('%j', async (args, message) => {
+    const r = await runCli(args as string[], 20_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message as RegExp);
+  });
+
+  it('a model that does not fit --max-rank-memory is refused before any rank allocates, naming the schemes that fit', async () => {
+    // 512,1024,512,10 has 1,055,242 parameters: DP needs ~16.9 MB per rank, ZeRO-3 ~5.3 MB at peak on 4 ranks.
+    const r = await runCli(['local', '--world', '4', '--max-rank-memory', '8MB', '--steps', '1'], 30_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/does not fit in 8\.00 MB per rank: DP \(16\.88 MB\), ZeRO-1 \(7\.39 MB\)|does not fit in 8\.00 MB per rank: DP/);
+    expect(r.stderr).toMatch(/Schemes that fit: .*ZeRO-3/);
+    // Refused before any rank was started.
+    expect(logLines(r.stderr).filter((l) => typeof l.msg === 'string' && /joined|assigned/.test(l.msg as string))).toEqual([]);
+  });
+});
+
+describe('zerowire plan', () => {
+  it("reproduces the chapter's exercise: 13e9 parameters, 16 ranks, 80 GB", async () => {
+    const r = await runCli(['plan', '--params', '13e9', '--world', '16', '--memory', '80GB']);
+    expect(r.code).toBe(0);
+    const line = (name: string) => r.stdout.split('\n').find((l) => l.startsWith(name))!;
+    expect(line('DP ')).toMatch(/208\.00 .* no/);
+    expect(line('ZeRO-1')).toMatch(/61\.75 .* yes/);
+    expect(line('ZeRO-2')).toMatch(/37\.38 .* yes/);
+    expect(line('ZeRO-3')).toMatch(/13\.00 .* yes/);
+  });
+
+  it('refuses a parameter count that is not a number', async () => {
+    const r = await runCli(['plan', '--params', 'lots']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--params: "lots" is not a positive number/);
+  });
+});
