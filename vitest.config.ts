@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Real sockets and processes: keep files from fighting over 2 cores.
     fileParallelism: false,
+    // The JSON report is what .ci/run counts ("N passed, N failed").
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-report.json' },
   },
 });

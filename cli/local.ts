@@ -9,6 +9,7 @@ import { runCoordinatorJob, type CoordinatorJobOptions } from '../coordinator/ma
 const CLI = fileURLToPath(new URL('./zerowire.js', import.meta.url));
 
 export interface LocalOptions extends CoordinatorJobOptions {
+  world: number;
   logLevel: string;
   rankArgs: string[]; // extra arguments for every rank
 }

@@ -12,11 +12,18 @@ import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
 import { formatPlan, plan } from './plan.js';
 
-const envWorld = process.env.WORLD_SIZE ? Number(process.env.WORLD_SIZE) : undefined;
+const envWorld = process.env.WORLD_SIZE;
+
+function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
+  if (allowAuto && text === 'auto') return 'auto';
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`--world: "${text}" must be a positive integer${allowAuto ? " or 'auto'" : ''}`);
+  return n;
+}
 
 function runOptions<T>(y: Argv<T>) {
   return y
-    .option('world', { type: 'number', default: envWorld ?? 4, describe: 'number of ranks (also WORLD_SIZE)' })
+    .option('world', { type: 'string', default: envWorld ?? '4', describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join" })
     .option('scheme', { type: 'string', default: 'all', describe: 'dp|zero1|zero2|zero3|all, or a comma list' })
     .option('model', { type: 'string', default: DEFAULT_MODEL, describe: 'MLP layer widths, input first' })
     .option('steps', { type: 'number', default: 20 })
@@ -34,12 +41,13 @@ function runOptions<T>(y: Argv<T>) {
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
 }
 
-type RunArgv = RunOptions & { world: number; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string };
+type RunArgv = RunOptions & { world: string; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string };
 
-function jobOptions(a: RunArgv, host: string, port: number) {
+function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
   const config = makeRunConfig(a);
-  checkWorld(config, a.world);
-  return { host, port, world: a.world, config, joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
+  const world = parseWorld(a.world, allowAuto);
+  if (world !== 'auto') checkWorld(config, world);
+  return { host, port, world, config, joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
 }
 
 async function main(): Promise<number> {
@@ -51,10 +59,15 @@ async function main(): Promise<number> {
     .command(
       'coordinator',
       'wait for --world ranks, run the schemes, print the report',
-      (y) => runOptions(y).option('port', { type: 'number', default: 7070 }).option('host', { type: 'string', default: '0.0.0.0' }),
+      (y) =>
+        runOptions(y)
+          .option('port', { type: 'number', default: 7070 })
+          .option('host', { type: 'string', default: '0.0.0.0' })
+          .option('discover', { type: 'string', describe: "with --world auto: a DNS name with one address per rank (e.g. the compose service 'rank')" })
+          .option('settle', { type: 'number', default: 3, describe: 'with --world auto: seconds without a new rank before the run starts' }),
       async (a) => {
         const log = createLogger(a.logLevel, 'coordinator');
-        exitCode = await runCoordinatorJob(jobOptions(a as unknown as RunArgv, a.host, a.port), log);
+        exitCode = await runCoordinatorJob({ ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000 }, log);
       },
     )
     .command(
@@ -91,7 +104,8 @@ async function main(): Promise<number> {
       (y) => runOptions(y),
       async (a) => {
         const log = createLogger(a.logLevel, 'local');
-        exitCode = await runLocal({ ...jobOptions(a as unknown as RunArgv, '127.0.0.1', 0), logLevel: a.logLevel, rankArgs: [] }, log);
+        const job = jobOptions(a as unknown as RunArgv, '127.0.0.1', 0, false);
+        exitCode = await runLocal({ ...job, world: job.world as number, logLevel: a.logLevel, rankArgs: [] }, log);
       },
     )
     .command(
@@ -100,7 +114,7 @@ async function main(): Promise<number> {
       (y) =>
         y
           .option('params', { type: 'string', demandOption: true, describe: 'parameter count, e.g. 13e9' })
-          .option('world', { type: 'number', default: envWorld ?? 8 })
+          .option('world', { type: 'number', default: Number(envWorld ?? 8) })
           .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
           .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const }),
       (a) => {

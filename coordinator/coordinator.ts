@@ -1,6 +1,7 @@
 // The coordinator: lets ranks join, assigns rank ids, wires them into a ring, runs each scheme and collects
 // what the ranks measured. It never touches tensors on the data plane.
 import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MlpSpec } from '../shared/model.js';
@@ -10,7 +11,9 @@ import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, ty
 export interface CoordinatorOptions {
   host: string;
   port: number;
-  world: number;
+  world: number | 'auto'; // 'auto': settle on however many ranks join (see discover, settleMs)
+  discover?: string; // with 'auto': a DNS name with one address per rank (compose service); wait until all joined
+  settleMs?: number; // with 'auto': no new rank for this long fixes the world size
   config: RunConfig;
   joinTimeoutMs: number;
   maxRankMemory?: number;
@@ -26,6 +29,7 @@ export interface RankInfo {
 }
 
 export interface RunResult {
+  world: number;
   ranks: RankInfo[];
   summaries: Map<SchemeName, SchemeSummary[]>; // per scheme, indexed by rank
 }
@@ -59,6 +63,7 @@ export class Coordinator {
   private readonly stepCounts = new Map<string, number>();
   onStep: StepListener = () => undefined;
   onJoin: (info: RankInfo) => void = () => undefined;
+  onWorld: (world: number, how: string) => void = () => undefined;
 
   constructor(private readonly opts: CoordinatorOptions) {}
 
@@ -76,15 +81,16 @@ export class Coordinator {
 
   /** Run every scheme of the config and return what the ranks reported. */
   async run(): Promise<RunResult> {
-    const { world, config } = this.opts;
+    const { config } = this.opts;
     const spec = new MlpSpec(config.model);
-    if (config.batch % world !== 0) throw new CoordinatorError(`global batch ${config.batch} does not divide evenly over ${world} ranks`);
+    const world = await this.settleWorld();
+    this.phase = 'running';
+    if (config.batch % world !== 0) this.failWith(new CoordinatorError(`global batch ${config.batch} does not divide evenly over ${world} ranks`));
     if (this.opts.maxRankMemory !== undefined) {
       const fit = fitCheck(config, spec, world, this.opts.maxRankMemory);
-      if (fit.refused.length) throw new CoordinatorError(fit.message);
+      if (fit.refused.length) this.failWith(new CoordinatorError(fit.message));
     }
-    await this.until(() => this.members.length === world, this.opts.joinTimeoutMs, () => `only ${this.members.length} of ${world} ranks joined within ${this.opts.joinTimeoutMs} ms`);
-    this.phase = 'running';
+    if (this.failure) throw this.failure;
     const runId = randomBytes(8).toString('hex');
     for (const m of this.members) {
       const prev = this.members[(m.info.rank - 1 + world) % world].info;
@@ -100,7 +106,41 @@ export class Coordinator {
       got.sort((a, b) => a.rank - b.rank);
     }
     this.current = null;
-    return { ranks: this.members.map((m) => m.info), summaries: this.done };
+    return { world, ranks: this.members.map((m) => m.info), summaries: this.done };
+  }
+
+  /** How many ranks this run has: the number given, or (auto) what joined once things settled. */
+  private async settleWorld(): Promise<number> {
+    const timeout = this.opts.joinTimeoutMs;
+    if (this.opts.world !== 'auto') {
+      const world = this.opts.world;
+      await this.until(() => this.members.length === world, timeout, () => `only ${this.members.length} of ${world} ranks joined within ${timeout} ms`);
+      return world;
+    }
+    const settle = this.opts.settleMs ?? 3000;
+    const name = this.opts.discover;
+    const deadline = Date.now() + timeout;
+    let seen = -1;
+    let since = Date.now();
+    let expected = 0;
+    for (;;) {
+      if (this.failure) throw this.failure;
+      const joined = this.members.length;
+      if (name) expected = await lookup(name, { all: true }).then((a) => a.length, () => 0);
+      if (joined !== seen) {
+        seen = joined;
+        since = Date.now();
+      }
+      const complete = joined > 0 && (!name || joined === expected);
+      if (complete && Date.now() - since >= settle) break;
+      if (Date.now() > deadline) {
+        throw new CoordinatorError(name ? `${joined} ranks joined within ${timeout} ms, but ${name} resolves to ${expected} addresses` : `no rank joined within ${timeout} ms`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const world = this.members.length;
+    this.onWorld(world, name ? `DNS name "${name}" resolves to ${expected} addresses, all joined, none new for ${settle} ms` : `no new rank for ${settle} ms`);
+    return world;
   }
 
   /** Tell every rank the run is over and close. */
@@ -190,7 +230,7 @@ export class Coordinator {
         clearTimeout(joinTimer);
         if (msg.type !== 'join') return refuse('the first message must be a join');
         if (msg.version !== PROTOCOL_VERSION) return refuse(`protocol version ${msg.version} is not ${PROTOCOL_VERSION}: run the same zerowire version everywhere`);
-        if (this.phase !== 'joining' || this.members.length >= this.opts.world) return refuse(`the run is full (${this.opts.world} ranks) or already started`);
+        if (this.phase !== 'joining' || (this.opts.world !== 'auto' && this.members.length >= this.opts.world)) return refuse(`the run is full (${this.members.length} ranks) or already started`);
         const info: RankInfo = { rank: this.members.length, address: msg.advertise ?? from, peerPort: msg.peerPort, hostname: msg.hostname, pid: msg.pid, from };
         member = { ws, info };
         this.members.push(member);

@@ -16,7 +16,7 @@ export interface CoordinatorJobOptions extends CoordinatorOptions {
 
 /** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
 export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
-  if (opts.maxRankMemory !== undefined) {
+  if (opts.maxRankMemory !== undefined && opts.world !== 'auto') {
     // Refuse before anything starts: no rank is launched or allocates for a run that cannot fit.
     const fit = fitCheck(opts.config, new MlpSpec(opts.config.model), opts.world, opts.maxRankMemory);
     if (fit.refused.length) {
@@ -27,8 +27,12 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   }
   const coord = new Coordinator(opts);
   const port = await coord.listen();
-  log.info({ port, world: opts.world, schemes: opts.config.schemes }, `waiting for ${opts.world} ranks on port ${port}`);
-  const progress = new ProgressLine(opts.world, opts.config.steps);
+  log.info({ port, world: opts.world, schemes: opts.config.schemes }, `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`);
+  const progress = new ProgressLine(opts.world === 'auto' ? 0 : opts.world, opts.config.steps);
+  coord.onWorld = (world, how) => {
+    progress.world = world;
+    log.info({ world }, `world size ${world}: ${how}`);
+  };
   coord.onJoin = (r) => log.info({ rank: r.rank, address: `${r.address}:${r.peerPort}`, hostname: r.hostname, pid: r.pid }, `rank ${r.rank} joined`);
   coord.onStep = (scheme, step, n, m) => progress.update(scheme, step, n, m, log);
   const stop = (sig: string) => void coord.abort(`coordinator received ${sig}`);
@@ -37,7 +41,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   try {
     const result = await coord.run();
     progress.clear();
-    const report = buildReport(opts.config, opts.world, result.ranks, result.summaries);
+    const report = buildReport(opts.config, result.world, result.ranks, result.summaries);
     process.stdout.write(`${formatReport(report)}\n`);
     if (!report.agreement.agree) log.warn(report.agreement, 'schemes disagree on the loss beyond the tolerance');
     if (opts.out) {
@@ -46,8 +50,8 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     }
     if (opts.dump) {
       const finals = new Map<SchemeName, Float32Array>();
-      for (const [scheme, sums] of result.summaries) finals.set(scheme, finalParameters(opts.config, opts.world, scheme, sums));
-      const files = await writeDump(opts.dump, opts.config, opts.world, finals);
+      for (const [scheme, sums] of result.summaries) finals.set(scheme, finalParameters(opts.config, result.world, scheme, sums));
+      const files = await writeDump(opts.dump, opts.config, result.world, finals);
       log.info({ files }, 'dump written');
     }
     await coord.finish();

@@ -12,7 +12,7 @@ export class ProgressLine {
   private shown = false;
 
   constructor(
-    private readonly world: number,
+    public world: number, // known once the coordinator has settled it
     private readonly steps: number,
   ) {}
 

@@ -1,0 +1,78 @@
+// deploy/docker-compose.yml with --scale rank=4, driven by testcontainers, image built from the Dockerfile.
+// The build takes the offline path (locally made base image, npm cache from the build context) because this
+// machine has no registry; deploy/offline/prepare.sh makes both and is idempotent.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/report.js';
+import { dockerEngine, IN_CI } from '../helpers/docker.js';
+
+const engine = dockerEngine();
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+if (!engine.ok && !IN_CI) console.warn(`compose test skipped: ${engine.why}`);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => {
+  const results = mkdtempSync(join(tmpdir(), 'zerowire-results-'));
+  chmodSync(results, 0o777); // the containers run as uid 1000
+  let down: (() => Promise<unknown>) | null = null;
+  afterAll(async () => {
+    await down?.();
+    rmSync(results, { recursive: true, force: true });
+  });
+
+  it('runs all four schemes across 4 rank containers; the kernel sees the bytes the app counted', async () => {
+    expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
+    execFileSync('bash', [join(repo, 'deploy/offline/prepare.sh')], { stdio: 'inherit' });
+    // No registry here for the Ryuk reaper image: this test removes what it started itself (afterAll).
+    process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+    const { DockerComposeEnvironment, Wait } = await import('testcontainers');
+    const project = `zwtest${process.pid}`;
+    const env = await new DockerComposeEnvironment(join(repo, 'deploy'), 'docker-compose.yml')
+      .withProjectName(project)
+      .withBuild()
+      .withEnvironment({
+        ZEROWIRE_IMAGE: 'zerowire:test',
+        ZEROWIRE_NODE_IMAGE: 'zerowire-base:node24',
+        ZEROWIRE_NPM_FLAGS: '--offline --cache /src/deploy/offline/npm-cache',
+        ZEROWIRE_RESULTS: results,
+        ZEROWIRE_PORT: String(await freePort()),
+        ZEROWIRE_MODEL: '64,512,512,10',
+        ZEROWIRE_STEPS: '4',
+        ZEROWIRE_SETTLE: '2',
+      })
+      .withClientOptions({ executable: { standalone: true }, commandOptions: ['--scale', 'rank=4'] })
+      .withDefaultWaitStrategy(Wait.forOneShotStartup())
+      .withStartupTimeout(240_000)
+      .up();
+    down = () => env.down({ timeout: 10_000 });
+
+    const report = JSON.parse(readFileSync(join(results, 'report.json'), 'utf8')) as Report;
+    expect(report.world).toBe(4);
+    expect(report.ranks).toHaveLength(4);
+    expect(new Set(report.ranks.map((r) => r.address)).size).toBe(4); // four containers, four addresses
+    const dp = report.rows.find((r) => r.scheme === 'dp')!;
+    const z3 = report.rows.find((r) => r.scheme === 'zero3')!;
+    expect(z3.sentPerStep.payload / dp.sentPerStep.payload).toBeCloseTo(1.5, 4);
+    expect(report.agreement.agree).toBe(true);
+    for (const row of report.rows) {
+      const iface = row.sentPerStep.iface;
+      expect(iface).not.toBeNull();
+      // The interface carries at least what the app wrote, plus TCP/IP headers, ACKs and the control plane.
+      expect(iface!).toBeGreaterThanOrEqual(row.sentPerStep.frame);
+      expect(iface!).toBeLessThanOrEqual(1.1 * row.sentPerStep.frame);
+    }
+  }, 600_000);
+});
