@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import type { Traffic } from './protocol.js';
-import { decodeChunkFrame, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
+import { decodeChunkFragments, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
 import { ProtocolError } from './validate.js';
 
 export type FrameHandler = (f: ChunkFrame) => void;
@@ -42,7 +42,8 @@ export class PeerChannel {
     // ws keeps the net.Socket private; its byte counters are the only honest source for "on the wire".
     this.socket = (ws as unknown as { _socket: Socket })._socket;
     this.socketAtOpen = { written: this.socket.bytesWritten, read: this.socket.bytesRead };
-    ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    ws.binaryType = 'fragments'; // see decodeChunkFragments: no copy to join envelope and payload
+    ws.on('message', (data, isBinary) => this.onMessage(data as Buffer[], isBinary));
     ws.on('close', (code, reason) => this.fail(new Error(`${describe}: connection closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`)));
     ws.on('error', (err) => this.fail(new Error(`${describe}: ${err.message}`)));
   }
@@ -110,13 +111,13 @@ export class PeerChannel {
     if (this.ws.readyState === this.ws.OPEN) this.ws.close(1008, err.message.slice(0, 120));
   }
 
-  private onMessage(data: Buffer, isBinary: boolean): void {
+  private onMessage(data: Buffer[], isBinary: boolean): void {
     if (this.failure) return;
     try {
       if (!isBinary) throw new ProtocolError('text message on a data connection');
-      const f = decodeChunkFrame(data);
+      const f = decodeChunkFragments(data);
       this.recvCounts.payload += f.payload.byteLength;
-      this.recvCounts.envelope += data.byteLength - f.payload.byteLength;
+      this.recvCounts.envelope += data.reduce((t, b) => t + b.byteLength, 0) - f.payload.byteLength;
       if (this.handler && f.coll === this.handler.coll) return this.handler.fn(f);
       if (f.coll < this.nextColl) throw new ProtocolError(`frame for collective ${f.coll}, which has already finished`);
       if (f.coll > this.nextColl + MAX_COLLECTIVES_AHEAD) throw new ProtocolError(`frame for collective ${f.coll}, too far ahead of ${this.nextColl}`);

@@ -62,13 +62,17 @@ function padSlice(src: Elems, from: number, n: number): Elems {
 /** acc[i] += value of src[from + i] for the part inside src (beyond it the padding adds zero). */
 function addInto(acc: Float32Array, src: Elems, from: number, scratch: Float32Array): void {
   const n = Math.max(0, Math.min(acc.length, src.length - from));
-  if (src instanceof Float32Array) {
-    for (let i = 0; i < n; i++) acc[i] += src[from + i];
-    return;
+  if (src instanceof Float32Array) addF32(acc, src.subarray(from, from + n), n);
+  else {
+    const s = scratch.subarray(0, n);
+    decodeBf16(src.subarray(from, from + n), s);
+    addF32(acc, s, n);
   }
-  const s = scratch.subarray(0, n);
-  decodeBf16(src.subarray(from, from + n), s);
-  for (let i = 0; i < n; i++) acc[i] += s[i];
+}
+
+/** acc[i] += x[i]: kept monomorphic (Float32Array only) so the JIT emits a tight loop. */
+function addF32(acc: Float32Array, x: Float32Array, n: number): void {
+  for (let i = 0; i < n; i++) acc[i] += x[i];
 }
 
 export class Collectives {

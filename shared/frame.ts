@@ -48,6 +48,33 @@ function u32(v: unknown, name: string): number {
   return v;
 }
 
+/**
+ * Decode a message received as WebSocket fragments. Our own senders produce exactly two fragments, the
+ * envelope and the payload; reading those in place saves the copy that joining them would cost. Anything
+ * else is joined and decoded as generic msgpack, so a frame from any msgpack writer is understood.
+ */
+export function decodeChunkFragments(fragments: Buffer[]): ChunkFrame {
+  if (fragments.length === 2 && fragments[0].byteLength === ENVELOPE_BYTES) {
+    const e = fragments[0];
+    const payload = fragments[1];
+    let at = 0;
+    const ok = e[at++] === 0x97 && e[at++] === (0xa0 | KIND.length) && e.toString('ascii', at, (at += KIND.length)) === KIND;
+    const fields: number[] = [];
+    for (let i = 0; ok && i < 5; i++, at += 4) {
+      if (e[at++] !== 0xce) break;
+      fields.push(e.readUInt32BE(at));
+    }
+    if (ok && fields.length === 5 && e[at] === 0xc6 && e.readUInt32BE(at + 1) === payload.byteLength) {
+      const [coll, step, chunk, code, elements] = fields;
+      const dtype = CODE_DTYPE[code];
+      if (dtype === undefined) throw new ProtocolError(`data frame: unknown dtype code ${code}`);
+      if (payload.byteLength !== elements * bytesPerElement(dtype)) throw new ProtocolError(`data frame: payload has ${payload.byteLength} bytes, header says ${elements} ${dtype} elements`);
+      return { coll, step, chunk, dtype, elements, payload };
+    }
+  }
+  return decodeChunkFrame(fragments.length === 1 ? fragments[0] : Buffer.concat(fragments));
+}
+
 /** Decode and validate one data-plane message. Throws ProtocolError on anything malformed. */
 export function decodeChunkFrame(msg: Uint8Array): ChunkFrame {
   let v: unknown;
