@@ -1,6 +1,8 @@
 // npm run bench:collectives -- --world 4 [--dtype fp32|bf16] [--max-mib 64] [--chunk-kib 1024]
 // Times ring all-reduce, reduce-scatter and all-gather across separate processes on loopback, and in the
 // same run a plain TCP ring between the same processes, so the ratio is free of machine noise.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { RingProcesses } from './ring-processes.js';
@@ -12,11 +14,21 @@ const argv = yargs(hideBin(process.argv))
   .option('max-mib', { type: 'number', default: 64 })
   .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
   .option('kinds', { type: 'string', default: 'all-reduce,reduce-scatter,all-gather' })
+  .option('gloo', { type: 'boolean', default: true, describe: 'also time torch.distributed gloo (python3-torch) in the same run' })
   .strict()
   .parseSync();
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmtBytes = (b: number) => (b >= 1 << 20 ? `${b / (1 << 20)} MiB` : `${b / 1024} KiB`);
+
+/** busbw of a gloo fp32 all-reduce of `bytes` over `world` processes, or null where torch is missing. */
+function glooBusbw(world: number, bytes: number): number | null {
+  const script = fileURLToPath(new URL('../../bench/gloo_allreduce.py', import.meta.url));
+  const r = spawnSync('/usr/bin/python3', [script, String(world), String(bytes), '5'], { encoding: 'utf8', timeout: 600_000 });
+  if (r.status !== 0) return null;
+  const { seconds } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { seconds: number[] };
+  return (bytes / median(seconds) / 1e9) * ((2 * (world - 1)) / world);
+}
 
 async function main(): Promise<void> {
   const N = argv.world;
@@ -49,7 +61,9 @@ async function main(): Promise<void> {
     const ar = busbwAt[`all-reduce@${big}`];
     if (ar !== undefined) {
       console.log(`all-reduce busbw at ${fmtBytes(big)}: ${ar.toFixed(3)} GB/s = ${((100 * ar) / pipe).toFixed(0)}% of the plain TCP ring`);
-      console.log(`reference (../shared/ENVIRONMENT.md, this machine kind): torch.distributed gloo all-reduce busbw at 64 MiB fp32, 4 ranks: 0.68 GB/s -> ratio ${(ar / 0.68).toFixed(2)}x`);
+      const gloo = argv.gloo ? glooBusbw(N, big) : null;
+      if (gloo === null) console.log('torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
+      else console.log(`torch.distributed gloo all-reduce busbw at ${fmtBytes(big)}, same machine, same run: ${gloo.toFixed(3)} GB/s -> zerowire/gloo = ${(ar / gloo).toFixed(2)}x`);
     }
   } finally {
     process.off('SIGINT', stop);
