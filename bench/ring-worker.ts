@@ -31,6 +31,7 @@ const rank = Number(process.env.RANK);
 const world = Number(process.env.WORLD_SIZE);
 const chunkBytes = Number(process.env.CHUNK_BYTES ?? 1 << 20);
 const reply = (m: WorkerReply) => process.send?.(m);
+const BENCH_KEY = new Uint8Array(32).fill(7); // loopback benchmark: a fixed ring key is enough
 
 async function main(): Promise<void> {
   if (!process.send) throw new Error('ring-worker must be forked with an IPC channel');
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     try {
       if (m.cmd === 'wire') {
         const prev = (rank - 1 + world) % world;
-        const ring = await wireRing({ rank, world, runId: 'bench', listener, prev: { host: '127.0.0.1', port: m.ports[prev] }, timeoutMs: 10_000 });
+        const ring = await wireRing({ rank, world, runId: 'bench', ringKey: BENCH_KEY, listener, prev: { host: '127.0.0.1', port: m.ports[prev] }, timeoutMs: 10_000 });
         coll = new Collectives(ring, { chunkBytes, timeoutMs: 120_000 });
         tcpOut = connect(m.tcpPorts[(rank + 1) % world], '127.0.0.1');
         tcpOut.setNoDelay(true);

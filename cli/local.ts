@@ -1,6 +1,7 @@
 // `zerowire local`: a coordinator in this process and N rank processes on this machine (loopback). Every
 // child is stopped when the run ends, fails, or this process is interrupted.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
@@ -25,11 +26,15 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
   const children: ChildProcess[] = [];
   let finished = false;
   const exits: Promise<void>[] = [];
-  const code = await runCoordinatorJob({ ...opts, host: '127.0.0.1', port: 0 }, log, (port, coord) => {
+  // Only the ranks started here may join: a fresh token, handed over in the environment (not argv, which
+  // every local user can read with ps).
+  const token = opts.token ?? randomBytes(24).toString('base64url');
+  const code = await runCoordinatorJob({ ...opts, token, host: '127.0.0.1', port: 0 }, log, (port, coord) => {
     for (let i = 0; i < opts.world; i++) {
-      const child = spawn(process.execPath, [CLI, 'rank', '--coordinator', `ws://127.0.0.1:${port}`, '--log-level', opts.logLevel, '--peer-host', '127.0.0.1', ...opts.rankArgs], {
+      const hb = String((opts.heartbeatTimeoutMs ?? 1600) / 1000);
+      const child = spawn(process.execPath, [CLI, 'rank', '--coordinator', `ws://127.0.0.1:${port}`, '--log-level', opts.logLevel, '--peer-host', '127.0.0.1', '--heartbeat-timeout', hb, ...opts.rankArgs], {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
+        env: { ...process.env, ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
       });
       children.push(child);
       forward(child, `[proc ${i}]`);

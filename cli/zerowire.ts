@@ -6,7 +6,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runCoordinatorJob } from '../coordinator/main.js';
 import { runRank } from '../rank/main.js';
-import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, type RunOptions } from '../shared/config.js';
+import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, parseWidths, type RunOptions } from '../shared/config.js';
 import { parseBytes, parseCount } from '../shared/units.js';
 import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
@@ -37,17 +37,25 @@ function runOptions<T>(y: Argv<T>) {
     .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })
     .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })
     .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
+    .option('token', { type: 'string', describe: 'ranks must present this join token (prefer the ZEROWIRE_TOKEN environment variable)' })
+    .option('heartbeat-timeout', { type: 'number', default: 1.6, describe: 'seconds of silence after which a rank or the coordinator counts as lost' })
     .option('out', { type: 'string', describe: 'write the full report as JSON here' })
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
 }
 
-type RunArgv = RunOptions & { world: string; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string };
+type RunArgv = RunOptions & { world: string; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string; token?: string; heartbeatTimeout: number };
+
+function heartbeat(seconds: number) {
+  if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
+  const heartbeatTimeoutMs = Math.round(seconds * 1000);
+  return { heartbeatTimeoutMs, heartbeatMs: Math.max(50, Math.round(heartbeatTimeoutMs / 4)) };
+}
 
 function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
   const config = makeRunConfig(a);
   const world = parseWorld(a.world, allowAuto);
   if (world !== 'auto') checkWorld(config, world);
-  return { host, port, world, config, joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
+  return { host, port, world, config, token: a.token, ...heartbeat(a.heartbeatTimeout), joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
 }
 
 async function main(): Promise<number> {
@@ -81,7 +89,10 @@ async function main(): Promise<number> {
           .option('peer-port', { type: 'number', default: 0, describe: 'port to listen on for the ring (0: any free port)' })
           .option('connect-timeout', { type: 'number', default: 60, describe: 'seconds to keep retrying the coordinator' })
           .option('max-rank-memory', { type: 'string', describe: "refuse to run if this rank's peak would exceed this, e.g. 8GB" })
-          .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" }),
+          .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
+          .option('token', { type: 'string', describe: 'join token the coordinator requires (prefer ZEROWIRE_TOKEN)' })
+          .option('model', { type: 'string', describe: 'join only a run that trains this model (layer widths)' })
+          .option('heartbeat-timeout', { type: 'number', default: 1.6, describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up' }),
       async (a) => {
         const log = createLogger(a.logLevel, 'rank');
         exitCode = await runRank(
@@ -93,6 +104,9 @@ async function main(): Promise<number> {
             connectTimeoutMs: a.connectTimeout * 1000,
             maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
             iface: a.iface,
+            token: a.token,
+            model: a.model === undefined ? undefined : parseWidths(a.model),
+            ...heartbeat(a.heartbeatTimeout),
           },
           log,
         );

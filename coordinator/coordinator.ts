@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MlpSpec } from '../shared/model.js';
 import { fitCheck } from '../shared/fit.js';
+import { sameSecret } from '../shared/auth.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
 
 export interface CoordinatorOptions {
@@ -17,6 +18,9 @@ export interface CoordinatorOptions {
   config: RunConfig;
   joinTimeoutMs: number;
   maxRankMemory?: number;
+  token?: string; // ranks must present it to join (compared in constant time, never logged)
+  heartbeatMs?: number; // ping every rank this often ...
+  heartbeatTimeoutMs?: number; // ... and declare it lost when it has been silent this long
 }
 
 export interface RankInfo {
@@ -43,6 +47,7 @@ export class CoordinatorError extends Error {
 interface Member {
   ws: WebSocket;
   info: RankInfo;
+  lastHeard: number; // any message or pong
 }
 
 const JOIN_MESSAGE_TIMEOUT_MS = 10_000;
@@ -64,6 +69,8 @@ export class Coordinator {
   onStep: StepListener = () => undefined;
   onJoin: (info: RankInfo) => void = () => undefined;
   onWorld: (world: number, how: string) => void = () => undefined;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private pendingFailure: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: CoordinatorOptions) {}
 
@@ -74,6 +81,7 @@ export class Coordinator {
       server.once('listening', () => {
         this.server = server;
         server.on('connection', (ws, req) => this.onConnection(ws, req));
+        this.heartbeat = setInterval(() => this.checkHeartbeats(), this.opts.heartbeatMs ?? 400);
         resolve((server.address() as { port: number }).port);
       });
     });
@@ -92,9 +100,10 @@ export class Coordinator {
     }
     if (this.failure) throw this.failure;
     const runId = randomBytes(8).toString('hex');
+    const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
     for (const m of this.members) {
       const prev = this.members[(m.info.rank - 1 + world) % world].info;
-      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, prevHost: prev.address, prevPort: prev.peerPort, config });
+      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, config });
     }
     await this.until(() => this.ready.size === world, config.timeoutMs + 10_000, () => `ranks ${this.missing(this.ready)} did not wire the ring`);
     for (const scheme of config.schemes) {
@@ -157,7 +166,24 @@ export class Coordinator {
     await this.closeServer(1000);
   }
 
+  /** Ping every rank; one that has been silent too long is lost (a dead host or a cut cable sends no FIN). */
+  private checkHeartbeats(): void {
+    const limit = this.opts.heartbeatTimeoutMs ?? 1600;
+    const now = Date.now();
+    for (const m of this.members) {
+      if (m.ws.readyState !== m.ws.OPEN) continue;
+      if (this.phase === 'running' && now - m.lastHeard > limit) {
+        this.failWith(new CoordinatorError(`${this.where(m)} stopped answering heartbeats (silent for ${now - m.lastHeard} ms)`));
+        m.ws.terminate();
+        continue;
+      }
+      m.ws.ping();
+    }
+  }
+
   private async closeServer(graceMs: number): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.pendingFailure) clearTimeout(this.pendingFailure);
     const server = this.server;
     if (!server) return;
     this.server = null;
@@ -229,15 +255,17 @@ export class Coordinator {
       if (!member) {
         clearTimeout(joinTimer);
         if (msg.type !== 'join') return refuse('the first message must be a join');
-        if (msg.version !== PROTOCOL_VERSION) return refuse(`protocol version ${msg.version} is not ${PROTOCOL_VERSION}: run the same zerowire version everywhere`);
-        if (this.phase !== 'joining' || (this.opts.world !== 'auto' && this.members.length >= this.opts.world)) return refuse(`the run is full (${this.members.length} ranks) or already started`);
+        const why = this.joinRefusal(msg, from);
+        if (why) return refuse(why);
         const info: RankInfo = { rank: this.members.length, address: msg.advertise ?? from, peerPort: msg.peerPort, hostname: msg.hostname, pid: msg.pid, from };
-        member = { ws, info };
+        member = { ws, info, lastHeard: Date.now() };
+        ws.on('pong', () => (member!.lastHeard = Date.now()));
         this.members.push(member);
         this.onJoin(info);
         this.progress();
         return;
       }
+      member.lastHeard = Date.now();
       this.onMessage(member, msg);
     });
     ws.on('close', (code, reason) => {
@@ -252,6 +280,18 @@ export class Coordinator {
       if (this.phase === 'running') this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
     });
     ws.on('error', () => undefined); // 'close' follows and says what matters
+  }
+
+  /** Why a join is refused, or null. The reason goes back to the rank as the close reason. */
+  private joinRefusal(msg: Extract<ControlMessage, { type: 'join' }>, from: string): string | null {
+    if (this.opts.token !== undefined && !sameSecret(msg.token ?? '', this.opts.token)) return 'refused: missing or wrong join token';
+    if (msg.version !== PROTOCOL_VERSION) return `refused: protocol version ${msg.version} is not ${PROTOCOL_VERSION}; run the same zerowire version everywhere`;
+    if (this.phase !== 'joining') return 'refused: the run has already started';
+    if (this.opts.world !== 'auto' && this.members.length >= this.opts.world) return `refused: the run is full (${this.opts.world} ranks)`;
+    if (this.members.some((m) => m.info.hostname === msg.hostname && m.info.pid === msg.pid && m.info.from === from)) return `refused: this process (${msg.hostname} pid ${msg.pid}) has already joined`;
+    const model = this.opts.config.model.join(',');
+    if (msg.model && msg.model.join(',') !== model) return `refused: this rank expects model ${msg.model.join(',')}, the run trains ${model}`;
+    return null;
   }
 
   private onMessage(m: Member, msg: ControlMessage): void {
@@ -274,8 +314,13 @@ export class Coordinator {
         this.done.get(s.scheme)!.push(s);
         break;
       }
-      case 'abort':
-        return this.failWith(new CoordinatorError(`${this.where(m)} failed: ${msg.reason}`));
+      case 'abort': {
+        // A rank whose neighbour died reports a broken link; the dead rank's own disconnect names the real
+        // culprit, so let it arrive first if it is about to.
+        const err = new CoordinatorError(`${this.where(m)} failed: ${msg.reason}`);
+        if (!this.pendingFailure) this.pendingFailure = setTimeout(() => this.failWith(err), 250);
+        return;
+      }
       default:
         return this.failWith(new CoordinatorError(`${this.where(m)} sent an unexpected ${msg.type} message`));
     }

@@ -21,7 +21,11 @@ export interface RankOptions {
   peerPort: number;
   connectTimeoutMs: number;
   maxRankMemory?: number; // bytes; refuse schemes whose peak would not fit
-  iface?: string; // network interface whose kernel counters to report ('auto' = the one routing to the coordinator)
+  iface?: string; // network interface whose kernel counters to report ('auto' = the one the ring uses)
+  token?: string; // join token, if the coordinator requires one
+  model?: number[]; // join only a run of this model
+  heartbeatMs?: number;
+  heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long: the run is lost
 }
 
 export class RankError extends Error {
@@ -42,6 +46,7 @@ export class RankSession {
   private data: SyntheticData | null = null;
   private queue: Promise<void> = Promise.resolve();
   private finished = false;
+  private watchdog: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly opts: RankOptions,
@@ -54,23 +59,37 @@ export class RankSession {
     this.log.debug({ peerPort: this.listener.port }, 'listening for peers');
     const ws = await this.connect();
     this.ws = ws;
-    ws.send(encodeMessage({ type: 'join', version: PROTOCOL_VERSION, peerPort: this.listener.port, hostname: hostname(), pid: process.pid, ...(this.opts.advertise ? { advertise: this.opts.advertise } : {}) }));
+    const { advertise, token, model } = this.opts;
+    ws.send(encodeMessage({ type: 'join', version: PROTOCOL_VERSION, peerPort: this.listener.port, hostname: hostname(), pid: process.pid, ...(advertise ? { advertise } : {}), ...(token !== undefined ? { token } : {}), ...(model ? { model } : {}) }));
+    let lastHeard = Date.now();
+    const timeoutMs = this.opts.heartbeatTimeoutMs ?? 1600;
     try {
       await new Promise<void>((resolve, reject) => {
+        const fail = (err: Error) => {
+          this.ring?.close(); // fails any collective still waiting, so the rank stops at once
+          reject(err);
+        };
+        // The coordinator pings every rank; silence means it (or the link to it) is gone.
+        this.watchdog = setInterval(() => {
+          if (Date.now() - lastHeard > timeoutMs) fail(new RankError(`coordinator silent for ${Date.now() - lastHeard} ms (heartbeat timeout ${timeoutMs} ms)`));
+        }, 200);
+        ws.on('ping', () => (lastHeard = Date.now()));
         ws.on('message', (data) => {
+          lastHeard = Date.now();
           let msg: ControlMessage;
           try {
             msg = decodeControl(data as Buffer);
           } catch (err) {
-            return reject(new RankError(`bad message from coordinator: ${(err as Error).message}`));
+            return fail(new RankError(`bad message from coordinator: ${(err as Error).message}`));
           }
-          // Handle messages strictly in order; a failure anywhere ends the rank.
-          this.queue = this.queue.then(() => this.handle(msg)).then(() => (this.finished ? resolve() : undefined), reject);
+          // An abort overtakes whatever is running; everything else is handled strictly in order.
+          if (msg.type === 'abort') return fail(new RankError(`run aborted by the coordinator: ${msg.reason}`));
+          this.queue = this.queue.then(() => this.handle(msg)).then(() => (this.finished ? resolve() : undefined), fail);
         });
         ws.on('close', (code, reason) => {
-          if (!this.finished) reject(new RankError(`coordinator connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`));
+          if (!this.finished) fail(new RankError(`coordinator connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`));
         });
-        ws.on('error', (err) => reject(new RankError(`coordinator connection: ${err.message}`)));
+        ws.on('error', (err) => fail(new RankError(`coordinator connection: ${err.message}`)));
       });
     } catch (err) {
       // Tell the coordinator why, if it can still hear us.
@@ -80,6 +99,7 @@ export class RankSession {
   }
 
   async close(): Promise<void> {
+    if (this.watchdog) clearInterval(this.watchdog);
     this.ring?.close();
     await this.listener?.close();
     if (this.ws && this.ws.readyState === this.ws.OPEN) this.ws.close(1000, 'bye');
@@ -126,7 +146,8 @@ export class RankSession {
         }
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
         this.data = new SyntheticData(spec.inputs, spec.classes, c.samples, c.seed);
-        this.ring = await wireRing({ rank: msg.rank, world: msg.world, runId: msg.runId, listener: this.listener!, prev: { host: msg.prevHost, port: msg.prevPort }, timeoutMs: c.timeoutMs });
+        this.ring = await wireRing({ rank: msg.rank, world: msg.world, runId: msg.runId, ringKey: msg.ringKey, listener: this.listener!, prev: { host: msg.prevHost, port: msg.prevPort }, timeoutMs: c.timeoutMs });
+        for (const link of [this.ring.next, this.ring.prev]) link?.keepalive(this.opts.heartbeatMs ?? 400, this.opts.heartbeatTimeoutMs ?? 1600);
         this.coll = new Collectives(this.ring, { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs });
         this.send({ type: 'ready', rank: this.rank });
         return;
@@ -136,8 +157,6 @@ export class RankSession {
       case 'finish':
         this.finished = true;
         return;
-      case 'abort':
-        throw new RankError(`run aborted by the coordinator: ${msg.reason}`);
       default:
         throw new RankError(`unexpected ${msg.type} message from the coordinator`);
     }

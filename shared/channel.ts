@@ -33,6 +33,8 @@ export class PeerChannel {
   private nextColl = 0; // lowest collective id that may still receive frames
   private failure: Error | null = null;
   private readonly failureListeners = new Set<(err: Error) => void>();
+  private lastHeard = Date.now();
+  private keepaliveTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly ws: WebSocket,
@@ -44,6 +46,8 @@ export class PeerChannel {
     this.socketAtOpen = { written: this.socket.bytesWritten, read: this.socket.bytesRead };
     ws.binaryType = 'fragments'; // see decodeChunkFragments: no copy to join envelope and payload
     ws.on('message', (data, isBinary) => this.onMessage(data as Buffer[], isBinary));
+    ws.on('pong', () => (this.lastHeard = Date.now()));
+    ws.on('ping', () => (this.lastHeard = Date.now()));
     ws.on('close', (code, reason) => this.fail(new Error(`${describe}: connection closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`)));
     ws.on('error', (err) => this.fail(new Error(`${describe}: ${err.message}`)));
   }
@@ -71,6 +75,19 @@ export class PeerChannel {
       if (this.handler?.coll === coll) this.handler = null;
       this.nextColl = Math.max(this.nextColl, coll + 1);
     };
+  }
+
+  /** Ping the peer every `intervalMs`; fail the link when it has been silent for `timeoutMs`. A cut cable
+   *  or a frozen host sends no FIN, and without this a collective would wait for its full timeout. */
+  keepalive(intervalMs: number, timeoutMs: number): void {
+    this.lastHeard = Date.now();
+    this.keepaliveTimer = setInterval(() => {
+      const silent = Date.now() - this.lastHeard;
+      if (silent > timeoutMs) {
+        this.abort(new Error(`${this.describe}: peer silent for ${silent} ms (heartbeat timeout ${timeoutMs} ms)`));
+        this.ws.terminate();
+      } else if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
+    }, intervalMs);
   }
 
   onFailure(fn: (err: Error) => void): () => void {
@@ -113,6 +130,7 @@ export class PeerChannel {
 
   private onMessage(data: Buffer[], isBinary: boolean): void {
     if (this.failure) return;
+    this.lastHeard = Date.now();
     try {
       if (!isBinary) throw new ProtocolError('text message on a data connection');
       const f = decodeChunkFragments(data);
@@ -133,6 +151,7 @@ export class PeerChannel {
   private fail(err: Error): void {
     if (this.failure) return;
     this.failure = err;
+    if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
     this.handler = null;
     this.pending.clear();
     for (const fn of this.failureListeners) fn(err);

@@ -111,8 +111,8 @@ export interface SchemeSummary {
 }
 
 export type ControlMessage =
-  | { type: 'join'; version: number; peerPort: number; advertise?: string; hostname: string; pid: number }
-  | { type: 'assign'; rank: number; world: number; runId: string; prevHost: string; prevPort: number; config: RunConfig }
+  | { type: 'join'; version: number; peerPort: number; advertise?: string; hostname: string; pid: number; token?: string; model?: number[] }
+  | { type: 'assign'; rank: number; world: number; runId: string; ringKey: Uint8Array; prevHost: string; prevPort: number; config: RunConfig }
   | { type: 'ready'; rank: number }
   | { type: 'run'; scheme: SchemeName }
   | { type: 'step'; rank: number; scheme: SchemeName; metrics: StepMetrics }
@@ -120,10 +120,13 @@ export type ControlMessage =
   | { type: 'finish' }
   | { type: 'abort'; reason: string };
 
+/** Opens a rank-to-rank connection. `proof` = HMAC-SHA256(ringKey, runId|rank): only ranks the coordinator
+ *  admitted to this run know the ring key, so nobody else can feed frames into the ring. */
 export interface PeerHello {
   type: 'hello';
   rank: number;
   runId: string;
+  proof: Uint8Array;
 }
 
 function traffic(v: unknown, what: string): Traffic {
@@ -194,12 +197,19 @@ export function validateControl(v: unknown): ControlMessage {
   const type = str(o, 'type', 32);
   switch (type) {
     case 'join': {
-      const m: ControlMessage = { type, version: int(o, 'version'), peerPort: int(o, 'peerPort', 1, 65535), hostname: str(o, 'hostname', 255), pid: int(o, 'pid') };
+      const m: Extract<ControlMessage, { type: 'join' }> = { type, version: int(o, 'version'), peerPort: int(o, 'peerPort', 1, 65535), hostname: str(o, 'hostname', 255), pid: int(o, 'pid') };
       const advertise = optStr(o, 'advertise', 255);
-      return advertise === undefined ? m : { ...m, advertise };
+      const token = optStr(o, 'token', 1024);
+      if (advertise !== undefined) m.advertise = advertise;
+      if (token !== undefined) m.token = token;
+      if (o.model !== undefined && o.model !== null) m.model = intArray(o, 'model', 1);
+      return m;
     }
-    case 'assign':
-      return { type, rank: int(o, 'rank'), world: int(o, 'world', 1), runId: str(o, 'runId', 64), prevHost: str(o, 'prevHost', 255), prevPort: int(o, 'prevPort', 0, 65535), config: validateRunConfig(o.config) };
+    case 'assign': {
+      const ringKey = bytes(o, 'ringKey');
+      if (ringKey.byteLength !== 32) throw new ProtocolError('field "ringKey": expected 32 bytes');
+      return { type, rank: int(o, 'rank'), world: int(o, 'world', 1), runId: str(o, 'runId', 64), ringKey, prevHost: str(o, 'prevHost', 255), prevPort: int(o, 'prevPort', 0, 65535), config: validateRunConfig(o.config) };
+    }
     case 'ready':
       return { type, rank: int(o, 'rank') };
     case 'run':
@@ -220,7 +230,9 @@ export function validateControl(v: unknown): ControlMessage {
 export function validateHello(v: unknown): PeerHello {
   const o = obj(v, 'hello');
   if (o.type !== 'hello') throw new ProtocolError('peer connection: the first message must be a hello');
-  return { type: 'hello', rank: int(o, 'rank'), runId: str(o, 'runId', 64) };
+  const proof = bytes(o, 'proof');
+  if (proof.byteLength !== 32) throw new ProtocolError('hello: field "proof" must be 32 bytes');
+  return { type: 'hello', rank: int(o, 'rank'), runId: str(o, 'runId', 64), proof };
 }
 
 export function encodeMessage(m: ControlMessage | PeerHello): Buffer {

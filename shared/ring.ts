@@ -3,7 +3,8 @@
 import { WebSocket, WebSocketServer } from 'ws';
 import { PeerChannel } from './channel.js';
 import { ENVELOPE_BYTES } from './frame.js';
-import { decodeMsgpack, encodeMessage, MAX_CHUNK_BYTES, validateHello } from './protocol.js';
+import { helloProof, validProof } from './auth.js';
+import { decodeMsgpack, encodeMessage, MAX_CHUNK_BYTES, validateHello, type PeerHello } from './protocol.js';
 
 export const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
 
@@ -16,8 +17,9 @@ const WS_OPTIONS = { perMessageDeflate: false, maxPayload: MAX_PEER_MESSAGE } as
 
 /** A rank's listening socket: its next neighbour dials in here, and this rank sends to it over that link. */
 export class PeerListener {
-  private readonly waiting = new Map<number, { runId: string; resolve: (c: PeerChannel) => void; reject: (e: Error) => void }>();
-  private readonly early = new Map<number, { ws: WebSocket; runId: string }>();
+  private readonly waiting = new Map<number, { runId: string; ringKey: Uint8Array; resolve: (c: PeerChannel) => void; reject: (e: Error) => void }>();
+  /** Connections that said hello before this rank was told its ring key; checked when expect() runs. */
+  private readonly early: { ws: WebSocket; hello: PeerHello; from: string }[] = [];
 
   private constructor(private readonly server: WebSocketServer) {
     server.on('connection', (ws, req) => this.onConnection(ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
@@ -37,17 +39,15 @@ export class PeerListener {
     return a.port;
   }
 
-  /** Resolve with the channel to `rank` once it has connected and said hello for this run. */
-  expect(rank: number, runId: string, timeoutMs: number): Promise<PeerChannel> {
-    const early = this.early.get(rank);
-    if (early) {
-      this.early.delete(rank);
-      if (early.runId !== runId) {
-        early.ws.close(1008, 'wrong run');
-        return Promise.reject(new Error(`peer rank ${rank} connected for another run`));
-      }
-      return Promise.resolve(new PeerChannel(early.ws, rank, `link from rank ${rank}`));
+  /** Resolve with the channel to `rank` once it has connected and proved it belongs to this run. */
+  expect(rank: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
+    const candidates = this.early.filter((e) => e.hello.rank === rank);
+    const good = candidates.find((e) => e.hello.runId === runId && validProof(ringKey, runId, rank, e.hello.proof));
+    for (const e of candidates) {
+      this.early.splice(this.early.indexOf(e), 1);
+      if (e !== good) e.ws.close(1008, 'refused: not a member of this run');
     }
+    if (good) return this.admit(good.ws, good.hello, good.from, runId, ringKey);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(rank);
@@ -55,10 +55,20 @@ export class PeerListener {
       }, timeoutMs);
       this.waiting.set(rank, {
         runId,
+        ringKey,
         resolve: (c) => (clearTimeout(timer), resolve(c)),
         reject: (e) => (clearTimeout(timer), reject(e)),
       });
     });
+  }
+
+  /** Turn a connection into a channel if its hello proves it, or refuse it with a reason. */
+  private admit(ws: WebSocket, hello: PeerHello, from: string, runId: string, ringKey: Uint8Array): Promise<PeerChannel> {
+    if (hello.runId !== runId || !validProof(ringKey, runId, hello.rank, hello.proof)) {
+      ws.close(1008, 'refused: not a member of this run');
+      return Promise.reject(new Error(`a connection from ${from} claiming to be rank ${hello.rank} failed authentication`));
+    }
+    return Promise.resolve(new PeerChannel(ws, hello.rank, `link to rank ${hello.rank} (${from})`));
   }
 
   close(): Promise<void> {
@@ -69,6 +79,7 @@ export class PeerListener {
   }
 
   private onConnection(ws: WebSocket, from: string): void {
+    ws.on('error', () => undefined); // protocol violations close the socket; nothing here may crash the rank
     const timer = setTimeout(() => ws.close(1008, 'no hello'), 10_000);
     ws.once('message', (data, isBinary) => {
       clearTimeout(timer);
@@ -77,13 +88,15 @@ export class PeerListener {
         const hello = validateHello(decodeMsgpack(data as Buffer));
         const w = this.waiting.get(hello.rank);
         if (!w) {
-          if (this.early.has(hello.rank)) throw new Error(`rank ${hello.rank} is already connected`);
-          this.early.set(hello.rank, { ws, runId: hello.runId });
+          // This side has not been told its ring key yet: hold the connection until expect() checks it.
+          if (this.early.length >= 16) throw new Error('too many unauthenticated connections');
+          const entry = { ws, hello, from };
+          this.early.push(entry);
+          ws.once('close', () => this.early.includes(entry) && this.early.splice(this.early.indexOf(entry), 1));
           return;
         }
         this.waiting.delete(hello.rank);
-        if (w.runId !== hello.runId) throw new Error(`rank ${hello.rank} said hello for another run`);
-        w.resolve(new PeerChannel(ws, hello.rank, `link to rank ${hello.rank} (${from})`));
+        this.admit(ws, hello, from, w.runId, w.ringKey).then(w.resolve, w.reject);
       } catch (err) {
         ws.close(1008, `refused: ${(err as Error).message}`.slice(0, 120));
       }
@@ -92,14 +105,14 @@ export class PeerListener {
 }
 
 /** Open a connection to `addr` and introduce ourselves. */
-export function dialPeer(addr: PeerAddress, self: number, peer: number, runId: string, timeoutMs: number): Promise<PeerChannel> {
+export function dialPeer(addr: PeerAddress, self: number, peer: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
   const host = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
   const url = `ws://${host}:${addr.port}/`;
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { ...WS_OPTIONS, handshakeTimeout: timeoutMs });
     ws.once('open', () => {
       ws.removeAllListeners('error');
-      ws.send(encodeMessage({ type: 'hello', rank: self, runId }));
+      ws.send(encodeMessage({ type: 'hello', rank: self, runId, proof: helloProof(ringKey, runId, self) }));
       resolve(new PeerChannel(ws, peer, `link from rank ${peer} (${url})`));
     });
     ws.once('error', (err) => reject(new Error(`cannot reach rank ${peer} at ${url}: ${err.message}`)));
@@ -122,11 +135,11 @@ export class Ring {
   }
 }
 
-export async function wireRing(opts: { rank: number; world: number; runId: string; listener: PeerListener; prev: PeerAddress; timeoutMs: number }): Promise<Ring> {
-  const { rank, world, runId, listener } = opts;
+export async function wireRing(opts: { rank: number; world: number; runId: string; ringKey: Uint8Array; listener: PeerListener; prev: PeerAddress; timeoutMs: number }): Promise<Ring> {
+  const { rank, world, runId, ringKey, listener } = opts;
   if (world === 1) return new Ring(rank, world, null, null);
   const nextRank = (rank + 1) % world;
   const prevRank = (rank - 1 + world) % world;
-  const [next, prev] = await Promise.all([listener.expect(nextRank, runId, opts.timeoutMs), dialPeer(opts.prev, rank, prevRank, runId, opts.timeoutMs)]);
+  const [next, prev] = await Promise.all([listener.expect(nextRank, runId, ringKey, opts.timeoutMs), dialPeer(opts.prev, rank, prevRank, runId, ringKey, opts.timeoutMs)]);
   return new Ring(rank, world, next, prev);
 }

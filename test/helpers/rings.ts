@@ -1,4 +1,5 @@
 // N rings wired together over real loopback WebSockets, inside this process.
+import { randomBytes } from 'node:crypto';
 import { Collectives, type CollectiveOptions } from '../../shared/collectives.js';
 import { MemoryLedger } from '../../shared/memory.js';
 import { PeerListener, wireRing } from '../../shared/ring.js';
@@ -12,9 +13,10 @@ export interface LocalRank {
 export async function localRings(world: number, opts: Partial<CollectiveOptions> = {}): Promise<LocalRank[]> {
   const listeners = await Promise.all(Array.from({ length: world }, () => PeerListener.open(0, '127.0.0.1')));
   const runId = `test-${process.pid}-${Date.now()}`;
+  const ringKey = randomBytes(32);
   const rings = await Promise.all(
     listeners.map((listener, rank) =>
-      wireRing({ rank, world, runId, listener, prev: { host: '127.0.0.1', port: listeners[(rank - 1 + world) % world].port }, timeoutMs: 5000 }),
+      wireRing({ rank, world, runId, ringKey, listener, prev: { host: '127.0.0.1', port: listeners[(rank - 1 + world) % world].port }, timeoutMs: 5000 }),
     ),
   );
   return rings.map((ring, rank) => {
