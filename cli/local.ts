@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { runCoordinatorJob, type CoordinatorJobOptions } from '../coordinator/main.js';
+import { HEARTBEAT } from '../shared/protocol.js';
 
 const CLI = fileURLToPath(new URL('./zerowire.js', import.meta.url));
 
@@ -31,7 +32,7 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
   const token = opts.token ?? randomBytes(24).toString('base64url');
   const code = await runCoordinatorJob({ ...opts, token, host: '127.0.0.1', port: 0 }, log, (port, coord) => {
     for (let i = 0; i < opts.world; i++) {
-      const hb = String((opts.heartbeatTimeoutMs ?? 1600) / 1000);
+      const hb = String((opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs) / 1000);
       const child = spawn(process.execPath, [CLI, 'rank', '--coordinator', `ws://127.0.0.1:${port}`, '--log-level', opts.logLevel, '--peer-host', '127.0.0.1', '--heartbeat-timeout', hb, ...opts.rankArgs], {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },

@@ -8,6 +8,7 @@ import { runCoordinatorJob } from '../coordinator/main.js';
 import { runRank } from '../rank/main.js';
 import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, parseWidths, type RunOptions } from '../shared/config.js';
 import { parseBytes, parseCount } from '../shared/units.js';
+import { HEARTBEAT } from '../shared/protocol.js';
 import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
 import { formatPlan, plan } from './plan.js';
@@ -38,7 +39,7 @@ function runOptions<T>(y: Argv<T>) {
     .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })
     .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
     .option('token', { type: 'string', describe: 'ranks must present this join token (prefer the ZEROWIRE_TOKEN environment variable)' })
-    .option('heartbeat-timeout', { type: 'number', default: 1.6, describe: 'seconds of silence after which a rank or the coordinator counts as lost' })
+    .option('heartbeat-timeout', { type: 'number', default: HEARTBEAT.timeoutMs / 1000, describe: 'seconds of silence after which a rank or the coordinator counts as lost' })
     .option('out', { type: 'string', describe: 'write the full report as JSON here' })
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
 }
@@ -92,7 +93,7 @@ async function main(): Promise<number> {
           .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
           .option('token', { type: 'string', describe: 'join token the coordinator requires (prefer ZEROWIRE_TOKEN)' })
           .option('model', { type: 'string', describe: 'join only a run that trains this model (layer widths)' })
-          .option('heartbeat-timeout', { type: 'number', default: 1.6, describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up' }),
+          .option('heartbeat-timeout', { type: 'number', default: HEARTBEAT.timeoutMs / 1000, describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up' }),
       async (a) => {
         const log = createLogger(a.logLevel, 'rank');
         exitCode = await runRank(

@@ -7,7 +7,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { MlpSpec } from '../shared/model.js';
 import { fitCheck } from '../shared/fit.js';
 import { sameSecret } from '../shared/auth.js';
-import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
+import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
 
 export interface CoordinatorOptions {
   host: string;
@@ -81,7 +81,7 @@ export class Coordinator {
       server.once('listening', () => {
         this.server = server;
         server.on('connection', (ws, req) => this.onConnection(ws, req));
-        this.heartbeat = setInterval(() => this.checkHeartbeats(), this.opts.heartbeatMs ?? 400);
+        this.heartbeat = setInterval(() => this.checkHeartbeats(), this.opts.heartbeatMs ?? HEARTBEAT.intervalMs);
         resolve((server.address() as { port: number }).port);
       });
     });
@@ -168,7 +168,7 @@ export class Coordinator {
 
   /** Ping every rank; one that has been silent too long is lost (a dead host or a cut cable sends no FIN). */
   private checkHeartbeats(): void {
-    const limit = this.opts.heartbeatTimeoutMs ?? 1600;
+    const limit = this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs;
     const now = Date.now();
     for (const m of this.members) {
       if (m.ws.readyState !== m.ws.OPEN) continue;

@@ -7,7 +7,7 @@ import { SyntheticData } from '../shared/data.js';
 import { ShardLayout } from '../shared/layout.js';
 import { MemoryLedger } from '../shared/memory.js';
 import { MlpSpec } from '../shared/model.js';
-import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
+import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
 import { PeerListener, wireRing, type Ring } from '../shared/ring.js';
 import { SCHEME_CLASSES } from '../shared/schemes.js';
 import { fitCheck } from '../shared/fit.js';
@@ -62,7 +62,7 @@ export class RankSession {
     const { advertise, token, model } = this.opts;
     ws.send(encodeMessage({ type: 'join', version: PROTOCOL_VERSION, peerPort: this.listener.port, hostname: hostname(), pid: process.pid, ...(advertise ? { advertise } : {}), ...(token !== undefined ? { token } : {}), ...(model ? { model } : {}) }));
     let lastHeard = Date.now();
-    const timeoutMs = this.opts.heartbeatTimeoutMs ?? 1600;
+    const timeoutMs = this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs;
     try {
       await new Promise<void>((resolve, reject) => {
         const fail = (err: Error) => {
@@ -147,7 +147,7 @@ export class RankSession {
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
         this.data = new SyntheticData(spec.inputs, spec.classes, c.samples, c.seed);
         this.ring = await wireRing({ rank: msg.rank, world: msg.world, runId: msg.runId, ringKey: msg.ringKey, listener: this.listener!, prev: { host: msg.prevHost, port: msg.prevPort }, timeoutMs: c.timeoutMs });
-        for (const link of [this.ring.next, this.ring.prev]) link?.keepalive(this.opts.heartbeatMs ?? 400, this.opts.heartbeatTimeoutMs ?? 1600);
+        for (const link of [this.ring.next, this.ring.prev]) link?.keepalive(this.opts.heartbeatMs ?? HEARTBEAT.intervalMs, this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs);
         this.coll = new Collectives(this.ring, { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs });
         this.send({ type: 'ready', rank: this.rank });
         return;
@@ -200,6 +200,7 @@ export class RankSession {
         collectives: st.records.map(brief),
       };
       steps.push(m);
+      this.log.debug({ scheme, step: t, loss: st.loss }, 'step');
       this.send({ type: 'step', rank: ring.rank, scheme, metrics: m });
     }
     const sock1 = this.socketTotals();

@@ -5,6 +5,10 @@ import { WIRE_DTYPES, type WireDtype } from './dtype.js';
 import { bytes, int, intArray, num, obj, oneOf, optStr, ProtocolError, str, type Obj } from './validate.js';
 
 export const PROTOCOL_VERSION = 1;
+/** Liveness: everyone pings every intervalMs; a peer silent for timeoutMs is lost. A SIGKILLed process
+ *  closes its sockets at once; these catch frozen processes and cut links, within about 1.5 s. */
+export const HEARTBEAT = { intervalMs: 300, timeoutMs: 1200 } as const;
+
 /** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
 export const MAX_CHUNK_BYTES = 64 << 20;
 
