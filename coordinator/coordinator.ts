@@ -7,6 +7,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { MlpSpec } from '../shared/model.js';
 import { fitCheck } from '../shared/fit.js';
 import { sameSecret } from '../shared/auth.js';
+import { closeReason } from '../shared/validate.js';
 import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
 
 export interface CoordinatorOptions {
@@ -241,7 +242,7 @@ export class Coordinator {
   private onConnection(ws: WebSocket, req: IncomingMessage): void {
     const from = plainAddress(req);
     let member: Member | null = null;
-    const refuse = (reason: string) => ws.close(1008, reason.slice(0, 120));
+    const refuse = (reason: string) => ws.close(1008, closeReason(reason));
     const joinTimer = setTimeout(() => refuse('no join message'), JOIN_MESSAGE_TIMEOUT_MS);
     ws.on('message', (data, isBinary) => {
       let msg: ControlMessage;

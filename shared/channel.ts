@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import type { Traffic } from './protocol.js';
 import { decodeChunkFragments, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
-import { ProtocolError } from './validate.js';
+import { closeReason, ProtocolError } from './validate.js';
 
 export type FrameHandler = (f: ChunkFrame) => void;
 
@@ -125,7 +125,7 @@ export class PeerChannel {
   /** Close the connection with a reason and fail every waiting collective. */
   abort(err: Error): void {
     this.fail(err);
-    if (this.ws.readyState === this.ws.OPEN) this.ws.close(1008, err.message.slice(0, 120));
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(1008, closeReason(err.message));
   }
 
   private onMessage(data: Buffer[], isBinary: boolean): void {

@@ -248,7 +248,8 @@ export function decodeMsgpack(data: Uint8Array): unknown {
   try {
     return unpack(data);
   } catch (err) {
-    throw new ProtocolError(`not a msgpack message (${(err as Error).message})`);
+    // The decoder's message can quote what it read; keep only its first words.
+    throw new ProtocolError(`not a msgpack message (${(err as Error).message.split(/[{[]/)[0].trim().slice(0, 60)})`);
   }
 }
 

@@ -4,6 +4,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { PeerChannel } from './channel.js';
 import { ENVELOPE_BYTES } from './frame.js';
 import { helloProof, validProof } from './auth.js';
+import { closeReason } from './validate.js';
 import { decodeMsgpack, encodeMessage, MAX_CHUNK_BYTES, validateHello, type PeerHello } from './protocol.js';
 
 export const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
@@ -98,7 +99,7 @@ export class PeerListener {
         this.waiting.delete(hello.rank);
         this.admit(ws, hello, from, w.runId, w.ringKey).then(w.resolve, w.reject);
       } catch (err) {
-        ws.close(1008, `refused: ${(err as Error).message}`.slice(0, 120));
+        ws.close(1008, closeReason(`refused: ${(err as Error).message}`));
       }
     });
   }

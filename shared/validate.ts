@@ -70,3 +70,16 @@ function describe(v: unknown): string {
   const s = JSON.stringify(v);
   return s === undefined ? typeof v : s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
+
+/** A WebSocket close reason must fit in 123 bytes of UTF-8; cut on a character boundary, never throw. */
+export function closeReason(text: string): string {
+  let out = '';
+  let bytes = 0;
+  for (const ch of text) {
+    const n = Buffer.byteLength(ch, 'utf8');
+    if (bytes + n > 123) break;
+    out += ch;
+    bytes += n;
+  }
+  return out;
+}
