@@ -96,6 +96,8 @@ export class PeerListener {
           ws.once('close', () => this.early.includes(entry) && this.early.splice(this.early.indexOf(entry), 1));
           return;
         }
+        // A stranger claiming the rank we wait for is turned away; the wait goes on for the real one.
+        if (hello.runId !== w.runId || !validProof(w.ringKey, w.runId, hello.rank, hello.proof)) throw new Error('not a member of this run');
         this.waiting.delete(hello.rank);
         this.admit(ws, hello, from, w.runId, w.ringKey).then(w.resolve, w.reject);
       } catch (err) {
