@@ -12,6 +12,9 @@ import { HEARTBEAT } from '../shared/protocol.js';
 import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
 import { formatPlan, plan } from './plan.js';
+import { resolve } from 'node:path';
+import { consolidate, latestIndex } from '../shared/checkpoint.js';
+import { serializeSafetensors, writeFileAtomic } from '../shared/safetensors.js';
 
 const envWorld = process.env.WORLD_SIZE;
 
@@ -40,11 +43,14 @@ function runOptions<T>(y: Argv<T>) {
     .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
     .option('token', { type: 'string', describe: 'ranks must present this join token (prefer the ZEROWIRE_TOKEN environment variable)' })
     .option('heartbeat-timeout', { type: 'number', default: HEARTBEAT.timeoutMs / 1000, describe: 'seconds of silence after which a rank or the coordinator counts as lost' })
+    .option('checkpoint-every', { type: 'number', describe: 'every K steps each rank writes its shards (fp32 master, m, v, step) under --checkpoint-dir' })
+    .option('checkpoint-dir', { type: 'string', describe: 'checkpoint folder (shared by all ranks: local disk for `local`, a shared file system across machines)' })
+    .option('resume', { type: 'string', describe: 'continue each scheme from its newest complete checkpoint in this folder' })
     .option('out', { type: 'string', describe: 'write the full report as JSON here' })
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
 }
 
-type RunArgv = RunOptions & { world: string; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string; token?: string; heartbeatTimeout: number };
+type RunArgv = RunOptions & { checkpointEvery?: number; checkpointDir?: string; resume?: string; world: string; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string; token?: string; heartbeatTimeout: number };
 
 function heartbeat(seconds: number) {
   if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
@@ -54,9 +60,14 @@ function heartbeat(seconds: number) {
 
 function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
   const config = makeRunConfig(a);
+  if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
+  if (a.checkpointEvery !== undefined) {
+    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1) throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
+    config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
+  }
   const world = parseWorld(a.world, allowAuto);
   if (world !== 'auto') checkWorld(config, world);
-  return { host, port, world, config, token: a.token, ...heartbeat(a.heartbeatTimeout), joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
+  return { host, port, world, config, resumeDir: a.resume === undefined ? undefined : resolve(a.resume), token: a.token, ...heartbeat(a.heartbeatTimeout), joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
 }
 
 async function main(): Promise<number> {
@@ -124,6 +135,21 @@ async function main(): Promise<number> {
       },
     )
     .command(
+      'consolidate',
+      'write the full model of a sharded checkpoint as one safetensors file (torch names)',
+      (y) =>
+        y
+          .option('dir', { type: 'string', demandOption: true, describe: 'the --checkpoint-dir of the run' })
+          .option('scheme', { choices: ['dp', 'zero1', 'zero2', 'zero3'] as const, demandOption: true })
+          .option('out', { type: 'string', demandOption: true, describe: 'where to write model.safetensors' }),
+      async (a) => {
+        const index = await latestIndex(a.dir, a.scheme);
+        if (!index) throw new ConfigError(`--dir ${a.dir}: no complete ${a.scheme} checkpoint (a checkpoint is complete once its index.json exists)`);
+        await writeFileAtomic(a.out, serializeSafetensors(await consolidate(a.dir, index), { scheme: index.scheme, step: String(index.step), model: index.model.join(',') }));
+        process.stdout.write(`${a.out}: ${index.scheme} at step ${index.step}, ${index.world} shards, model ${index.model.join(',')}\n`);
+      },
+    )
+    .command(
       'plan',
       'model states per rank for each scheme, and whether they fit',
       (y) =>
@@ -139,7 +165,7 @@ async function main(): Promise<number> {
         process.stdout.write(`${formatPlan(plan(params, a.world, memory, a.wireDtype), params, a.world, memory, a.wireDtype)}\n`);
       },
     )
-    .demandCommand(1, 'name a command: coordinator, rank, local or plan')
+    .demandCommand(1, 'name a command: coordinator, rank, local, plan or consolidate')
     .strict()
     .fail((msg, err) => {
       // Bad usage and bad option values exit 2; anything else is a runtime failure (exit 1).

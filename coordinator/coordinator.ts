@@ -7,6 +7,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { MlpSpec } from '../shared/model.js';
 import { fitCheck } from '../shared/fit.js';
 import { sameSecret } from '../shared/auth.js';
+import { writeIndex } from '../shared/checkpoint.js';
 import { closeReason } from '../shared/validate.js';
 import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
 
@@ -70,6 +71,9 @@ export class Coordinator {
   onStep: StepListener = () => undefined;
   onJoin: (info: RankInfo) => void = () => undefined;
   onWorld: (world: number, how: string) => void = () => undefined;
+  onCheckpoint: (scheme: SchemeName, step: number, index: string) => void = () => undefined;
+  private readonly checkpointReports = new Map<string, number>();
+  private readonly indexWrites: Promise<void>[] = [];
   private heartbeat: NodeJS.Timeout | null = null;
   private pendingFailure: NodeJS.Timeout | null = null;
 
@@ -116,6 +120,8 @@ export class Coordinator {
       got.sort((a, b) => a.rank - b.rank);
     }
     this.current = null;
+    await Promise.all(this.indexWrites);
+    if (this.failure) throw this.failure;
     return { world, ranks: this.members.map((m) => m.info), summaries: this.done };
   }
 
@@ -313,6 +319,23 @@ export class Coordinator {
         const s = msg.summary;
         if (!this.current || s.scheme !== this.current.scheme || s.rank !== m.info.rank) return this.failWith(new CoordinatorError(`${this.where(m)} sent an unexpected summary`));
         this.done.get(s.scheme)!.push(s);
+        break;
+      }
+      case 'checkpoint': {
+        const c = this.opts.config.checkpoint;
+        if (!c) return this.failWith(new CoordinatorError(`${this.where(m)} wrote a checkpoint nobody asked for`));
+        const key = `${msg.scheme}:${msg.step}`;
+        const n = (this.checkpointReports.get(key) ?? 0) + 1;
+        this.checkpointReports.set(key, n);
+        // The index goes last: only when every rank's shard is on disk does the checkpoint exist.
+        if (n === this.members.length) {
+          this.indexWrites.push(
+            writeIndex(c.dir, this.opts.config, this.members.length, msg.scheme, msg.step).then(
+              (path) => this.onCheckpoint(msg.scheme, msg.step, path),
+              (err) => this.failWith(new CoordinatorError(`cannot write the checkpoint index: ${(err as Error).message}`)),
+            ),
+          );
+        }
         break;
       }
       case 'abort': {

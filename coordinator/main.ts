@@ -1,6 +1,8 @@
 // `zerowire coordinator`: run a Coordinator, print the report, write the files asked for.
 import type { Logger } from 'pino';
 import { writeDump } from '../shared/dump.js';
+import { checkResumable, latestIndex } from '../shared/checkpoint.js';
+import { ConfigError } from '../shared/config.js';
 import { fitCheck } from '../shared/fit.js';
 import { MlpSpec } from '../shared/model.js';
 import type { RunConfig, SchemeName } from '../shared/protocol.js';
@@ -12,6 +14,21 @@ import { ProgressLine } from './progress.js';
 export interface CoordinatorJobOptions extends CoordinatorOptions {
   out?: string;
   dump?: string;
+  resumeDir?: string;
+}
+
+/** Find, for every scheme of the run, the newest complete checkpoint under `dir`, and check it fits. */
+async function resolveResume(opts: CoordinatorJobOptions, dir: string, log: Logger): Promise<void> {
+  if (opts.world === 'auto') throw new ConfigError('--resume needs a fixed --world: a checkpoint is sharded for one world size');
+  const resume: NonNullable<RunConfig['resume']> = {};
+  for (const scheme of opts.config.schemes) {
+    const index = await latestIndex(dir, scheme);
+    if (!index) throw new ConfigError(`--resume ${dir}: no complete ${scheme} checkpoint there (complete = its index.json exists)`);
+    checkResumable(index, opts.config, opts.world);
+    resume[scheme] = { step: index.step, dir };
+    log.info({ scheme, step: index.step }, `resuming ${scheme} from step ${index.step}`);
+  }
+  opts.config.resume = resume;
 }
 
 /** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
@@ -25,7 +42,9 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     }
     log.info(fit.message);
   }
+  if (opts.resumeDir) await resolveResume(opts, opts.resumeDir, log);
   const coord = new Coordinator(opts);
+  coord.onCheckpoint = (scheme, step, index) => log.info({ scheme, step, index }, 'checkpoint complete');
   const port = await coord.listen();
   log.info({ port, world: opts.world, schemes: opts.config.schemes }, `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`);
   const progress = new ProgressLine(opts.world === 'auto' ? 0 : opts.world, opts.config.steps);

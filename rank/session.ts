@@ -11,6 +11,7 @@ import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type Control
 import { PeerListener, wireRing, type Ring } from '../shared/ring.js';
 import { SCHEME_CLASSES } from '../shared/schemes.js';
 import { fitCheck } from '../shared/fit.js';
+import { readRankShard, writeRankShard } from '../shared/checkpoint.js';
 import { readInterfaceCounters, type InterfaceCounters } from '../shared/iface.js';
 import type { Logger } from 'pino';
 
@@ -175,13 +176,18 @@ export class RankSession {
     const sock0 = this.socketTotals();
     const iface0 = this.ifaceCounters();
     const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed) });
+    const resume = c.resume?.[scheme];
+    if (resume) {
+      await s.loadOptimizerState(await readRankShard(resume.dir, scheme, resume.step, ring.rank, s.optimizerState().master.length));
+      this.log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
+    }
     const resident = { ...ledger.live };
     let peak = 0;
     let peakBands = { ...ledger.live };
     let peakComm = 0;
     let abPeak = abBefore;
     const steps: StepMetrics[] = [];
-    for (let t = 0; t < c.steps; t++) {
+    for (let t = resume?.step ?? 0; t < c.steps; t++) {
       const st = await s.step(this.data.rankBatch(t, c.batch, ring.rank, ring.world));
       if (ledger.peak > peak) {
         peak = ledger.peak;
@@ -202,6 +208,10 @@ export class RankSession {
       steps.push(m);
       this.log.debug({ scheme, step: t, loss: st.loss }, 'step');
       this.send({ type: 'step', rank: ring.rank, scheme, metrics: m });
+      if (c.checkpoint && (t + 1) % c.checkpoint.every === 0) {
+        const file = await writeRankShard(c.checkpoint.dir, scheme, ring.rank, ring.world, s.optimizerState());
+        this.send({ type: 'checkpoint', scheme, step: t + 1, rank: ring.rank, file });
+      }
     }
     const sock1 = this.socketTotals();
     const iface1 = this.ifaceCounters();

@@ -33,6 +33,8 @@ export interface RunConfig {
   chunkBytes: number; // collective chunk size
   timeoutMs: number; // a collective that waits longer than this fails
   schemes: SchemeName[]; // run back to back on the same cluster, same initial weights and data
+  checkpoint?: { every: number; dir: string }; // each rank writes its shards every `every` steps under dir/<scheme>/
+  resume?: Partial<Record<SchemeName, { step: number; dir: string }>>; // continue a scheme from a complete checkpoint
 }
 
 function schemeList(v: unknown): SchemeName[] {
@@ -40,6 +42,22 @@ function schemeList(v: unknown): SchemeName[] {
     throw new ProtocolError(`field "schemes": expected a non-empty list of ${SCHEMES.join('|')}`);
   }
   return v as SchemeName[];
+}
+
+function checkpointSpec(v: unknown): { every: number; dir: string } {
+  const o = obj(v, 'checkpoint');
+  return { every: int(o, 'every', 1), dir: str(o, 'dir') };
+}
+
+function resumeSpec(v: unknown): Partial<Record<SchemeName, { step: number; dir: string }>> {
+  const o = obj(v, 'resume');
+  const out: Partial<Record<SchemeName, { step: number; dir: string }>> = {};
+  for (const k of Object.keys(o)) {
+    if (!(SCHEMES as readonly string[]).includes(k)) throw new ProtocolError(`field "resume": unknown scheme ${JSON.stringify(k)}`);
+    const e = obj(o[k], `resume.${k}`);
+    out[k as SchemeName] = { step: int(e, 'step', 1), dir: str(e, 'dir') };
+  }
+  return out;
 }
 
 export function validateRunConfig(v: unknown): RunConfig {
@@ -61,6 +79,8 @@ export function validateRunConfig(v: unknown): RunConfig {
     chunkBytes: int(o, 'chunkBytes', 64, MAX_CHUNK_BYTES),
     timeoutMs: int(o, 'timeoutMs', 1, 1e9),
     schemes: schemeList(o.schemes),
+    ...(o.checkpoint !== undefined ? { checkpoint: checkpointSpec(o.checkpoint) } : {}),
+    ...(o.resume !== undefined ? { resume: resumeSpec(o.resume) } : {}),
   };
 }
 
@@ -121,6 +141,7 @@ export type ControlMessage =
   | { type: 'run'; scheme: SchemeName }
   | { type: 'step'; rank: number; scheme: SchemeName; metrics: StepMetrics }
   | { type: 'done'; summary: SchemeSummary }
+  | { type: 'checkpoint'; scheme: SchemeName; step: number; rank: number; file: string }
   | { type: 'finish' }
   | { type: 'abort'; reason: string };
 
@@ -222,6 +243,8 @@ export function validateControl(v: unknown): ControlMessage {
       return { type, rank: int(o, 'rank'), scheme: oneOf(o, 'scheme', SCHEMES), metrics: stepMetrics(o.metrics) };
     case 'done':
       return { type, summary: summary(o.summary) };
+    case 'checkpoint':
+      return { type, scheme: oneOf(o, 'scheme', SCHEMES), step: int(o, 'step', 1), rank: int(o, 'rank'), file: str(o, 'file') };
     case 'finish':
       return { type };
     case 'abort':

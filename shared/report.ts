@@ -70,15 +70,14 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
   for (const [scheme, sums] of summaries) {
     const flags = schemeFlags(scheme);
     const mem = memoryTheory(flags, sizes, config.wireDtype);
-    const steps = config.steps;
     const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
-    const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, steps);
+    const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
     const final = finalParameters(config, world, scheme, sums);
     finals.set(scheme, final);
     const first = finals.values().next().value as Float32Array;
     let diff = 0;
     for (let i = 0; i < P; i++) diff = Math.max(diff, Math.abs(final[i] - first[i]));
-    const losses = Array.from({ length: steps }, (_, t) => mean(sums.map((s) => s.steps[t].loss)));
+    const losses = sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss))); // fewer than `steps` after a resume
     rows.push({
       scheme,
       title: SCHEME_TITLES[scheme],
@@ -160,6 +159,6 @@ export function formatReport(r: Report): string {
     `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
-  if (z3) notes.push(`ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered 16-bit parameters.`);
+  if (z3) notes.push(`ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`);
   return `${textTable(header, rows)}\n\n${notes.join('\n')}`;
 }

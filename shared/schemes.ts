@@ -11,6 +11,7 @@ import { Mlp } from './model.js';
 import type { Batch } from './data.js';
 import type { SchemeName } from './protocol.js';
 import type { SchemeFlags } from './theory.js';
+import type { OptimizerState } from './checkpoint.js';
 
 export interface SchemeContext {
   layout: ShardLayout;
@@ -84,6 +85,22 @@ export class Base implements SchemeFlags {
 
   get flags(): SchemeFlags {
     return { shardOptimizer: this.shardOptimizer, shardGradients: this.shardGradients, shardParameters: this.shardParameters };
+  }
+
+  /** Everything Adam carries from step to step, for checkpoints. */
+  optimizerState(): OptimizerState {
+    return { master: this.master, m: this.m, v: this.v, step: this.t };
+  }
+
+  /** Continue from a checkpoint: same layout, so the arrays drop straight in. The 16-bit working copy is
+   *  rebuilt from the masters as after any update (ZeRO-1/2: an all-gather, outside any step's metrics). */
+  async loadOptimizerState(s: OptimizerState): Promise<void> {
+    for (const [name, from, to] of [['master', s.master, this.master], ['m', s.m, this.m], ['v', s.v, this.v]] as const) {
+      if (from.length !== to.length) throw new RangeError(`checkpoint ${name} has ${from.length} values, this rank holds ${to.length}`);
+      to.set(from);
+    }
+    this.t = s.step;
+    await this.refreshWorkingCopy();
   }
 
   /** This rank's fp32 master weights: its shard, or (DP) the whole padded model. */

@@ -1,0 +1,55 @@
+// Sharded checkpoints: interrupt a run, resume it, and get exactly the parameters of an uninterrupted run.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseSafetensors } from '../../shared/safetensors.js';
+import { eventually, runCli, startCli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'zerowire-ckpt-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const base = (scheme: string, steps: number) => ['local', '--world', '4', '--scheme', scheme, '--model', '24,128,128,6', '--steps', String(steps), '--batch', '16', '--samples', '128', '--lr', '0.01', '--wire-dtype', 'fp32'];
+const tensors = (path: string) => parseSafetensors(readFileSync(path));
+
+describe('checkpoint, interrupt, resume', () => {
+  for (const scheme of ['zero3', 'zero1', 'dp']) {
+    it(`${scheme}: the resumed run ends with exactly the parameters of an uninterrupted one`, async () => {
+      const steps = 40;
+      const ck = join(dir, `ck-${scheme}`);
+      const whole = await runCli([...base(scheme, steps), '--dump', join(dir, `whole-${scheme}`), '--checkpoint-every', String(steps), '--checkpoint-dir', join(dir, `final-${scheme}`)]);
+      expect(whole.code).toBe(0);
+
+      // A long run, interrupted once its step-3 checkpoint is complete.
+      const long = startCli([...base(scheme, 1000), '--checkpoint-every', '3', '--checkpoint-dir', ck]);
+      const first = join(ck, scheme, 'step-00000003', 'index.json');
+      expect(await eventually(() => existsSync(first), 30_000)).toBe(true);
+      long.child.kill('SIGINT');
+      expect((await long.done).code).not.toBe(0);
+      // A half-written checkpoint (shards, no index) newer than any complete one must be ignored.
+      mkdirSync(join(ck, scheme, 'step-00000039'), { recursive: true });
+      writeFileSync(join(ck, scheme, 'step-00000039', 'rank-00000.safetensors'), 'half');
+
+      const resumed = await runCli([...base(scheme, steps), '--resume', ck, '--dump', join(dir, `resumed-${scheme}`)]);
+      expect(resumed.stderr).toMatch(new RegExp(`resuming ${scheme} from step \\d+`));
+      expect(resumed.stderr).not.toMatch(/from step 39/);
+      expect(resumed.code).toBe(0);
+      const a = tensors(join(dir, `whole-${scheme}`, `final-${scheme}.safetensors`));
+      const b = tensors(join(dir, `resumed-${scheme}`, `final-${scheme}.safetensors`));
+      for (const [name, t] of a) expect(Array.from(b.get(name)!.data as Float32Array), name).toEqual(Array.from(t.data as Float32Array));
+
+      // consolidate: the sharded final checkpoint as one file equals the dumped final parameters.
+      const out = join(dir, `model-${scheme}.safetensors`);
+      const c = await runCli(['consolidate', '--dir', join(dir, `final-${scheme}`), '--scheme', scheme, '--out', out]);
+      expect(c.code).toBe(0);
+      const consolidated = tensors(out);
+      for (const [name, t] of a) expect(Array.from(consolidated.get(name)!.data as Float32Array), name).toEqual(Array.from(t.data as Float32Array));
+    });
+  }
+
+  it('refuses to resume with another world size, naming the difference', async () => {
+    const r = await runCli(['local', '--world', '2', '--scheme', 'zero3', '--model', '24,128,128,6', '--steps', '40', '--batch', '16', '--samples', '128', '--wire-dtype', 'fp32', '--resume', join(dir, 'ck-zero3')]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/cannot resume zero3 from its step-\d+ checkpoint: world 4 vs 2/);
+  });
+});
