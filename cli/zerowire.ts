@@ -13,6 +13,7 @@ import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
 import { formatPlan, plan } from './plan.js';
 import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { consolidate, latestIndex } from '../shared/checkpoint.js';
 import { serializeSafetensors, writeFileAtomic } from '../shared/safetensors.js';
 
@@ -52,6 +53,14 @@ function runOptions<T>(y: Argv<T>) {
 
 type RunArgv = RunOptions & { checkpointEvery?: number; checkpointDir?: string; resume?: string; world: string; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string; token?: string; heartbeatTimeout: number };
 
+function readPem(path: string, option: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`${option} ${path}: ${(err as Error).message}`);
+  }
+}
+
 function heartbeat(seconds: number) {
   if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
   const heartbeatTimeoutMs = Math.round(seconds * 1000);
@@ -84,10 +93,14 @@ async function main(): Promise<number> {
           .option('port', { type: 'number', default: 7070 })
           .option('host', { type: 'string', default: '0.0.0.0' })
           .option('discover', { type: 'string', describe: "with --world auto: a DNS name with one address per rank (e.g. the compose service 'rank')" })
-          .option('settle', { type: 'number', default: 3, describe: 'with --world auto: seconds without a new rank before the run starts' }),
+          .option('settle', { type: 'number', default: 3, describe: 'with --world auto: seconds without a new rank before the run starts' })
+          .option('tls-cert', { type: 'string', describe: 'PEM certificate: serve wss:// (with --tls-key)' })
+          .option('tls-key', { type: 'string', describe: 'PEM private key for --tls-cert' }),
       async (a) => {
         const log = createLogger(a.logLevel, 'coordinator');
-        exitCode = await runCoordinatorJob({ ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000 }, log);
+        if ((a.tlsCert === undefined) !== (a.tlsKey === undefined)) throw new ConfigError('--tls-cert and --tls-key go together');
+        const tls = a.tlsCert ? { cert: readPem(a.tlsCert, '--tls-cert'), key: readPem(a.tlsKey!, '--tls-key') } : undefined;
+        exitCode = await runCoordinatorJob({ ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, tls }, log);
       },
     )
     .command(
@@ -104,7 +117,8 @@ async function main(): Promise<number> {
           .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
           .option('token', { type: 'string', describe: 'join token the coordinator requires (prefer ZEROWIRE_TOKEN)' })
           .option('model', { type: 'string', describe: 'join only a run that trains this model (layer widths)' })
-          .option('heartbeat-timeout', { type: 'number', default: HEARTBEAT.timeoutMs / 1000, describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up' }),
+          .option('heartbeat-timeout', { type: 'number', default: HEARTBEAT.timeoutMs / 1000, describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up' })
+          .option('tls-ca', { type: 'string', describe: 'PEM certificate to trust for a wss:// coordinator (e.g. its self-signed certificate)' }),
       async (a) => {
         const log = createLogger(a.logLevel, 'rank');
         exitCode = await runRank(
@@ -117,6 +131,7 @@ async function main(): Promise<number> {
             maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
             iface: a.iface,
             token: a.token,
+            tlsCa: a.tlsCa === undefined ? undefined : readPem(a.tlsCa, '--tls-ca'),
             model: a.model === undefined ? undefined : parseWidths(a.model),
             ...heartbeat(a.heartbeatTimeout),
           },

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MlpSpec } from '../shared/model.js';
 import { fitCheck } from '../shared/fit.js';
@@ -21,6 +22,7 @@ export interface CoordinatorOptions {
   joinTimeoutMs: number;
   maxRankMemory?: number;
   token?: string; // ranks must present it to join (compared in constant time, never logged)
+  tls?: { cert: Buffer; key: Buffer }; // serve wss:// instead of ws://
   heartbeatMs?: number; // ping every rank this often ...
   heartbeatTimeoutMs?: number; // ... and declare it lost when it has been silent this long
 }
@@ -60,6 +62,7 @@ function plainAddress(req: IncomingMessage): string {
 
 export class Coordinator {
   private server: WebSocketServer | null = null;
+  private https: HttpsServer | null = null;
   private readonly members: Member[] = [];
   private phase: 'joining' | 'running' | 'finished' | 'failed' = 'joining';
   private failure: CoordinatorError | null = null;
@@ -81,14 +84,25 @@ export class Coordinator {
 
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
-      const server = new WebSocketServer({ host: this.opts.host, port: this.opts.port, perMessageDeflate: false, maxPayload: 1 << 30 });
-      server.once('error', (err) => reject(new CoordinatorError(`cannot listen on ${this.opts.host}:${this.opts.port}: ${err.message}`)));
-      server.once('listening', () => {
+      const fail = (err: Error) => reject(new CoordinatorError(`cannot listen on ${this.opts.host}:${this.opts.port}: ${err.message}`));
+      // With a certificate the control plane is wss://; the WebSocket server then rides on an HTTPS server.
+      const https = this.opts.tls ? createHttpsServer({ cert: this.opts.tls.cert, key: this.opts.tls.key }) : null;
+      const options = { perMessageDeflate: false, maxPayload: 1 << 30 };
+      const server = https ? new WebSocketServer({ server: https, ...options }) : new WebSocketServer({ host: this.opts.host, port: this.opts.port, ...options });
+      const ready = () => {
         this.server = server;
+        this.https = https;
         server.on('connection', (ws, req) => this.onConnection(ws, req));
         this.heartbeat = setInterval(() => this.checkHeartbeats(), this.opts.heartbeatMs ?? HEARTBEAT.intervalMs);
-        resolve((server.address() as { port: number }).port);
-      });
+        resolve(((https ?? server).address() as { port: number }).port);
+      };
+      if (https) {
+        https.once('error', fail);
+        https.listen(this.opts.port, this.opts.host, ready);
+      } else {
+        server.once('error', fail);
+        server.once('listening', ready);
+      }
     });
   }
 
@@ -199,6 +213,7 @@ export class Coordinator {
     while (this.members.some((m) => m.ws.readyState === m.ws.OPEN) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     for (const c of server.clients) c.terminate();
     await new Promise<void>((r) => server.close(() => r()));
+    if (this.https) await new Promise<void>((r) => this.https!.close(() => r()));
   }
 
   private missing(set: Set<number>): string {

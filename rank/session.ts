@@ -27,6 +27,7 @@ export interface RankOptions {
   model?: number[]; // join only a run of this model
   heartbeatMs?: number;
   heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long: the run is lost
+  tlsCa?: Buffer; // trust this CA (or self-signed certificate) for a wss:// coordinator
 }
 
 export class RankError extends Error {
@@ -113,7 +114,7 @@ export class RankSession {
     for (;;) {
       try {
         return await new Promise<WebSocket>((resolve, reject) => {
-          const ws = new WebSocket(this.opts.coordinator, { perMessageDeflate: false, handshakeTimeout: Math.max(1000, this.opts.connectTimeoutMs) });
+          const ws = new WebSocket(this.opts.coordinator, { perMessageDeflate: false, handshakeTimeout: Math.max(1000, this.opts.connectTimeoutMs), ...(this.opts.tlsCa ? { ca: this.opts.tlsCa } : {}) });
           ws.once('open', () => {
             ws.removeAllListeners('error');
             resolve(ws);
@@ -122,7 +123,8 @@ export class RankSession {
         });
       } catch (err) {
         last = (err as Error).message;
-        if (/Invalid URL|invalid url|protocol/i.test(last)) throw new RankError(`--coordinator ${this.opts.coordinator}: ${last}`);
+        // Not worth retrying: a malformed address, or a certificate we do not trust.
+        if (/Invalid URL|invalid url|protocol|certificate|self.signed|SSL|TLS/i.test(last)) throw new RankError(`--coordinator ${this.opts.coordinator}: ${last}`);
         if (Date.now() + 500 > deadline) throw new RankError(`cannot reach the coordinator at ${this.opts.coordinator} within ${this.opts.connectTimeoutMs} ms: ${last}`);
         this.log.debug({ err: last }, 'coordinator not reachable yet; retrying');
         await new Promise((r) => setTimeout(r, 500));
