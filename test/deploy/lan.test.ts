@@ -1,0 +1,67 @@
+// A 4-host LAN of network namespaces with shaped links (deploy/lan/lan.sh): the kernel's interface counters
+// against the app-counted bytes, a cut link as a fault, and nothing left behind.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/report.js';
+import { alive, eventually, logLines } from '../helpers/cli.js';
+import { namespaces, netnsAvailable } from '../helpers/netns.js';
+
+const LAN = fileURLToPath(new URL('../../deploy/lan/lan.sh', import.meta.url));
+const net = netnsAvailable();
+if (!net.ok) console.warn(`LAN tests skipped: ${net.why}`);
+const dir = mkdtempSync(join(tmpdir(), 'zerowire-lan-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runLan(args: string[]) {
+  const child = spawn('bash', [LAN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE: process.execPath } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, done, out: () => stdout, err: () => stderr };
+}
+
+const ours = (err: string) => (/lan: ready (.*)/.exec(err)?.[1] ?? '').split(' ').filter(Boolean);
+
+describe.skipIf(!net.ok)('LAN of network namespaces', () => {
+  it('4 hosts at 200 Mbit: interface counters agree with app-counted bytes within TCP/IP overhead; nothing left behind', async () => {
+    const out = join(dir, 'lan.json');
+    const lan = runLan(['--hosts', '4', '--rate', '200mbit', '--', '--scheme', 'dp,zero3', '--model', '64,512,512,10', '--steps', '4', '--out', out]);
+    expect(await lan.done).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    expect(report.ranks.map((r) => r.address).sort()).toEqual(['10.250.0.2', '10.250.0.3', '10.250.0.4', '10.250.0.5']);
+    for (const row of report.rows) {
+      const iface = row.sentPerStep.iface!;
+      expect(iface).toBeGreaterThanOrEqual(row.sentPerStep.frame);
+      expect(iface).toBeLessThanOrEqual(1.1 * row.sentPerStep.frame); // IP+TCP headers and ACKs at MTU 1500: a few %
+      for (const r of report.perRank[row.scheme]) expect(r.iface!.name).toBe('eth0');
+    }
+    expect(report.rows[1].sentPerStep.payload / report.rows[0].sentPerStep.payload).toBeCloseTo(1.5, 4);
+    const made = ours(lan.err());
+    expect(made).toHaveLength(6);
+    expect(namespaces().filter((n) => made.includes(n))).toEqual([]);
+    for (const r of report.ranks) expect(alive(r.pid)).toBe(false);
+  });
+
+  it('a cut link (interface down) is detected within 2 s; every process exits non-zero; nothing left behind', async () => {
+    const lan = runLan(['--hosts', '4', '--rate', '1gbit', '--', '--scheme', 'zero3', '--model', '64,512,512,10', '--steps', '2000']);
+    expect(await eventually(() => logLines(lan.out() + lan.err()).some((l) => /ZeRO-3 step/.test(String(l.msg))), 30_000)).toBe(true);
+    const made = ours(lan.err());
+    const victim = made[3]; // the namespace of rank host h1
+    const cutAt = Date.now();
+    expect(spawnSync('ip', ['-n', victim, 'link', 'set', 'eth0', 'down']).status).toBe(0);
+    const code = await lan.done;
+    expect(code).not.toBe(0);
+    const error = logLines(lan.err()).find((l) => l.level === 50 && l.name === 'coordinator');
+    expect(error, 'the coordinator said why it stopped').toBeDefined();
+    expect(error!.time as number).toBeLessThanOrEqual(cutAt + 2000);
+    expect(String(error!.msg)).toMatch(/rank \d \(.*10\.250\.0\.\d.*\) during zero3 step \d+/);
+    expect(Date.now() - cutAt).toBeLessThan(10_000);
+    expect(namespaces().filter((n) => made.includes(n))).toEqual([]);
+  });
+});
