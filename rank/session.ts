@@ -177,7 +177,7 @@ export class RankSession {
     const abBefore = process.memoryUsage().arrayBuffers;
     const sock0 = this.socketTotals();
     const iface0 = this.ifaceCounters();
-    const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed) });
+    const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed), prefetch: c.prefetch });
     const resume = c.resume?.[scheme];
     if (resume) {
       await s.loadOptimizerState(await readRankShard(resume.dir, scheme, resume.step, ring.rank, s.optimizerState().master.length));
@@ -203,8 +203,10 @@ export class RankSession {
         stepMs: st.stepMs,
         computeMs: st.computeMs,
         commMs: st.commMs,
-        sent: st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()),
-        recv: st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()),
+        exposedMs: st.exposedMs,
+        // Payload and envelopes per collective; the socket count over the whole step (collectives may overlap).
+        sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
+        recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
         collectives: st.records.map(brief),
       };
       steps.push(m);

@@ -9,7 +9,7 @@ import { closeReason, ProtocolError } from './validate.js';
 export type FrameHandler = (f: ChunkFrame) => void;
 
 /** Frames for collectives that have not started yet are held, but only this far ahead. */
-const MAX_COLLECTIVES_AHEAD = 4;
+const MAX_COLLECTIVES_AHEAD = 8;
 
 export function zeroTraffic(): Traffic {
   return { payload: 0, envelope: 0, frame: 0 };
@@ -29,8 +29,10 @@ export class PeerChannel {
   private readonly recvCounts = zeroTraffic();
   private readonly socketAtOpen: { written: number; read: number };
   private readonly pending = new Map<number, ChunkFrame[]>();
-  private handler: { coll: number; fn: FrameHandler } | null = null;
-  private nextColl = 0; // lowest collective id that may still receive frames
+  /** Collectives in flight on this link (more than one when ZeRO-3 prefetches), by id. */
+  private readonly handlers = new Map<number, FrameHandler>();
+  private readonly finished = new Set<number>(); // finished ids at or above the watermark
+  private finishedBelow = 0; // every collective below this id has finished
   private failure: Error | null = null;
   private readonly failureListeners = new Set<(err: Error) => void>();
   private lastHeard = Date.now();
@@ -53,7 +55,8 @@ export class PeerChannel {
   }
 
   /** Send one chunk. `payload` must not be modified until `onWritten` runs (the socket holds a reference). */
-  send(h: ChunkHeader, payload: Uint8Array, onWritten?: () => void): void {
+  /** Returns the envelope's size in bytes. */
+  send(h: ChunkHeader, payload: Uint8Array, onWritten?: () => void): number {
     if (this.failure) throw this.failure;
     const env = encodeChunkEnvelope(h, payload.byteLength);
     // Two WebSocket fragments of one message: the envelope, then the payload itself, never copied together.
@@ -61,19 +64,21 @@ export class PeerChannel {
     this.ws.send(payload, { binary: true, fin: true }, onWritten ? () => onWritten() : undefined);
     this.sentCounts.payload += payload.byteLength;
     this.sentCounts.envelope += env.byteLength;
+    return env.byteLength;
   }
 
-  /** Route frames of collective `coll` to `fn` (including any that arrived early). Returns the unsubscribe. */
+  /** Route frames of collective `coll` to `fn` (including any that arrived early). Returns the unsubscribe,
+   *  which also marks the collective finished: later frames for it are a protocol error. */
   listen(coll: number, fn: FrameHandler): () => void {
     if (this.failure) throw this.failure;
-    this.handler = { coll, fn };
-    this.nextColl = coll;
+    this.handlers.set(coll, fn);
     const early = this.pending.get(coll);
     this.pending.delete(coll);
     if (early) for (const f of early) fn(f);
     return () => {
-      if (this.handler?.coll === coll) this.handler = null;
-      this.nextColl = Math.max(this.nextColl, coll + 1);
+      this.handlers.delete(coll);
+      this.finished.add(coll);
+      while (this.finished.delete(this.finishedBelow)) this.finishedBelow++;
     };
   }
 
@@ -136,9 +141,10 @@ export class PeerChannel {
       const f = decodeChunkFragments(data);
       this.recvCounts.payload += f.payload.byteLength;
       this.recvCounts.envelope += data.reduce((t, b) => t + b.byteLength, 0) - f.payload.byteLength;
-      if (this.handler && f.coll === this.handler.coll) return this.handler.fn(f);
-      if (f.coll < this.nextColl) throw new ProtocolError(`frame for collective ${f.coll}, which has already finished`);
-      if (f.coll > this.nextColl + MAX_COLLECTIVES_AHEAD) throw new ProtocolError(`frame for collective ${f.coll}, too far ahead of ${this.nextColl}`);
+      const handler = this.handlers.get(f.coll);
+      if (handler) return handler(f);
+      if (f.coll < this.finishedBelow || this.finished.has(f.coll)) throw new ProtocolError(`frame for collective ${f.coll}, which has already finished`);
+      if (f.coll > this.finishedBelow + MAX_COLLECTIVES_AHEAD) throw new ProtocolError(`frame for collective ${f.coll}, too far ahead of ${this.finishedBelow}`);
       const q = this.pending.get(f.coll) ?? [];
       q.push(f);
       this.pending.set(f.coll, q);
@@ -152,7 +158,7 @@ export class PeerChannel {
     if (this.failure) return;
     this.failure = err;
     if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
-    this.handler = null;
+    this.handlers.clear();
     this.pending.clear();
     for (const fn of this.failureListeners) fn(err);
     this.failureListeners.clear();

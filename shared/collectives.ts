@@ -2,7 +2,7 @@
 // Each segment is cut into chunks that are pipelined: a chunk is reduced and forwarded as soon as it
 // arrives, so receiving, adding and sending overlap across the N-1 ring steps.
 import { decodeBf16, encodeBf16 } from './bf16.js';
-import { addTraffic, subTraffic, zeroTraffic, type PeerChannel } from './channel.js';
+import { addTraffic, zeroTraffic, type PeerChannel } from './channel.js';
 import { bytesOf, bytesPerElement, dtypeOf, paddedLength, type Elems, type WireDtype } from './dtype.js';
 import { payloadAsBf16, payloadAsF32, type ChunkFrame } from './frame.js';
 import type { MemoryLedger } from './memory.js';
@@ -100,12 +100,12 @@ export class Collectives {
   /** Sum over ranks of `input` (length L); this rank receives segment `rank` (ceil(L/N) elements) in `output`.
    *  `output` may alias this rank's own segment of `input`. */
   async reduceScatter(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
-    return this.push(await this.measure('reduce-scatter', label, input, (c) => this.rs(c, input, output)));
+    return this.push(await this.measure('reduce-scatter', label, input, (c, t) => this.rs(c, t, input, output)));
   }
 
   /** Concatenate every rank's `input` (ceil(L/N) elements each) into `output` (length L; padding dropped). */
   async allGather(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
-    return this.push(await this.measure('all-gather', label, output, (c) => this.ag(c, input, output)));
+    return this.push(await this.measure('all-gather', label, output, (c, t) => this.ag(c, t, input, output)));
   }
 
   /** In-place sum over ranks: a reduce-scatter followed by an all-gather. */
@@ -115,8 +115,8 @@ export class Collectives {
     const inPlace = shardLen * this.world === buf.length;
     const shard = inPlace ? buf.subarray(this.rank * shardLen, (this.rank + 1) * shardLen) : this.opts.ledger ? this.opts.ledger.alloc('comm', dtypeOf(buf), shardLen) : dtypeOf(buf) === 'fp32' ? new Float32Array(shardLen) : new Uint16Array(shardLen);
     try {
-      const rs = await this.measure('reduce-scatter', label, buf, (c) => this.rs(c, buf, shard));
-      const ag = await this.measure('all-gather', label, buf, (c) => this.ag(c, shard, buf));
+      const rs = await this.measure('reduce-scatter', label, buf, (c, t) => this.rs(c, t, buf, shard));
+      const ag = await this.measure('all-gather', label, buf, (c, t) => this.ag(c, t, shard, buf));
       return this.push({ ...rs, kind: 'all-reduce', sent: addTraffic(rs.sent, ag.sent), recv: addTraffic(rs.recv, ag.recv), ms: rs.ms + ag.ms });
     } finally {
       if (!inPlace) this.opts.ledger?.free(shard);
@@ -126,14 +126,14 @@ export class Collectives {
   /** Copy `buf` from rank `root` to every rank, pipelined around the ring. */
   async broadcast(buf: Elems, root: number, label = ''): Promise<CollectiveRecord> {
     if (!Number.isInteger(root) || root < 0 || root >= this.world) throw new RangeError(`broadcast root ${root} is not a rank of a world of ${this.world}`);
-    return this.push(await this.measure('broadcast', label, buf, (c) => this.bcast(c, buf, root), buf.length));
+    return this.push(await this.measure('broadcast', label, buf, (c, t) => this.bcast(c, t, buf, root), buf.length));
   }
 
   /** Returns once every rank has entered the barrier. */
   async barrier(label = ''): Promise<CollectiveRecord> {
     const mine = new Float32Array([this.rank]);
     const all = new Float32Array(this.world);
-    const r = await this.measure('barrier', label, all, (c) => this.ag(c, mine, all));
+    const r = await this.measure('barrier', label, all, (c, t) => this.ag(c, t, mine, all));
     return this.push({ ...r, kind: 'barrier' });
   }
 
@@ -147,20 +147,26 @@ export class Collectives {
     return r;
   }
 
-  private async measure(kind: CollectiveKind, label: string, sized: Elems, work: (coll: number) => Promise<void>, padded?: number): Promise<CollectiveRecord> {
+  /**
+   * Run one collective and record what it cost. Payload and envelope bytes are counted frame by frame for
+   * this collective alone; `frame` is the socket's byte count over the collective's lifetime, which is exact
+   * when collectives run one at a time and includes a concurrent one's bytes when they overlap (prefetch).
+   */
+  private async measure(kind: CollectiveKind, label: string, sized: Elems, work: (coll: number, tally: Tally) => Promise<void>, padded?: number): Promise<CollectiveRecord> {
     const { next, prev } = this.ring;
     const t0 = performance.now();
-    const sent0 = next?.sent() ?? zeroTraffic();
-    const recv0 = prev?.received() ?? zeroTraffic();
-    if (sized.length > 0) await work(this.world > 1 ? this.seq++ : -1);
+    const sent0 = next?.sent().frame ?? 0;
+    const recv0 = prev?.received().frame ?? 0;
+    const tally: Tally = { sent: zeroTraffic(), recv: zeroTraffic() };
+    if (sized.length > 0) await work(this.world > 1 ? this.seq++ : -1, tally);
     return {
       kind,
       label,
       elements: sized.length,
       padded: padded ?? paddedLength(sized.length, this.world),
       dtype: dtypeOf(sized),
-      sent: next ? subTraffic(next.sent(), sent0) : zeroTraffic(),
-      recv: prev ? subTraffic(prev.received(), recv0) : zeroTraffic(),
+      sent: { ...tally.sent, frame: next ? next.sent().frame - sent0 : 0 },
+      recv: { ...tally.recv, frame: prev ? prev.received().frame - recv0 : 0 },
       ms: performance.now() - t0,
     };
   }
@@ -171,7 +177,7 @@ export class Collectives {
    * every frame has been received and every frame we sent has been written to the socket, so callers may
    * reuse their buffers as soon as it resolves.
    */
-  private exchange(coll: number, slots: number, expected: number, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void): Promise<void> {
+  private exchange(coll: number, tally: Tally, slots: number, expected: number, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void): Promise<void> {
     const next = this.ring.next as PeerChannel;
     const prev = this.ring.prev as PeerChannel;
     return new Promise<void>((resolve, reject) => {
@@ -197,7 +203,8 @@ export class Collectives {
       }, this.opts.timeoutMs);
       const send: Sender = (step, chunk, data, staged) => {
         unwritten++;
-        next.send({ coll, step, chunk, dtype, elements: data.length }, bytesOf(data), () => {
+        tally.sent.payload += data.byteLength;
+        tally.sent.envelope += next.send({ coll, step, chunk, dtype, elements: data.length }, bytesOf(data), () => {
           unwritten--;
           if (staged) this.opts.ledger?.free(data);
           finish();
@@ -213,6 +220,8 @@ export class Collectives {
             const slot = f.step * chunks.count + f.chunk;
             if (slot >= slots || seen[slot]) throw new ProtocolError(`unexpected or repeated frame: step ${f.step}, chunk ${f.chunk}`);
             seen[slot] = 1;
+            tally.recv.payload += f.payload.byteLength;
+            tally.recv.envelope += f.envelopeBytes;
             onFrame(f, send);
             received++;
             finish();
@@ -230,7 +239,7 @@ export class Collectives {
     return this.opts.ledger ? this.opts.ledger.track('comm', x) : x;
   }
 
-  private rs(coll: number, input: Elems, output: Elems): Promise<void> {
+  private rs(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {
     const N = this.world;
     const r = this.rank;
     const L = input.length;
@@ -246,6 +255,7 @@ export class Collectives {
     // Step k: send segment r-k-1, receive segment r-k-2; the last step (N-2) receives segment r.
     return this.exchange(
       coll,
+      tally,
       (N - 1) * chunks.count,
       (N - 1) * chunks.count,
       dtype,
@@ -284,7 +294,7 @@ export class Collectives {
     );
   }
 
-  private ag(coll: number, input: Elems, output: Elems): Promise<void> {
+  private ag(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {
     const N = this.world;
     const r = this.rank;
     const L = output.length;
@@ -304,6 +314,7 @@ export class Collectives {
     // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1.
     return this.exchange(
       coll,
+      tally,
       (N - 1) * chunks.count,
       (N - 1) * chunks.count,
       dtype,
@@ -319,7 +330,7 @@ export class Collectives {
     );
   }
 
-  private bcast(coll: number, buf: Elems, root: number): Promise<void> {
+  private bcast(coll: number, tally: Tally, buf: Elems, root: number): Promise<void> {
     const N = this.world;
     const r = this.rank;
     const dtype = dtypeOf(buf);
@@ -331,6 +342,7 @@ export class Collectives {
     // Frames carry their hop count as the step; this rank expects exactly step `hop`.
     return this.exchange(
       coll,
+      tally,
       r === root ? 0 : (hop + 1) * chunks.count,
       r === root ? 0 : chunks.count,
       dtype,
@@ -350,3 +362,9 @@ export class Collectives {
 }
 
 type Sender = (step: number, chunk: number, data: Elems, staged: boolean) => void;
+
+/** Bytes of one collective, counted as its frames go out and come in. */
+interface Tally {
+  sent: Traffic;
+  recv: Traffic;
+}

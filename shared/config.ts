@@ -14,6 +14,7 @@ export interface RunOptions {
   unit: string;
   chunkKib: number;
   timeout: number; // seconds
+  prefetch: number;
 }
 
 export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
@@ -67,7 +68,9 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     chunkBytes,
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
+    prefetch: o.prefetch,
   };
+  if (![0, 1, 2].includes(o.prefetch)) throw new ConfigError(`--prefetch: ${o.prefetch} must be 0, 1 or 2`);
   return validateRunConfig(config);
 }
 

@@ -13,13 +13,13 @@ export interface FitResult {
   message: string;
 }
 
-export function fitCheck(config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype'>, spec: MlpSpec, world: number, limitBytes: number): FitResult {
+export function fitCheck(config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype' | 'prefetch'>, spec: MlpSpec, world: number, limitBytes: number): FitResult {
   const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
   const peaks: Record<string, number> = {};
   const refused: SchemeName[] = [];
   const fitting: SchemeName[] = [];
   for (const s of ['dp', 'zero1', 'zero2', 'zero3'] as const) {
-    const peak = memoryTheory(schemeFlags(s), sizes, config.wireDtype).peak;
+    const peak = memoryTheory(schemeFlags(s), sizes, config.wireDtype, config.prefetch).peak;
     peaks[s] = peak;
     if (peak <= limitBytes) fitting.push(s);
     else if (config.schemes.includes(s)) refused.push(s);

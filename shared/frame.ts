@@ -18,6 +18,7 @@ export interface ChunkHeader {
 
 export interface ChunkFrame extends ChunkHeader {
   payload: Uint8Array; // a view into the received message, not a copy
+  envelopeBytes: number; // the rest of the message
 }
 
 export const ENVELOPE_BYTES = 36;
@@ -69,7 +70,7 @@ export function decodeChunkFragments(fragments: Buffer[]): ChunkFrame {
       const dtype = CODE_DTYPE[code];
       if (dtype === undefined) throw new ProtocolError(`data frame: unknown dtype code ${code}`);
       if (payload.byteLength !== elements * bytesPerElement(dtype)) throw new ProtocolError(`data frame: payload has ${payload.byteLength} bytes, header says ${elements} ${dtype} elements`);
-      return { coll, step, chunk, dtype, elements, payload };
+      return { coll, step, chunk, dtype, elements, payload, envelopeBytes: ENVELOPE_BYTES };
     }
   }
   return decodeChunkFrame(fragments.length === 1 ? fragments[0] : Buffer.concat(fragments));
@@ -93,7 +94,7 @@ export function decodeChunkFrame(msg: Uint8Array): ChunkFrame {
   if (payload.byteLength !== elements * bytesPerElement(dtype)) {
     throw new ProtocolError(`data frame: payload has ${payload.byteLength} bytes, header says ${elements} ${dtype} elements`);
   }
-  return { coll: u32(v[1], 'coll'), step: u32(v[2], 'step'), chunk: u32(v[3], 'chunk'), dtype, elements, payload };
+  return { coll: u32(v[1], 'coll'), step: u32(v[2], 'step'), chunk: u32(v[3], 'chunk'), dtype, elements, payload, envelopeBytes: msg.byteLength - payload.byteLength };
 }
 
 /** View a payload as fp32 values, copying only when the bytes are not 4-byte aligned. */

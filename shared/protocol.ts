@@ -33,6 +33,7 @@ export interface RunConfig {
   chunkBytes: number; // collective chunk size
   timeoutMs: number; // a collective that waits longer than this fails
   schemes: SchemeName[]; // run back to back on the same cluster, same initial weights and data
+  prefetch: number; // ZeRO-3: unit gathers kept in flight ahead of compute (0, 1 or 2)
   checkpoint?: { every: number; dir: string }; // each rank writes its shards every `every` steps under dir/<scheme>/
   resume?: Partial<Record<SchemeName, { step: number; dir: string }>>; // continue a scheme from a complete checkpoint
 }
@@ -79,6 +80,7 @@ export function validateRunConfig(v: unknown): RunConfig {
     chunkBytes: int(o, 'chunkBytes', 64, MAX_CHUNK_BYTES),
     timeoutMs: int(o, 'timeoutMs', 1, 1e9),
     schemes: schemeList(o.schemes),
+    prefetch: int(o, 'prefetch', 0, 2),
     ...(o.checkpoint !== undefined ? { checkpoint: checkpointSpec(o.checkpoint) } : {}),
     ...(o.resume !== undefined ? { resume: resumeSpec(o.resume) } : {}),
   };
@@ -95,8 +97,9 @@ export interface StepMetrics {
   step: number;
   loss: number;
   stepMs: number;
-  computeMs: number;
-  commMs: number;
+  computeMs: number; // the step minus exposed communication
+  commMs: number; // total time of the step's collectives
+  exposedMs: number; // time the step stood waiting for communication
   sent: Traffic;
   recv: Traffic;
   collectives: CollectiveBrief[];
@@ -181,6 +184,7 @@ function stepMetrics(v: unknown): StepMetrics {
     stepMs: num(o, 'stepMs'),
     computeMs: num(o, 'computeMs'),
     commMs: num(o, 'commMs'),
+    exposedMs: num(o, 'exposedMs'),
     sent: traffic(o.sent, 'sent'),
     recv: traffic(o.recv, 'recv'),
     collectives: collectiveList(o.collectives),

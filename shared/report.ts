@@ -27,7 +27,7 @@ export interface SchemeRow {
   arrayBuffersPerParam: number; // process.memoryUsage().arrayBuffers growth while running, per parameter (max over ranks)
   sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
   ratioToDp: number | null; // payload bytes vs DP's
-  time: { stepMs: number; computeMs: number; commMs: number }; // mean per step over ranks (first step excluded when there are more)
+  time: { stepMs: number; computeMs: number; commMs: number; exposedMs: number; overlappedMs: number }; // mean per step over ranks (first step excluded when there are more)
   losses: number[]; // mean over ranks, per step
   finalLoss: number;
   maxParamDiff: number; // max |final params - first scheme's final params|
@@ -69,7 +69,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
   const rows: SchemeRow[] = [];
   for (const [scheme, sums] of summaries) {
     const flags = schemeFlags(scheme);
-    const mem = memoryTheory(flags, sizes, config.wireDtype);
+    const mem = memoryTheory(flags, sizes, config.wireDtype, config.prefetch);
     const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
     const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
     const final = finalParameters(config, world, scheme, sums);
@@ -99,6 +99,8 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
         stepMs: mean(sums.flatMap((s) => timed(s).map((x) => x.stepMs))),
         computeMs: mean(sums.flatMap((s) => timed(s).map((x) => x.computeMs))),
         commMs: mean(sums.flatMap((s) => timed(s).map((x) => x.commMs))),
+        exposedMs: mean(sums.flatMap((s) => timed(s).map((x) => x.exposedMs))),
+        overlappedMs: mean(sums.flatMap((s) => timed(s).map((x) => Math.max(0, x.commMs - x.exposedMs)))),
       },
       losses,
       finalLoss: losses[losses.length - 1] ?? NaN,
@@ -131,8 +133,8 @@ export function formatReport(r: Report): string {
   const c = r.config;
   const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
   const header = [
-    ['', '', '', 'resident B/param', '', 'peak B/param', '', 'sent KiB/rank/step', '', '', '', ...(hasIface ? [''] : []), '', 'step ms', '', '', 'final'],
-    ['scheme', 'N', 'params', 'theory', 'measured', 'theory', 'measured', 'theory', 'payload', 'frame', 'TCP', ...(hasIface ? ['iface'] : []), 'xDP', 'total', 'compute', 'comm', 'loss'],
+    ['', '', '', 'resident B/param', '', 'peak B/param', '', 'sent KiB/rank/step', '', '', '', ...(hasIface ? [''] : []), '', 'step ms', '', 'comm', '', 'final'],
+    ['scheme', 'N', 'params', 'theory', 'measured', 'theory', 'measured', 'theory', 'payload', 'frame', 'TCP', ...(hasIface ? ['iface'] : []), 'xDP', 'total', 'compute', 'exposed', 'hidden', 'loss'],
   ];
   const rows = r.rows.map((x) => [
     x.title,
@@ -150,13 +152,14 @@ export function formatReport(r: Report): string {
     x.ratioToDp === null ? '-' : f2(x.ratioToDp),
     x.time.stepMs.toFixed(1),
     x.time.computeMs.toFixed(1),
-    x.time.commMs.toFixed(1),
+    x.time.exposedMs.toFixed(1),
+    x.time.overlappedMs.toFixed(1),
     x.finalLoss.toFixed(4),
   ]);
   const a = r.agreement;
   const z3 = r.rows.find((x) => x.scheme === 'zero3');
   const notes = [
-    `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}`,
+    `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
   if (z3) notes.push(`ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`);

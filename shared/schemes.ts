@@ -20,13 +20,17 @@ export interface SchemeContext {
   hyper: AdamHyper;
   dtype: WireDtype; // of the working copy, the gradients and the wire
   theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
+  prefetch?: number; // ZeRO-3: gathers kept in flight ahead of the unit being computed (0: none)
 }
 
 export interface StepStats {
   loss: number; // this rank's mean loss on its rows, before the update
   stepMs: number;
-  commMs: number; // time inside collectives (nothing overlaps them yet)
-  computeMs: number; // the rest
+  commMs: number; // total time of the step's collectives, start to end
+  exposedMs: number; // time the step stood waiting for a collective
+  computeMs: number; // the step minus its exposed communication
+  sentFrame: number; // socket bytes written to the next rank during the step
+  recvFrame: number;
   records: CollectiveRecord[];
   arrayBuffersPeak: number; // process.memoryUsage().arrayBuffers, sampled at the worst moments
 }
@@ -66,6 +70,7 @@ export class Base implements SchemeFlags {
   protected m!: Float32Array;
   protected v!: Float32Array;
   private t = 0;
+  private exposedMs = 0;
 
   /** Allocate this rank's bands and load the initial parameters. No communication. */
   setup(ctx: SchemeContext): this {
@@ -112,6 +117,8 @@ export class Base implements SchemeFlags {
     const { coll, ledger, layout } = this.ctx;
     const t0 = performance.now();
     const firstRecord = coll.records.length;
+    const sock0 = { sent: coll.ring.next?.sent().frame ?? 0, recv: coll.ring.prev?.received().frame ?? 0 };
+    this.exposedMs = 0;
     ledger.resetPeak();
     let abPeak = 0;
     const sample = () => (abPeak = Math.max(abPeak, process.memoryUsage().arrayBuffers));
@@ -119,7 +126,7 @@ export class Base implements SchemeFlags {
     // Forward, unit by unit.
     const acts = this.mlp.startForward(batch.x, batch.rows);
     for (const u of layout.units) {
-      const p = await this.acquireUnit(u, 'forward');
+      const p = await this.waitFor(this.acquireUnit(u, 'forward'));
       sample();
       for (const l of u.layers) this.mlp.forwardLayer(acts, l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
       this.releaseUnit(p);
@@ -130,7 +137,7 @@ export class Base implements SchemeFlags {
     let d: Float32Array | null = dOut;
     const g = new Float32Array(layout.maxUnitPadded); // fp32 compute scratch, like an activation
     for (const u of [...layout.units].reverse()) {
-      const p = await this.acquireUnit(u, 'backward');
+      const p = await this.waitFor(this.acquireUnit(u, 'backward'));
       sample();
       g.fill(0);
       for (const l of [...u.layers].reverse()) d = this.mlp.backwardLayer(acts, l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size), d!, g.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
@@ -138,20 +145,32 @@ export class Base implements SchemeFlags {
       // Pre-divide by N: the sum over ranks is then the gradient of the global mean loss.
       const inv = 1 / layout.world;
       for (let i = 0; i < u.size; i++) g[i] *= inv;
-      await this.unitGradientReady(u, g.subarray(0, u.padded));
+      await this.waitFor(this.unitGradientReady(u, g.subarray(0, u.padded)));
       sample();
     }
-    await this.gradientsReady();
+    await this.waitFor(this.gradientsReady());
 
     this.t++;
     const gOwned = this.ownedGradients();
     adamUpdate(this.master, this.m, this.v, gOwned, this.t, this.ctx.hyper);
-    await this.refreshWorkingCopy();
+    await this.waitFor(this.refreshWorkingCopy());
 
     const records = coll.since(firstRecord);
     const commMs = records.reduce((s, r) => s + r.ms, 0);
     const stepMs = performance.now() - t0;
-    return { loss, stepMs, commMs, computeMs: stepMs - commMs, records, arrayBuffersPeak: abPeak };
+    const sentFrame = (coll.ring.next?.sent().frame ?? 0) - sock0.sent;
+    const recvFrame = (coll.ring.prev?.received().frame ?? 0) - sock0.recv;
+    return { loss, stepMs, commMs, exposedMs: this.exposedMs, computeMs: stepMs - this.exposedMs, sentFrame, recvFrame, records, arrayBuffersPeak: abPeak };
+  }
+
+  /** Await communication, counting the time the step stands still for it. */
+  protected async waitFor<T>(p: Promise<T>): Promise<T> {
+    const t = performance.now();
+    try {
+      return await p;
+    } finally {
+      this.exposedMs += performance.now() - t;
+    }
   }
 
   /** Parameters of unit `u` for compute. Without sharded parameters they are already here. */
@@ -240,7 +259,30 @@ export class Zero3 extends Zero2 {
   override readonly name: SchemeName = 'zero3';
   override shardParameters = true;
 
+  /** Gathers already started, by pass and unit: the prefetch window. */
+  private readonly inflight = new Map<string, Promise<UnitParams>>();
+
   protected override async acquireUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+    const { layout, prefetch = 0 } = this.ctx;
+    const order = pass === 'forward' ? layout.units : [...layout.units].reverse();
+    const at = order.indexOf(u);
+    const key = (v: Unit) => `${pass}:${v.index}`;
+    const mine = this.inflight.get(key(u)) ?? this.gather(u, pass);
+    this.inflight.delete(key(u));
+    // Start the next units' gathers now, so their bytes move while this unit computes. Every rank issues
+    // them in the same order, so the ring collectives still pair up. Each is released after its own use.
+    for (let k = 1; k <= prefetch && at + k < order.length; k++) {
+      const v = order[at + k];
+      if (!this.inflight.has(key(v))) {
+        const p = this.gather(v, pass);
+        p.catch(() => undefined); // awaited (and its error raised) when the unit's turn comes
+        this.inflight.set(key(v), p);
+      }
+    }
+    return mine;
+  }
+
+  private async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     const { coll, ledger, dtype } = this.ctx;
     const gathered = ledger.alloc('gathered', dtype, u.padded);
     await coll.allGather(this.params16.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);

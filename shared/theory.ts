@@ -28,7 +28,7 @@ export interface MemoryTheory {
   peak: number;
 }
 
-export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype): MemoryTheory {
+export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, prefetch = 0): MemoryTheory {
   const b = bytesPerElement(dtype);
   const n = (sharded: boolean) => (sharded ? s.shardTotal : s.paddedTotal);
   const bands = {
@@ -39,11 +39,19 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype): 
     v: n(f.shardOptimizer) * OPTIMIZER_BYTES.v,
   };
   const resident = bands.params16 + bands.grads + bands.master + bands.m + bands.v;
-  // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed);
+  // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
+  // plus the `prefetch` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
   const transientBand = f.shardParameters ? 'gathered' : f.shardGradients ? 'bucket' : null;
-  const transient = transientBand ? s.maxUnitPadded * b : 0;
+  const transient = f.shardParameters ? worstWindow(s.unitPadded, prefetch + 1) * b : f.shardGradients ? s.maxUnitPadded * b : 0;
   return { bands, resident, transient, transientBand, peak: resident + transient };
+}
+
+/** Largest sum of `width` consecutive entries (the whole list when it is shorter). */
+function worstWindow(xs: number[], width: number): number {
+  let best = 0;
+  for (let i = 0; i < xs.length; i++) best = Math.max(best, xs.slice(i, i + width).reduce((a, x) => a + x, 0));
+  return best;
 }
 
 /** Payload bytes one rank sends per step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b. */

@@ -18,6 +18,7 @@ export interface TrainSetup {
   dtype: WireDtype;
   unit: UnitMode;
   hyper: AdamHyper;
+  prefetch?: number;
 }
 
 export const HYPER: AdamHyper = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
@@ -38,7 +39,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
   const ranks = await localRings(world, { chunkBytes: 4096 });
   try {
     const layouts = ranks.map((_, r) => new ShardLayout(spec, world, r, s.unit));
-    const schemes = ranks.map((rk, r) => new SCHEME_CLASSES[scheme]().setup({ layout: layouts[r], coll: rk.coll, ledger: rk.ledger, hyper: s.hyper, dtype: s.dtype, theta0 }));
+    const schemes = ranks.map((rk, r) => new SCHEME_CLASSES[scheme]().setup({ layout: layouts[r], coll: rk.coll, ledger: rk.ledger, hyper: s.hyper, dtype: s.dtype, theta0, prefetch: s.prefetch }));
     const stats: StepStats[][] = ranks.map(() => []);
     const losses: number[] = [];
     for (let t = 0; t < s.steps; t++) {

@@ -103,3 +103,27 @@ describe('accounting: bytes on the wire and memory per band, measured against th
     expect([per('dp'), per('zero1'), per('zero2'), per('zero3')]).toEqual([16, 5.5, 3.75, 2]);
   });
 });
+
+describe('ZeRO-3 prefetch', () => {
+  for (const depth of [1, 2]) {
+    it(`depth ${depth}: same losses and parameters as without; the peak holds the prefetched units, as theory says`, async () => {
+      const setup = { ...base, widths: [13, 29, 17, 23, 5], steps: 3 };
+      const plain = await trainDistributed(4, 'zero3', setup);
+      const ahead = await trainDistributed(4, 'zero3', { ...setup, prefetch: depth });
+      expect(ahead.losses).toEqual(plain.losses);
+      expect(Array.from(ahead.final)).toEqual(Array.from(plain.final));
+      const L = ahead.layouts[0];
+      const theory = memoryTheory(schemeFlags('zero3'), L.sizes(), 'fp32', depth);
+      const window = Math.max(...L.units.map((_, i) => L.units.slice(i, i + depth + 1).reduce((a, u) => a + u.padded, 0))) * 4;
+      expect(theory.peak - theory.resident).toBe(window);
+      for (const rk of ahead.ranks) {
+        expect(rk.ledger.peak).toBe(theory.peak);
+        expect(rk.ledger.peakPerBand.gathered).toBe(window);
+        expect(rk.ledger.peakPerBand.gathered).toBeGreaterThan(plain.ranks[0].ledger.peakPerBand.gathered);
+      }
+      // Still two gathers per unit per step, and the same bytes.
+      const bytes = (r: typeof plain) => r.stats[0][1].records.reduce((s, x) => s + x.sent.payload, 0);
+      expect(bytes(ahead)).toBe(bytes(plain));
+    });
+  }
+});
