@@ -20,6 +20,7 @@ export interface CollectiveRecord {
   dtype: WireDtype;
   sent: Traffic; // to the next rank
   recv: Traffic; // from the previous rank
+  startMs: number; // performance.now() at the start
   ms: number;
 }
 
@@ -167,6 +168,7 @@ export class Collectives {
       dtype: dtypeOf(sized),
       sent: { ...tally.sent, frame: next ? next.sent().frame - sent0 : 0 },
       recv: { ...tally.recv, frame: prev ? prev.received().frame - recv0 : 0 },
+      startMs: t0,
       ms: performance.now() - t0,
     };
   }

@@ -98,7 +98,7 @@ export interface StepMetrics {
   loss: number;
   stepMs: number;
   computeMs: number; // the step minus exposed communication
-  commMs: number; // total time of the step's collectives
+  commMs: number; // wall time during which a collective was running
   exposedMs: number; // time the step stood waiting for communication
   sent: Traffic;
   recv: Traffic;

@@ -26,7 +26,7 @@ export interface SchemeContext {
 export interface StepStats {
   loss: number; // this rank's mean loss on its rows, before the update
   stepMs: number;
-  commMs: number; // total time of the step's collectives, start to end
+  commMs: number; // wall time during which at least one collective was running
   exposedMs: number; // time the step stood waiting for a collective
   computeMs: number; // the step minus its exposed communication
   sentFrame: number; // socket bytes written to the next rank during the step
@@ -51,6 +51,19 @@ function toF32(src: Elems, dst: Float32Array): Float32Array {
 function fromF32(src: Float32Array, dst: Elems): void {
   if (dst instanceof Float32Array) dst.set(src);
   else encodeBf16(src, dst);
+}
+
+/** Wall time covered by at least one of the collectives (they overlap when ZeRO-3 prefetches). */
+function busyTime(records: CollectiveRecord[]): number {
+  const spans = records.map((r) => [r.startMs, r.startMs + r.ms]).sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
 }
 
 export class Base implements SchemeFlags {
@@ -156,7 +169,7 @@ export class Base implements SchemeFlags {
     await this.waitFor(this.refreshWorkingCopy());
 
     const records = coll.since(firstRecord);
-    const commMs = records.reduce((s, r) => s + r.ms, 0);
+    const commMs = busyTime(records);
     const stepMs = performance.now() - t0;
     const sentFrame = (coll.ring.next?.sent().frame ?? 0) - sock0.sent;
     const recvFrame = (coll.ring.prev?.received().frame ?? 0) - sock0.recv;
