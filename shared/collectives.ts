@@ -50,6 +50,15 @@ class Chunks {
   length(j: number): number {
     return Math.min(this.segment, (j + 1) * this.size) - j * this.size;
   }
+  /** Chunk j of a segment-sized array. */
+  of<T extends Elems>(x: T, j: number): T {
+    return x.subarray(this.start(j), this.start(j) + this.length(j)) as T;
+  }
+}
+
+/** A received payload as elements of its dtype, in place where alignment allows. */
+function payloadView(dtype: WireDtype, p: Uint8Array): Elems {
+  return dtype === 'fp32' ? payloadAsF32(p) : payloadAsBf16(p);
 }
 
 /** Copy elements [from, from+n) of `src` as wire bytes, zero beyond `src.length` (the padding). */
@@ -312,7 +321,6 @@ export class Collectives {
     const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + r * S * input.BYTES_PER_ELEMENT;
     if (!aliased) place(r, 0, input);
     if (N === 1) return Promise.resolve();
-    const view = (p: Uint8Array): Elems => (dtype === 'fp32' ? payloadAsF32(p) : payloadAsBf16(p));
     // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1.
     return this.exchange(
       coll,
@@ -322,10 +330,10 @@ export class Collectives {
       dtype,
       chunks,
       (send) => {
-        for (let j = 0; j < chunks.count; j++) send(0, j, input.subarray(chunks.start(j), chunks.start(j) + chunks.length(j)), false);
+        for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j), false);
       },
       (f, send) => {
-        const data = view(f.payload);
+        const data = payloadView(dtype, f.payload);
         place(mod(r - f.step - 1, N), chunks.start(f.chunk), data);
         if (f.step < N - 2) send(f.step + 1, f.chunk, data, false);
       },
@@ -340,7 +348,6 @@ export class Collectives {
     const chunks = new Chunks(buf.length, this.opts.chunkBytes, dtype);
     const hop = mod(r - root - 1, N); // the step at which frames reach this rank
     const forwards = mod(r + 1 - root, N) !== 0;
-    const view = (p: Uint8Array): Elems => (dtype === 'fp32' ? payloadAsF32(p) : payloadAsBf16(p));
     // Frames carry their hop count as the step; this rank expects exactly step `hop`.
     return this.exchange(
       coll,
@@ -351,11 +358,11 @@ export class Collectives {
       chunks,
       (send) => {
         if (r !== root) return;
-        for (let j = 0; j < chunks.count; j++) send(0, j, buf.subarray(chunks.start(j), chunks.start(j) + chunks.length(j)), false);
+        for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(buf, j), false);
       },
       (f, send) => {
         if (f.step !== hop) throw new ProtocolError(`broadcast frame at hop ${f.step}, expected hop ${hop}`);
-        const data = view(f.payload);
+        const data = payloadView(dtype, f.payload);
         buf.set(data as never, chunks.start(f.chunk));
         if (forwards) send(f.step + 1, f.chunk, data, false);
       },

@@ -61,6 +61,17 @@ describe('joining a run', () => {
     expect(r.stderr).toMatch(/refused: this rank expects model 16,64,4, the run trains 16,32,4/);
   });
 
+  it('refuses the same process joining twice', async () => {
+    const first = new WebSocket(`ws://127.0.0.1:${port}`);
+    await new Promise((r) => first.once('open', r));
+    first.send(join({ pid: 777 }));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(first.readyState).toBe(WebSocket.OPEN); // admitted
+    expect(await sendOnce(join({ pid: 777 }))).toEqual({ code: 1008, reason: 'refused: this process (test pid 777) has already joined' });
+    first.close();
+    await new Promise((r) => first.once('close', r));
+  });
+
   it('thousands of random and mutated messages: each refused with a reason, the coordinator keeps serving', async () => {
     const valid = join();
     const reasons = new Set<string>();
@@ -105,5 +116,25 @@ describe('joining a run', () => {
     expect(done.stdout).toMatch(/losses agree across schemes: yes/);
     expect(stderr + done.stdout).not.toContain(TOKEN);
     expect(results.map((r) => r.stderr).join('')).not.toContain(TOKEN);
+  });
+});
+
+describe('joining late', () => {
+  it('a rank that arrives after the run started is refused', async () => {
+    const c = startCli(['coordinator', '--world', '1', '--port', '0', '--host', '127.0.0.1', '--model', '16,32,4', '--steps', '100000', '--batch', '8', '--samples', '32', '--scheme', 'dp']);
+    let err = '';
+    c.child.stderr!.on('data', (d) => (err += d));
+    try {
+      expect(await eventually(() => logLines(err).some((l) => typeof l.port === 'number'), 10_000)).toBe(true);
+      const p = logLines(err).find((l) => typeof l.port === 'number')!.port as number;
+      const rank = startCli(['rank', '--coordinator', `ws://127.0.0.1:${p}`, '--peer-host', '127.0.0.1']);
+      expect(await eventually(() => logLines(err).some((l) => /DP step/.test(String(l.msg))), 20_000)).toBe(true);
+      const late = await runCli(['rank', '--coordinator', `ws://127.0.0.1:${p}`, '--connect-timeout', '2'], 20_000);
+      expect(late.code).toBe(1);
+      expect(late.stderr).toMatch(/refused: the run has already started/);
+      rank.child.kill('SIGKILL');
+    } finally {
+      c.child.kill('SIGKILL');
+    }
   });
 });
