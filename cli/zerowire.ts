@@ -38,6 +38,7 @@ function runOptions<T>(y: Argv<T>) {
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
     .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })
+    .option('compute', { choices: ['inline', 'thread'], default: 'inline', describe: "where forward/backward run: the rank's event loop, or a worker thread (lets communication overlap)" })
     .option('prefetch', { type: 'number', default: 0, describe: 'ZeRO-3: gather this many units ahead of compute (0, 1, 2)' })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
     .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })

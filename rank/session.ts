@@ -12,6 +12,8 @@ import { PeerListener, wireRing, type Ring } from '../shared/ring.js';
 import { SCHEME_CLASSES } from '../shared/schemes.js';
 import { fitCheck } from '../shared/fit.js';
 import { readRankShard, writeRankShard } from '../shared/checkpoint.js';
+import { InlineCompute, type Compute } from '../shared/compute.js';
+import { WorkerCompute } from './worker-compute.js';
 import { readInterfaceCounters, type InterfaceCounters } from '../shared/iface.js';
 import type { Logger } from 'pino';
 
@@ -177,7 +179,28 @@ export class RankSession {
     const abBefore = process.memoryUsage().arrayBuffers;
     const sock0 = this.socketTotals();
     const iface0 = this.ifaceCounters();
-    const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed), prefetch: c.prefetch });
+    const compute = c.compute === 'thread' ? new WorkerCompute(spec) : new InlineCompute(spec);
+    try {
+      await this.trainWith(scheme, c, ring, coll, spec, layout, ledger, compute, { abBefore, sock0, iface0 });
+    } finally {
+      await compute.close();
+      coll.useLedger(undefined);
+    }
+  }
+
+  private async trainWith(
+    scheme: SchemeName,
+    c: RunConfig,
+    ring: Ring,
+    coll: Collectives,
+    spec: MlpSpec,
+    layout: ShardLayout,
+    ledger: MemoryLedger,
+    compute: Compute,
+    before: { abBefore: number; sock0: { written: number; read: number }; iface0: InterfaceCounters | null },
+  ): Promise<void> {
+    const { abBefore, sock0, iface0 } = before;
+    const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed), prefetch: c.prefetch, compute });
     const resume = c.resume?.[scheme];
     if (resume) {
       await s.loadOptimizerState(await readRankShard(resume.dir, scheme, resume.step, ring.rank, s.optimizerState().master.length));
@@ -190,7 +213,7 @@ export class RankSession {
     let abPeak = abBefore;
     const steps: StepMetrics[] = [];
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
-      const st = await s.step(this.data.rankBatch(t, c.batch, ring.rank, ring.world));
+      const st = await s.step(this.data!.rankBatch(t, c.batch, ring.rank, ring.world));
       if (ledger.peak > peak) {
         peak = ledger.peak;
         peakBands = { ...ledger.peakBands };
@@ -231,7 +254,6 @@ export class RankSession {
       master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
     };
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
-    coll.useLedger(undefined);
     this.send({ type: 'done', summary });
   }
 

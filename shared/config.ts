@@ -1,6 +1,6 @@
 // Building and checking a RunConfig from user options, with errors that name the option.
 import { WIRE_DTYPES, type WireDtype } from './dtype.js';
-import { MAX_CHUNK_BYTES, SCHEMES, UNITS, validateRunConfig, type RunConfig, type SchemeName, type UnitMode } from './protocol.js';
+import { COMPUTE_MODES, MAX_CHUNK_BYTES, SCHEMES, UNITS, validateRunConfig, type RunConfig, type SchemeName, type UnitMode } from './protocol.js';
 
 export interface RunOptions {
   scheme: string; // dp|zero1|zero2|zero3|all, or a comma list
@@ -15,6 +15,7 @@ export interface RunOptions {
   chunkKib: number;
   timeout: number; // seconds
   prefetch: number;
+  compute: string;
 }
 
 export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
@@ -69,7 +70,9 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
     prefetch: o.prefetch,
+    compute: o.compute as RunConfig['compute'],
   };
+  if (!(COMPUTE_MODES as readonly string[]).includes(o.compute)) throw new ConfigError(`--compute: "${o.compute}" is not one of ${COMPUTE_MODES.join('|')}`);
   if (![0, 1, 2].includes(o.prefetch)) throw new ConfigError(`--prefetch: ${o.prefetch} must be 0, 1 or 2`);
   return validateRunConfig(config);
 }

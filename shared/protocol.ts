@@ -15,6 +15,8 @@ export const MAX_CHUNK_BYTES = 64 << 20;
 export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
 export type SchemeName = (typeof SCHEMES)[number];
 export const UNITS = ['layer', 'model'] as const;
+export const COMPUTE_MODES = ['inline', 'thread'] as const;
+export type ComputeMode = (typeof COMPUTE_MODES)[number];
 export type UnitMode = (typeof UNITS)[number];
 
 /** Everything a rank needs to know to train; the coordinator broadcasts one of these. */
@@ -34,6 +36,7 @@ export interface RunConfig {
   timeoutMs: number; // a collective that waits longer than this fails
   schemes: SchemeName[]; // run back to back on the same cluster, same initial weights and data
   prefetch: number; // ZeRO-3: unit gathers kept in flight ahead of compute (0, 1 or 2)
+  compute: ComputeMode; // forward/backward on the rank's main thread, or on a worker thread
   checkpoint?: { every: number; dir: string }; // each rank writes its shards every `every` steps under dir/<scheme>/
   resume?: Partial<Record<SchemeName, { step: number; dir: string }>>; // continue a scheme from a complete checkpoint
 }
@@ -81,6 +84,7 @@ export function validateRunConfig(v: unknown): RunConfig {
     timeoutMs: int(o, 'timeoutMs', 1, 1e9),
     schemes: schemeList(o.schemes),
     prefetch: int(o, 'prefetch', 0, 2),
+    compute: oneOf(o, 'compute', COMPUTE_MODES),
     ...(o.checkpoint !== undefined ? { checkpoint: checkpointSpec(o.checkpoint) } : {}),
     ...(o.resume !== undefined ? { resume: resumeSpec(o.resume) } : {}),
   };

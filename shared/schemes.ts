@@ -7,7 +7,7 @@ import type { CollectiveRecord, Collectives } from './collectives.js';
 import type { Elems, WireDtype } from './dtype.js';
 import type { Unit, ShardLayout } from './layout.js';
 import type { MemoryLedger } from './memory.js';
-import { Mlp } from './model.js';
+import { InlineCompute, type Compute } from './compute.js';
 import type { Batch } from './data.js';
 import type { SchemeName } from './protocol.js';
 import type { SchemeFlags } from './theory.js';
@@ -21,6 +21,7 @@ export interface SchemeContext {
   dtype: WireDtype; // of the working copy, the gradients and the wire
   theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
   prefetch?: number; // ZeRO-3: gathers kept in flight ahead of the unit being computed (0: none)
+  compute?: Compute; // where forward and backward run (default: inline, on this thread)
 }
 
 export interface StepStats {
@@ -73,7 +74,7 @@ export class Base implements SchemeFlags {
   shardParameters = false;
 
   protected ctx!: SchemeContext;
-  protected mlp!: Mlp;
+  protected compute!: Compute;
   /** 16-bit working copy: the full padded layout, or this rank's shard. */
   protected params16!: Elems;
   /** Gradients in the working dtype: full padded layout, or this rank's shard. */
@@ -89,7 +90,7 @@ export class Base implements SchemeFlags {
   setup(ctx: SchemeContext): this {
     const { layout, ledger, dtype, theta0 } = ctx;
     this.ctx = ctx;
-    this.mlp = new Mlp(layout.spec);
+    this.compute = ctx.compute ?? new InlineCompute(layout.spec);
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
     this.params16 = ledger.alloc('params16', dtype, n(this.shardParameters));
     this.grads = ledger.alloc('grads', dtype, n(this.shardGradients));
@@ -137,23 +138,22 @@ export class Base implements SchemeFlags {
     const sample = () => (abPeak = Math.max(abPeak, process.memoryUsage().arrayBuffers));
 
     // Forward, unit by unit.
-    const acts = this.mlp.startForward(batch.x, batch.rows);
+    await this.compute.start(batch.x, batch.rows);
     for (const u of layout.units) {
       const p = await this.waitFor(this.acquireUnit(u, 'forward'));
       sample();
-      for (const l of u.layers) this.mlp.forwardLayer(acts, l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      for (const l of u.layers) await this.compute.forward(l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
       this.releaseUnit(p);
     }
-    const { loss, dOut } = this.mlp.loss(acts, batch.y);
+    const loss = await this.compute.loss(batch.y);
 
     // Backward, unit by unit in reverse; each unit's gradient goes out as soon as it exists.
-    let d: Float32Array | null = dOut;
     const g = new Float32Array(layout.maxUnitPadded); // fp32 compute scratch, like an activation
     for (const u of [...layout.units].reverse()) {
       const p = await this.waitFor(this.acquireUnit(u, 'backward'));
       sample();
       g.fill(0);
-      for (const l of [...u.layers].reverse()) d = this.mlp.backwardLayer(acts, l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size), d!, g.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      for (const l of [...u.layers].reverse()) await this.compute.backward(l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size), g.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
       this.releaseUnit(p);
       // Pre-divide by N: the sum over ranks is then the gradient of the global mean loss.
       const inv = 1 / layout.world;

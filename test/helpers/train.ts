@@ -8,6 +8,7 @@ import { Mlp, MlpSpec } from '../../shared/model.js';
 import type { SchemeName, UnitMode } from '../../shared/protocol.js';
 import { SCHEME_CLASSES, type Base, type StepStats } from '../../shared/schemes.js';
 import { closeAll, localRings, type LocalRank } from './rings.js';
+import { InlineCompute, type Compute } from '../../shared/compute.js';
 
 export interface TrainSetup {
   widths: number[];
@@ -19,6 +20,7 @@ export interface TrainSetup {
   unit: UnitMode;
   hyper: AdamHyper;
   prefetch?: number;
+  compute?: (spec: MlpSpec) => Compute; // default: inline
 }
 
 export const HYPER: AdamHyper = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
@@ -37,9 +39,11 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
   const theta0 = spec.init(s.seed);
   const data = new SyntheticData(spec.inputs, spec.classes, s.samples, s.seed);
   const ranks = await localRings(world, { chunkBytes: 4096 });
+  let computes: Compute[] = [];
   try {
     const layouts = ranks.map((_, r) => new ShardLayout(spec, world, r, s.unit));
-    const schemes = ranks.map((rk, r) => new SCHEME_CLASSES[scheme]().setup({ layout: layouts[r], coll: rk.coll, ledger: rk.ledger, hyper: s.hyper, dtype: s.dtype, theta0, prefetch: s.prefetch }));
+    computes = ranks.map(() => (s.compute ? s.compute(spec) : new InlineCompute(spec)));
+    const schemes = ranks.map((rk, r) => new SCHEME_CLASSES[scheme]().setup({ layout: layouts[r], coll: rk.coll, ledger: rk.ledger, hyper: s.hyper, dtype: s.dtype, theta0, prefetch: s.prefetch, compute: computes[r] }));
     const stats: StepStats[][] = ranks.map(() => []);
     const losses: number[] = [];
     for (let t = 0; t < s.steps; t++) {
@@ -51,6 +55,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
     const final = states[0].sharded ? layouts[0].assemble(states.map((x) => x.data)) : layouts[0].unpad(states[0].data);
     return { losses, final, stats, ranks, schemes, layouts };
   } finally {
+    await Promise.all(computes.map((c) => c.close()));
     await closeAll(ranks);
   }
 }
