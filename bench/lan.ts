@@ -18,6 +18,9 @@ const argv = yargs(hideBin(process.argv))
   .option('model', { type: 'string', default: '256,1024,1024,10' })
   .option('steps', { type: 'number', default: 8 })
   .option('prefetch', { type: 'number', default: 0 })
+  .option('prefetch-rate', { type: 'string', default: '100mbit', describe: 'link rate of the ZeRO-3 prefetch comparison' })
+  .option('prefetch-model', { type: 'string', default: '512,512,512,512,512,512,10', describe: 'equal-sized units, so each gather can hide behind the previous unit' })
+  .option('prefetch-batch', { type: 'number', default: 256 })
   .option('svg', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.svg', import.meta.url)) })
   .strict()
   .parseSync();
@@ -33,8 +36,8 @@ interface Point {
   hidden: number;
 }
 
-function run(rate: string, out: string): Report {
-  const args = [LAN, '--hosts', String(argv.hosts), '--rate', rate, '--', '--scheme', 'all', '--model', argv.model, '--steps', String(argv.steps), '--prefetch', String(argv.prefetch), '--out', out, '--log-level', 'warn'];
+function run(rate: string, out: string, options: string[] = ['--scheme', 'all', '--model', argv.model, '--prefetch', String(argv.prefetch)]): Report {
+  const args = [LAN, '--hosts', String(argv.hosts), '--rate', rate, '--', ...options, '--steps', String(argv.steps), '--out', out, '--log-level', 'warn'];
   // A saturated slow link with tail-drop tbf (this kernel has no fq_codel) can delay the sparse control flow
   // by TCP retransmission timeouts: give heartbeats more slack than the 1.2 s default here.
   const env = { ...process.env, NODE: process.execPath, ZEROWIRE_HEARTBEAT_TIMEOUT: process.env.ZEROWIRE_HEARTBEAT_TIMEOUT ?? '6' };
@@ -79,6 +82,24 @@ ${parts.join('\n')}
 `;
 }
 
+/** ZeRO-3 at one rate: inline compute, then compute on a thread with prefetch depth 0, 1, 2. */
+function prefetchComparison(dir: string): void {
+  const configs = [['inline', 0], ['thread', 0], ['thread', 1], ['thread', 2]] as const;
+  const rows: string[][] = [];
+  let base = 0;
+  for (const [compute, depth] of configs) {
+    const opts = ['--scheme', 'zero3', '--model', argv['prefetch-model'], '--batch', String(argv['prefetch-batch']), '--compute', compute, '--prefetch', String(depth)];
+    const r = run(argv['prefetch-rate'], join(dir, `prefetch-${compute}-${depth}.json`), opts).rows[0];
+    if (compute === 'thread' && depth === 0) base = r.time.exposedMs;
+    const hidden = compute === 'thread' && depth > 0 && base > 0 ? `${(100 * (1 - r.time.exposedMs / base)).toFixed(0)}%` : '-';
+    rows.push([compute, String(depth), r.time.stepMs.toFixed(1), r.time.computeMs.toFixed(1), r.time.exposedMs.toFixed(1), hidden, (r.peak.measured).toFixed(2)]);
+  }
+  prefetchTable = `ZeRO-3 prefetch at ${argv['prefetch-rate']}, model ${argv['prefetch-model']}, global batch ${argv['prefetch-batch']}; mean ms per step
+${textTable([['compute', 'prefetch', 'step', 'compute', 'exposed comm', 'hidden vs depth 0', 'peak B/param']], rows)}`;
+}
+
+let prefetchTable = '';
+
 function main(): void {
   if (process.getuid?.() !== 0) throw new Error('bench:lan needs root (network namespaces and tc): run it as root');
   const rates = argv.rates.split(',');
@@ -90,6 +111,7 @@ function main(): void {
       for (const r of report.rows) points.push({ rate, scheme: r.title, step: r.time.stepMs, compute: r.time.computeMs, exposed: r.time.exposedMs, hidden: r.time.overlappedMs });
       process.stderr.write(`${rate}: done\n`);
     }
+    prefetchComparison(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -99,6 +121,7 @@ function main(): void {
   });
   console.log(`${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${argv.model}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step`);
   console.log(textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'hidden comm', 'step / DP']], rows));
+  console.log(`\n${prefetchTable}`);
   writeFileSync(argv.svg, svg(points.map((p) => ({ ...p, scheme: p.scheme.toLowerCase().replace('-', '') })), rates));
   console.log(`chart: ${argv.svg}`);
 }

@@ -134,7 +134,7 @@ export function formatReport(r: Report): string {
   const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
   const header = [
     ['', '', '', 'resident B/param', '', 'peak B/param', '', 'sent KiB/rank/step', '', '', '', ...(hasIface ? [''] : []), '', 'step ms', '', 'comm', '', 'final'],
-    ['scheme', 'N', 'params', 'theory', 'measured', 'theory', 'measured', 'theory', 'payload', 'frame', 'TCP', ...(hasIface ? ['iface'] : []), 'xDP', 'total', 'compute', 'exposed', 'hidden', 'loss'],
+    ['scheme', 'N', 'params', 'theory', 'measured', 'theory', 'measured', 'theory', 'payload', 'frame', 'TCP', ...(hasIface ? ['iface'] : []), 'xDP', 'total', 'compute', 'exposed', 'overlap', 'loss'],
   ];
   const rows = r.rows.map((x) => [
     x.title,
