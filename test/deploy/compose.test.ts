@@ -1,7 +1,7 @@
 // deploy/docker-compose.yml with --scale rank=4, driven by testcontainers, image built from the Dockerfile.
 // The build takes the offline path (locally made base image, npm cache from the build context) because this
 // machine has no registry; deploy/offline/prepare.sh makes both and is idempotent.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,21 @@ const engine = dockerEngine();
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 if (!engine.ok && !IN_CI) console.warn(`compose test skipped: ${engine.why}`);
 
+async function composeEnv(): Promise<Record<string, string>> {
+  return {
+    ZEROWIRE_IMAGE: 'zerowire:test',
+    ZEROWIRE_NODE_IMAGE: 'zerowire-base:node24',
+    ZEROWIRE_NPM_FLAGS: '--offline --cache /src/deploy/offline/npm-cache',
+    ZEROWIRE_RESULTS: results,
+    ZEROWIRE_PORT: String(await freePort()),
+    ZEROWIRE_MODEL: '64,512,512,10',
+    ZEROWIRE_SETTLE: '2',
+  };
+}
+
+const results = mkdtempSync(join(tmpdir(), 'zerowire-results-'));
+chmodSync(results, 0o777); // the containers run as uid 1000
+
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
@@ -24,12 +39,9 @@ function freePort(): Promise<number> {
   });
 }
 
-describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => {
-  const results = mkdtempSync(join(tmpdir(), 'zerowire-results-'));
-  chmodSync(results, 0o777); // the containers run as uid 1000
-  let down: (() => Promise<unknown>) | null = null;
+describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => {  const downs: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
-    await down?.();
+    for (const d of downs) await d().catch(() => undefined);
     rmSync(results, { recursive: true, force: true });
   });
 
@@ -43,21 +55,12 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     const env = await new DockerComposeEnvironment(join(repo, 'deploy'), 'docker-compose.yml')
       .withProjectName(project)
       .withBuild()
-      .withEnvironment({
-        ZEROWIRE_IMAGE: 'zerowire:test',
-        ZEROWIRE_NODE_IMAGE: 'zerowire-base:node24',
-        ZEROWIRE_NPM_FLAGS: '--offline --cache /src/deploy/offline/npm-cache',
-        ZEROWIRE_RESULTS: results,
-        ZEROWIRE_PORT: String(await freePort()),
-        ZEROWIRE_MODEL: '64,512,512,10',
-        ZEROWIRE_STEPS: '4',
-        ZEROWIRE_SETTLE: '2',
-      })
+      .withEnvironment({ ...(await composeEnv()), ZEROWIRE_STEPS: '4' })
       .withClientOptions({ executable: { standalone: true }, commandOptions: ['--scale', 'rank=4'] })
       .withDefaultWaitStrategy(Wait.forOneShotStartup())
       .withStartupTimeout(240_000)
       .up();
-    down = () => env.down({ timeout: 10_000 });
+    downs.push(() => env.down({ timeout: 10_000 }));
 
     const report = JSON.parse(readFileSync(join(results, 'report.json'), 'utf8')) as Report;
     expect(report.world).toBe(4);
@@ -73,6 +76,43 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
       // The interface carries at least what the app wrote, plus TCP/IP headers, ACKs and the control plane.
       expect(iface!).toBeGreaterThanOrEqual(row.sentPerStep.frame);
       expect(iface!).toBeLessThanOrEqual(1.1 * row.sentPerStep.frame);
+    }
+  }, 600_000);
+
+  it('docker stop of one rank container: the coordinator names it within 2 s and the other containers exit non-zero', async () => {
+    expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
+    process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+    const { DockerComposeEnvironment, Wait } = await import('testcontainers');
+    const project = `zwfault${process.pid}`;
+    const env = await new DockerComposeEnvironment(join(repo, 'deploy'), 'docker-compose.yml')
+      .withProjectName(project)
+      .withBuild()
+      .withEnvironment({ ...(await composeEnv()), ZEROWIRE_STEPS: '100000', ZEROWIRE_SCHEME: 'zero3' })
+      .withClientOptions({ executable: { standalone: true }, commandOptions: ['--scale', 'rank=4'] })
+      .withDefaultWaitStrategy(Wait.forLogMessage(/assigned; wiring the ring/))
+      .withWaitStrategy(`${project}_coordinator_1`, Wait.forLogMessage(/ZeRO-3 step 1\//))
+      .withStartupTimeout(240_000)
+      .up();
+    downs.push(() => env.down({ timeout: 10_000 }));
+    const id = (name: string) => env.getContainer(name).getId();
+    const coordinator = id(`${project}_coordinator_1`);
+    const victim = id(`${project}_rank_2`);
+    const stoppedAt = Date.now();
+    execFileSync('docker', ['stop', '-t', '10', victim]);
+    const exit = Number(execFileSync('docker', ['wait', coordinator], { encoding: 'utf8', timeout: 30_000 }).trim());
+    expect(exit).toBe(1);
+    const logs = spawnSync('docker', ['logs', coordinator], { encoding: 'utf8' });
+    const error = (logs.stdout + logs.stderr)
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; time: number; msg: string })
+      .find((l) => l.level === 50);
+    expect(error, 'the coordinator logged why it stopped').toBeDefined();
+    expect(error!.time - stoppedAt).toBeLessThanOrEqual(2000);
+    expect(error!.msg).toMatch(/rank \d \(.*\) during zero3 step \d+/);
+    for (const n of [1, 3, 4]) {
+      const code = Number(execFileSync('docker', ['wait', id(`${project}_rank_${n}`)], { encoding: 'utf8', timeout: 10_000 }).trim());
+      expect(code, `rank container ${n}`).not.toBe(0);
     }
   }, 600_000);
 });
