@@ -1,21 +1,16 @@
 // One rank's life: join the coordinator, wire the ring, train each scheme it is told to run, report, leave.
 import { hostname } from 'node:os';
-import { WebSocket } from 'ws';
-import { Collectives, type CollectiveRecord } from '../shared/collectives.js';
-import { addTraffic, zeroTraffic } from '../shared/channel.js';
-import { SyntheticData } from '../shared/data.js';
-import { ShardLayout } from '../shared/layout.js';
-import { MemoryLedger } from '../shared/memory.js';
-import { MlpSpec } from '../shared/model.js';
-import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
-import { PeerListener, wireRing, type Ring } from '../shared/ring.js';
-import { SCHEME_CLASSES } from '../shared/schemes.js';
-import { fitCheck } from '../shared/fit.js';
-import { readRankShard, writeRankShard } from '../shared/checkpoint.js';
-import { InlineCompute, type Compute } from '../shared/compute.js';
-import { WorkerCompute } from './worker-compute.js';
-import { readInterfaceCounters, type InterfaceCounters } from '../shared/iface.js';
 import type { Logger } from 'pino';
+import { WebSocket } from 'ws';
+import { Collectives } from '../shared/collectives.js';
+import { InlineCompute } from '../shared/compute.js';
+import { SyntheticData } from '../shared/data.js';
+import { fitCheck } from '../shared/fit.js';
+import { MlpSpec } from '../shared/model.js';
+import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName } from '../shared/protocol.js';
+import { PeerListener, wireRing, type Ring } from '../shared/ring.js';
+import { runScheme } from './scheme-run.js';
+import { WorkerCompute } from './worker-compute.js';
 
 export interface RankOptions {
   coordinator: string; // ws://host:port
@@ -34,10 +29,6 @@ export interface RankOptions {
 
 export class RankError extends Error {
   override name = 'RankError';
-}
-
-function brief(r: CollectiveRecord) {
-  return { kind: r.kind, label: r.label, elements: r.elements, padded: r.padded, payload: r.sent.payload, frame: r.sent.frame, ms: r.ms };
 }
 
 export class RankSession {
@@ -168,104 +159,28 @@ export class RankSession {
   }
 
   private async train(scheme: SchemeName): Promise<void> {
-    const c = this.config;
-    const ring = this.ring;
+    const config = this.config;
     const coll = this.coll;
-    if (!c || !ring || !coll || !this.data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
-    const spec = new MlpSpec(c.model);
-    const layout = new ShardLayout(spec, ring.world, ring.rank, c.unit);
-    const ledger = new MemoryLedger();
-    coll.useLedger(ledger);
-    const abBefore = process.memoryUsage().arrayBuffers;
-    const sock0 = this.socketTotals();
-    const iface0 = this.ifaceCounters();
-    const compute = c.compute === 'thread' ? new WorkerCompute(spec) : new InlineCompute(spec);
+    const data = this.data;
+    if (!config || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
+    const spec = new MlpSpec(config.model);
+    const compute = config.compute === 'thread' ? new WorkerCompute(spec) : new InlineCompute(spec);
+    const rank = coll.rank;
     try {
-      await this.trainWith(scheme, c, ring, coll, spec, layout, ledger, compute, { abBefore, sock0, iface0 });
+      const summary = await runScheme({
+        scheme,
+        config,
+        coll,
+        data,
+        compute,
+        log: this.log,
+        iface: this.opts.iface,
+        onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
+        onCheckpoint: (step, file) => this.send({ type: 'checkpoint', scheme, step, rank, file }),
+      });
+      this.send({ type: 'done', summary });
     } finally {
       await compute.close();
-      coll.useLedger(undefined);
     }
-  }
-
-  private async trainWith(
-    scheme: SchemeName,
-    c: RunConfig,
-    ring: Ring,
-    coll: Collectives,
-    spec: MlpSpec,
-    layout: ShardLayout,
-    ledger: MemoryLedger,
-    compute: Compute,
-    before: { abBefore: number; sock0: { written: number; read: number }; iface0: InterfaceCounters | null },
-  ): Promise<void> {
-    const { abBefore, sock0, iface0 } = before;
-    const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed), prefetch: c.prefetch, compute });
-    const resume = c.resume?.[scheme];
-    if (resume) {
-      await s.loadOptimizerState(await readRankShard(resume.dir, scheme, resume.step, ring.rank, s.optimizerState().master.length));
-      this.log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
-    }
-    const resident = { ...ledger.live };
-    let peak = 0;
-    let peakBands = { ...ledger.live };
-    let peakComm = 0;
-    let abPeak = abBefore;
-    const steps: StepMetrics[] = [];
-    for (let t = resume?.step ?? 0; t < c.steps; t++) {
-      const st = await s.step(this.data!.rankBatch(t, c.batch, ring.rank, ring.world));
-      if (ledger.peak > peak) {
-        peak = ledger.peak;
-        peakBands = { ...ledger.peakBands };
-      }
-      peakComm = Math.max(peakComm, ledger.peakPerBand.comm);
-      abPeak = Math.max(abPeak, st.arrayBuffersPeak);
-      const m: StepMetrics = {
-        step: t,
-        loss: st.loss,
-        stepMs: st.stepMs,
-        computeMs: st.computeMs,
-        commMs: st.commMs,
-        exposedMs: st.exposedMs,
-        // Payload and envelopes per collective; the socket count over the whole step (collectives may overlap).
-        sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
-        recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
-        collectives: st.records.map(brief),
-      };
-      steps.push(m);
-      this.log.debug({ scheme, step: t, loss: st.loss }, 'step');
-      this.send({ type: 'step', rank: ring.rank, scheme, metrics: m });
-      if (c.checkpoint && (t + 1) % c.checkpoint.every === 0) {
-        const file = await writeRankShard(c.checkpoint.dir, scheme, ring.rank, ring.world, s.optimizerState());
-        this.send({ type: 'checkpoint', scheme, step: t + 1, rank: ring.rank, file });
-      }
-    }
-    const sock1 = this.socketTotals();
-    const iface1 = this.ifaceCounters();
-    const master = s.masterState().data;
-    const summary: SchemeSummary = {
-      scheme,
-      rank: ring.rank,
-      params: layout.params,
-      paddedParams: layout.paddedTotal,
-      steps,
-      memory: { resident, peak, peakBands, peakComm, arrayBuffersBefore: abBefore, arrayBuffersPeak: abPeak },
-      socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
-      master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
-    };
-    if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
-    this.send({ type: 'done', summary });
-  }
-
-  /** TCP bytes on both peer sockets (handshakes included). */
-  private socketTotals(): { written: number; read: number } {
-    const a = this.ring?.next?.socketBytes() ?? { written: 0, read: 0 };
-    const b = this.ring?.prev?.socketBytes() ?? { written: 0, read: 0 };
-    return { written: a.written + b.written, read: a.read + b.read };
-  }
-
-  private ifaceCounters(): InterfaceCounters | null {
-    if (!this.opts.iface) return null;
-    return readInterfaceCounters(this.opts.iface, this.ring?.next?.localAddress ?? null);
   }
 }

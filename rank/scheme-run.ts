@@ -1,0 +1,112 @@
+// One scheme on one rank, start to finish: allocate its bands, (resume,) train every step, report each step,
+// checkpoint when asked, and summarise what was measured.
+import type { Logger } from 'pino';
+import { addTraffic, zeroTraffic } from '../shared/channel.js';
+import { readRankShard, writeRankShard } from '../shared/checkpoint.js';
+import type { CollectiveRecord, Collectives } from '../shared/collectives.js';
+import type { Compute } from '../shared/compute.js';
+import type { SyntheticData } from '../shared/data.js';
+import { readInterfaceCounters, type InterfaceCounters } from '../shared/iface.js';
+import { ShardLayout } from '../shared/layout.js';
+import { MemoryLedger } from '../shared/memory.js';
+import { MlpSpec } from '../shared/model.js';
+import type { CollectiveBrief, RunConfig, SchemeName, SchemeSummary, StepMetrics } from '../shared/protocol.js';
+import { SCHEME_CLASSES } from '../shared/schemes.js';
+
+export interface SchemeRun {
+  scheme: SchemeName;
+  config: RunConfig;
+  coll: Collectives;
+  data: SyntheticData;
+  compute: Compute;
+  log: Logger;
+  iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
+  onStep: (m: StepMetrics) => void;
+  onCheckpoint: (step: number, file: string) => void;
+}
+
+function brief(r: CollectiveRecord): CollectiveBrief {
+  return { kind: r.kind, label: r.label, elements: r.elements, padded: r.padded, payload: r.sent.payload, frame: r.sent.frame, ms: r.ms };
+}
+
+export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
+  const { scheme, config: c, coll, data, compute, log } = run;
+  const ring = coll.ring;
+  const spec = new MlpSpec(c.model);
+  const layout = new ShardLayout(spec, ring.world, ring.rank, c.unit);
+  const ledger = new MemoryLedger();
+  coll.useLedger(ledger);
+  try {
+    const abBefore = process.memoryUsage().arrayBuffers;
+    const sock0 = socketTotals(coll);
+    const iface0 = ifaceCounters(run);
+    const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed), prefetch: c.prefetch, compute });
+    const resume = c.resume?.[scheme];
+    if (resume) {
+      await s.loadOptimizerState(await readRankShard(resume.dir, scheme, resume.step, ring.rank, s.optimizerState().master.length));
+      log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
+    }
+    const resident = { ...ledger.live };
+    let peak = 0;
+    let peakBands = { ...ledger.live };
+    let peakComm = 0;
+    let abPeak = abBefore;
+    const steps: StepMetrics[] = [];
+    for (let t = resume?.step ?? 0; t < c.steps; t++) {
+      const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
+      if (ledger.peak > peak) {
+        peak = ledger.peak;
+        peakBands = { ...ledger.peakBands };
+      }
+      peakComm = Math.max(peakComm, ledger.peakPerBand.comm);
+      abPeak = Math.max(abPeak, st.arrayBuffersPeak);
+      const m: StepMetrics = {
+        step: t,
+        loss: st.loss,
+        stepMs: st.stepMs,
+        computeMs: st.computeMs,
+        commMs: st.commMs,
+        exposedMs: st.exposedMs,
+        // Payload and envelopes per collective; the socket count over the whole step (collectives may overlap).
+        sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
+        recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
+        collectives: st.records.map(brief),
+      };
+      steps.push(m);
+      log.debug({ scheme, step: t, loss: st.loss }, 'step');
+      run.onStep(m);
+      if (c.checkpoint && (t + 1) % c.checkpoint.every === 0) {
+        run.onCheckpoint(t + 1, await writeRankShard(c.checkpoint.dir, scheme, ring.rank, ring.world, s.optimizerState()));
+      }
+    }
+    const sock1 = socketTotals(coll);
+    const iface1 = ifaceCounters(run);
+    const master = s.masterState().data;
+    const summary: SchemeSummary = {
+      scheme,
+      rank: ring.rank,
+      params: layout.params,
+      paddedParams: layout.paddedTotal,
+      steps,
+      memory: { resident, peak, peakBands, peakComm, arrayBuffersBefore: abBefore, arrayBuffersPeak: abPeak },
+      socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
+      master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
+    };
+    if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
+    return summary;
+  } finally {
+    coll.useLedger(undefined);
+  }
+}
+
+/** TCP bytes on both peer sockets (handshakes included). */
+function socketTotals(coll: Collectives): { written: number; read: number } {
+  const a = coll.ring.next?.socketBytes() ?? { written: 0, read: 0 };
+  const b = coll.ring.prev?.socketBytes() ?? { written: 0, read: 0 };
+  return { written: a.written + b.written, read: a.read + b.read };
+}
+
+function ifaceCounters(run: SchemeRun): InterfaceCounters | null {
+  if (!run.iface) return null;
+  return readInterfaceCounters(run.iface, run.coll.ring.next?.localAddress ?? null);
+}
