@@ -70,9 +70,11 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
     prefetch: o.prefetch,
-    compute: o.compute as RunConfig['compute'],
+    // auto: overlap needs the compute off the event loop, so prefetching runs it on a thread; without
+    // prefetch there is nothing to overlap and the thread would only add copies.
+    compute: (o.compute === 'auto' ? (o.prefetch > 0 ? 'thread' : 'inline') : o.compute) as RunConfig['compute'],
   };
-  if (!(COMPUTE_MODES as readonly string[]).includes(o.compute)) throw new ConfigError(`--compute: "${o.compute}" is not one of ${COMPUTE_MODES.join('|')}`);
+  if (o.compute !== 'auto' && !(COMPUTE_MODES as readonly string[]).includes(o.compute)) throw new ConfigError(`--compute: "${o.compute}" is not one of auto|${COMPUTE_MODES.join('|')}`);
   if (![0, 1, 2].includes(o.prefetch)) throw new ConfigError(`--prefetch: ${o.prefetch} must be 0, 1 or 2`);
   return validateRunConfig(config);
 }

@@ -147,8 +147,11 @@ export class Base implements SchemeFlags {
     }
     const loss = await this.compute.loss(batch.y);
 
-    // Backward, unit by unit in reverse; each unit's gradient goes out as soon as it exists.
+    // Backward, unit by unit in reverse; each unit's gradient goes out as soon as it exists. With prefetch,
+    // up to `prefetch` gradient reduce-scatters keep running behind the next units' backward passes.
     const g = new Float32Array(layout.maxUnitPadded); // fp32 compute scratch, like an activation
+    const reducing: Promise<void>[] = [];
+    const maxReducing = this.ctx.prefetch ?? 0;
     for (const u of [...layout.units].reverse()) {
       const p = await this.waitFor(this.acquireUnit(u, 'backward'));
       sample();
@@ -158,9 +161,13 @@ export class Base implements SchemeFlags {
       // Pre-divide by N: the sum over ranks is then the gradient of the global mean loss.
       const inv = 1 / layout.world;
       for (let i = 0; i < u.size; i++) g[i] *= inv;
-      await this.waitFor(this.unitGradientReady(u, g.subarray(0, u.padded)));
+      const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g into its bucket at once
+      reduced.catch(() => undefined); // awaited below, where its error surfaces
+      reducing.push(reduced);
+      while (reducing.length > maxReducing) await this.waitFor(reducing.shift()!);
       sample();
     }
+    while (reducing.length) await this.waitFor(reducing.shift()!);
     await this.waitFor(this.gradientsReady());
 
     this.t++;

@@ -43,15 +43,30 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, p
   // plus the `prefetch` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
   const transientBand = f.shardParameters ? 'gathered' : f.shardGradients ? 'bucket' : null;
-  const transient = f.shardParameters ? worstWindow(s.unitPadded, prefetch + 1) * b : f.shardGradients ? s.maxUnitPadded * b : 0;
+  const transient = transientBand ? worstTransient(s.unitPadded, f.shardParameters, prefetch) * b : 0;
   return { bands, resident, transient, transientBand, peak: resident + transient };
 }
 
-/** Largest sum of `width` consecutive entries (the whole list when it is shorter). */
-function worstWindow(xs: number[], width: number): number {
-  let best = 0;
-  for (let i = 0; i < xs.length; i++) best = Math.max(best, xs.slice(i, i + width).reduce((a, x) => a + x, 0));
-  return best;
+/**
+ * The most elements a step holds beyond the resident bands, following the schedule in schemes.ts:
+ * forward, a unit's gather plus the `prefetch` gathers started ahead of it; backward, the same, and then the
+ * unit's gradient bucket, of which up to `prefetch` stay in flight behind the next units (assumed to finish
+ * as late as allowed, so with prefetch this is an upper bound; without it, exact).
+ */
+function worstTransient(units: number[], gathers: boolean, prefetch: number): number {
+  let worst = 0;
+  const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
+  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(units.slice(i, i + prefetch + 1)));
+  const back = [...units].reverse();
+  const buckets: number[] = [];
+  for (let i = 0; i < back.length; i++) {
+    const ahead = gathers ? back.slice(i, i + prefetch + 1) : [];
+    worst = Math.max(worst, sum(ahead) + sum(buckets)); // computing unit i, its successors gathered
+    buckets.push(back[i]);
+    worst = Math.max(worst, sum(ahead.slice(1)) + sum(buckets)); // unit i released, its bucket out
+    while (buckets.length > prefetch) buckets.shift();
+  }
+  return worst;
 }
 
 /** Payload bytes one rank sends per step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b. */
