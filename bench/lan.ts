@@ -120,7 +120,7 @@ function main(): void {
     return [p.rate, p.scheme, p.step.toFixed(1), p.compute.toFixed(1), p.exposed.toFixed(1), p.hidden.toFixed(1), (p.step / dp.step).toFixed(2)];
   });
   console.log(`${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${argv.model}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step`);
-  console.log(textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'hidden comm', 'step / DP']], rows));
+  console.log(textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'overlap', 'step / DP']], rows));
   console.log(`\n${prefetchTable}`);
   writeFileSync(argv.svg, svg(points.map((p) => ({ ...p, scheme: p.scheme.toLowerCase().replace('-', '') })), rates));
   console.log(`chart: ${argv.svg}`);
