@@ -325,7 +325,8 @@ export class Coordinator {
         if (!this.current || msg.scheme !== this.current.scheme) return this.failWith(new CoordinatorError(`${this.where(m)} reported a step of ${msg.scheme} out of turn`));
         const key = `${msg.scheme}:${msg.metrics.step}`;
         const n = (this.stepCounts.get(key) ?? 0) + 1;
-        this.stepCounts.set(key, n);
+        if (n >= this.members.length) this.stepCounts.delete(key);
+        else this.stepCounts.set(key, n);
         this.current.step = Math.max(this.current.step, msg.metrics.step);
         this.onStep(msg.scheme, msg.metrics.step, n, msg.metrics);
         break;
@@ -341,7 +342,8 @@ export class Coordinator {
         if (!c) return this.failWith(new CoordinatorError(`${this.where(m)} wrote a checkpoint nobody asked for`));
         const key = `${msg.scheme}:${msg.step}`;
         const n = (this.checkpointReports.get(key) ?? 0) + 1;
-        this.checkpointReports.set(key, n);
+        if (n >= this.members.length) this.checkpointReports.delete(key);
+        else this.checkpointReports.set(key, n);
         // The index goes last: only when every rank's shard is on disk does the checkpoint exist.
         if (n === this.members.length) {
           this.indexWrites.push(

@@ -87,7 +87,8 @@ function addF32(acc: Float32Array, x: Float32Array, n: number): void {
 
 export class Collectives {
   private seq = 0;
-  readonly records: CollectiveRecord[] = [];
+  /** Records since the last takeRecords() (a step takes them, so a long run does not accumulate them). */
+  private records: CollectiveRecord[] = [];
 
   constructor(
     readonly ring: Ring,
@@ -147,9 +148,11 @@ export class Collectives {
     return this.push({ ...r, kind: 'barrier' });
   }
 
-  /** Records since `from` (for per-step accounting). */
-  since(from: number): CollectiveRecord[] {
-    return this.records.slice(from);
+  /** The records of every collective since the last call, and forget them. */
+  takeRecords(): CollectiveRecord[] {
+    const r = this.records;
+    this.records = [];
+    return r;
   }
 
   private push(r: CollectiveRecord): CollectiveRecord {

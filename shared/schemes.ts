@@ -130,7 +130,7 @@ export class Base implements SchemeFlags {
   async step(batch: Batch): Promise<StepStats> {
     const { coll, ledger, layout } = this.ctx;
     const t0 = performance.now();
-    const firstRecord = coll.records.length;
+    coll.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
     const sock0 = { sent: coll.ring.next?.sent().frame ?? 0, recv: coll.ring.prev?.received().frame ?? 0 };
     this.exposedMs = 0;
     ledger.resetPeak();
@@ -175,7 +175,7 @@ export class Base implements SchemeFlags {
     adamUpdate(this.master, this.m, this.v, gOwned, this.t, this.ctx.hyper);
     await this.waitFor(this.refreshWorkingCopy());
 
-    const records = coll.since(firstRecord);
+    const records = coll.takeRecords();
     const commMs = busyTime(records);
     const stepMs = performance.now() - t0;
     const sentFrame = (coll.ring.next?.sent().frame ?? 0) - sock0.sent;
