@@ -16,6 +16,12 @@ export interface LocalOptions extends CoordinatorJobOptions {
   rankArgs: string[]; // extra arguments for every rank
 }
 
+/** The environment for rank processes: ours, minus ZEROWIRE_* run options meant for this coordinator
+ *  (a rank would read ZEROWIRE_MODEL as its own --model, for instance). */
+function rankEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ZEROWIRE_')));
+}
+
 function forward(child: ChildProcess, tag: string): void {
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
@@ -35,7 +41,7 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
       const hb = String((opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs) / 1000);
       const child = spawn(process.execPath, [CLI, 'rank', '--coordinator', `ws://127.0.0.1:${port}`, '--log-level', opts.logLevel, '--peer-host', '127.0.0.1', '--heartbeat-timeout', hb, ...opts.rankArgs], {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
+        env: { ...rankEnv(), ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
       });
       children.push(child);
       forward(child, `[proc ${i}]`);
