@@ -85,4 +85,3 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   }
 }
 
-export type { RunConfig };

@@ -30,9 +30,3 @@ export function decodeBf16(src: Uint16Array, dst: Float32Array): void {
   const u = new Uint32Array(dst.buffer, dst.byteOffset, src.length);
   for (let i = 0; i < src.length; i++) u[i] = src[i] << 16;
 }
-
-/** Round fp32 values in place to the nearest bf16 (what a bf16 round trip would give). */
-export function roundToBf16InPlace(x: Float32Array): void {
-  const u = new Uint32Array(x.buffer, x.byteOffset, x.length);
-  for (let i = 0; i < u.length; i++) u[i] = roundBits(u[i]) << 16;
-}

@@ -19,10 +19,6 @@ export function addTraffic(a: Traffic, b: Traffic): Traffic {
   return { payload: a.payload + b.payload, envelope: a.envelope + b.envelope, frame: a.frame + b.frame };
 }
 
-export function subTraffic(a: Traffic, b: Traffic): Traffic {
-  return { payload: a.payload - b.payload, envelope: a.envelope - b.envelope, frame: a.frame - b.frame };
-}
-
 export class PeerChannel {
   private readonly socket: Socket;
   private readonly sentCounts = zeroTraffic();

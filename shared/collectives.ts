@@ -248,6 +248,12 @@ export class Collectives {
     });
   }
 
+  /** Reduce-scatter and all-gather: every chunk of every one of the N-1 ring steps arrives exactly once. */
+  private ringExchange(coll: number, tally: Tally, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void): Promise<void> {
+    const frames = (this.world - 1) * chunks.count;
+    return this.exchange(coll, tally, frames, frames, dtype, chunks, start, onFrame);
+  }
+
   /** Track a staging copy in the ledger; it is freed once written to the socket. */
   private stage<T extends Elems>(x: T): T {
     return this.opts.ledger ? this.opts.ledger.track('comm', x) : x;
@@ -267,11 +273,9 @@ export class Collectives {
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
     const scratch = new Float32Array(dtype === 'bf16' ? chunks.size : 0);
     // Step k: send segment r-k-1, receive segment r-k-2; the last step (N-2) receives segment r.
-    return this.exchange(
+    return this.ringExchange(
       coll,
       tally,
-      (N - 1) * chunks.count,
-      (N - 1) * chunks.count,
       dtype,
       chunks,
       (send) => {
@@ -325,11 +329,9 @@ export class Collectives {
     if (!aliased) place(r, 0, input);
     if (N === 1) return Promise.resolve();
     // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1.
-    return this.exchange(
+    return this.ringExchange(
       coll,
       tally,
-      (N - 1) * chunks.count,
-      (N - 1) * chunks.count,
       dtype,
       chunks,
       (send) => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { DockerComposeEnvironment, StartedDockerComposeEnvironment } from 'testcontainers';
 import type { Report } from '../../shared/report.js';
 import { dockerEngine, IN_CI } from '../helpers/docker.js';
 
@@ -45,22 +46,27 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     rmSync(results, { recursive: true, force: true });
   });
 
-  it('runs all four schemes across 4 rank containers; the kernel sees the bytes the app counted', async () => {
-    expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
+  /** Build the image (offline path), bring the compose project up with 4 ranks, and arrange its removal. */
+  async function composeUp(project: string, extra: Record<string, string>, wait: (c: DockerComposeEnvironment) => DockerComposeEnvironment): Promise<StartedDockerComposeEnvironment> {
     execFileSync('bash', [join(repo, 'deploy/offline/prepare.sh')], { stdio: 'inherit' });
-    // No registry here for the Ryuk reaper image: this test removes what it started itself (afterAll).
+    // No registry here for the Ryuk reaper image: the test removes what it started itself (afterAll).
     process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
-    const { DockerComposeEnvironment, Wait } = await import('testcontainers');
-    const project = `zwtest${process.pid}`;
-    const env = await new DockerComposeEnvironment(join(repo, 'deploy'), 'docker-compose.yml')
+    const { DockerComposeEnvironment } = await import('testcontainers');
+    const compose = new DockerComposeEnvironment(join(repo, 'deploy'), 'docker-compose.yml')
       .withProjectName(project)
       .withBuild()
-      .withEnvironment({ ...(await composeEnv()), ZEROWIRE_STEPS: '4' })
+      .withEnvironment({ ...(await composeEnv()), ...extra })
       .withClientOptions({ executable: { standalone: true }, commandOptions: ['--scale', 'rank=4'] })
-      .withDefaultWaitStrategy(Wait.forOneShotStartup())
-      .withStartupTimeout(240_000)
-      .up();
+      .withStartupTimeout(240_000);
+    const env = await wait(compose).up();
     downs.push(() => env.down({ timeout: 10_000 }));
+    return env;
+  }
+
+  it('runs all four schemes across 4 rank containers; the kernel sees the bytes the app counted', async () => {
+    expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
+    const { Wait } = await import('testcontainers');
+    await composeUp(`zwtest${process.pid}`, { ZEROWIRE_STEPS: '4' }, (c) => c.withDefaultWaitStrategy(Wait.forOneShotStartup()));
 
     const report = JSON.parse(readFileSync(join(results, 'report.json'), 'utf8')) as Report;
     expect(report.world).toBe(4);
@@ -81,19 +87,11 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
 
   it('docker stop of one rank container: the coordinator names it within 2 s and the other containers exit non-zero', async () => {
     expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
-    process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
-    const { DockerComposeEnvironment, Wait } = await import('testcontainers');
+    const { Wait } = await import('testcontainers');
     const project = `zwfault${process.pid}`;
-    const env = await new DockerComposeEnvironment(join(repo, 'deploy'), 'docker-compose.yml')
-      .withProjectName(project)
-      .withBuild()
-      .withEnvironment({ ...(await composeEnv()), ZEROWIRE_STEPS: '100000', ZEROWIRE_SCHEME: 'zero3' })
-      .withClientOptions({ executable: { standalone: true }, commandOptions: ['--scale', 'rank=4'] })
-      .withDefaultWaitStrategy(Wait.forLogMessage(/assigned; wiring the ring/))
-      .withWaitStrategy(`${project}_coordinator_1`, Wait.forLogMessage(/ZeRO-3 step 1\//))
-      .withStartupTimeout(240_000)
-      .up();
-    downs.push(() => env.down({ timeout: 10_000 }));
+    const env = await composeUp(project, { ZEROWIRE_STEPS: '100000', ZEROWIRE_SCHEME: 'zero3' }, (c) =>
+      c.withDefaultWaitStrategy(Wait.forLogMessage(/assigned; wiring the ring/)).withWaitStrategy(`${project}_coordinator_1`, Wait.forLogMessage(/ZeRO-3 step 1\//)),
+    );
     const id = (name: string) => env.getContainer(name).getId();
     const coordinator = id(`${project}_coordinator_1`);
     const victim = id(`${project}_rank_2`);
