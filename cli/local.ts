@@ -48,7 +48,9 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
       exits.push(
         new Promise((resolve) => {
           child.once('exit', (code, signal) => {
-            if (!finished && code !== 0) void coord.abort(`rank process ${i} (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`);
+            // The coordinator sees a joined rank's sockets close at once and names rank, host and step; this
+            // only covers a process that died before joining, so it waits a moment to not pre-empt that.
+            if (!finished && code !== 0) setTimeout(() => void coord.abort(`rank process ${i} (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`), 500).unref();
             resolve();
           });
           child.once('error', (err) => {
