@@ -2,9 +2,10 @@
 // Each segment is cut into chunks that are pipelined: a chunk is reduced and forwarded as soon as it
 // arrives, so receiving, adding and sending overlap across the N-1 ring steps.
 import { decodeBf16, encodeBf16 } from './bf16.js';
+import { BufferPool } from './buffer-pool.js';
 import { addTraffic, zeroTraffic, type PeerChannel } from './channel.js';
 import { bytesOf, bytesPerElement, dtypeOf, paddedLength, type Elems, type WireDtype } from './dtype.js';
-import { payloadAsBf16, payloadAsF32, type ChunkFrame } from './frame.js';
+import { payloadAsBf16, payloadAsF32, type ChunkFrame, type ChunkHeader } from './frame.js';
 import type { MemoryLedger } from './memory.js';
 import type { Traffic } from './protocol.js';
 import type { Ring } from './ring.js';
@@ -61,6 +62,11 @@ function payloadView(dtype: WireDtype, p: Uint8Array): Elems {
   return dtype === 'fp32' ? payloadAsF32(p) : payloadAsBf16(p);
 }
 
+/** Whether `data` already is `target` from element `at` on (a payload that was read in place). */
+function isViewOf(data: Elems, target: Elems, at: number): boolean {
+  return data.buffer === target.buffer && data.byteOffset === target.byteOffset + at * target.BYTES_PER_ELEMENT;
+}
+
 /** Copy elements [from, from+n) of `src` as wire bytes, zero beyond `src.length` (the padding). */
 function padSlice(src: Elems, from: number, n: number): Elems {
   const end = Math.min(src.length, from + n);
@@ -85,8 +91,12 @@ function addF32(acc: Float32Array, x: Float32Array, n: number): void {
   for (let i = 0; i < n; i++) acc[i] += x[i];
 }
 
+/** Idle reduce-scatter receive buffers kept for reuse, per process. */
+const POOL_RETAINED_BYTES = 32 << 20;
+
 export class Collectives {
   private seq = 0;
+  private readonly pool = new BufferPool(POOL_RETAINED_BYTES);
   /** Records since the last takeRecords() (a step takes them, so a long run does not accumulate them). */
   private records: CollectiveRecord[] = [];
 
@@ -191,7 +201,7 @@ export class Collectives {
    * every frame has been received and every frame we sent has been written to the socket, so callers may
    * reuse their buffers as soon as it resolves.
    */
-  private exchange(coll: number, tally: Tally, slots: number, expected: number, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void): Promise<void> {
+  private exchange(coll: number, tally: Tally, slots: number, expected: number, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void, destination?: Destination): Promise<void> {
     const next = this.ring.next as PeerChannel;
     const prev = this.ring.prev as PeerChannel;
     return new Promise<void>((resolve, reject) => {
@@ -215,30 +225,38 @@ export class Collectives {
         prev.abort(e);
         next.abort(e);
       }, this.opts.timeoutMs);
-      const send: Sender = (step, chunk, data, staged) => {
+      const send: Sender = (step, chunk, data, written) => {
         unwritten++;
         tally.sent.payload += data.byteLength;
         tally.sent.envelope += next.send({ coll, step, chunk, dtype, elements: data.length }, bytesOf(data), () => {
           unwritten--;
-          if (staged) this.opts.ledger?.free(data);
+          written?.();
           finish();
         });
+      };
+      // Checked when the envelope arrives (before its payload is read anywhere) and again on delivery,
+      // since frames that arrived before this collective started skip the first check.
+      const check = (h: ChunkHeader) => {
+        if (h.dtype !== dtype) throw new ProtocolError(`frame dtype ${h.dtype}, expected ${dtype}`);
+        if (h.chunk >= chunks.count || h.elements !== chunks.length(h.chunk)) throw new ProtocolError(`frame chunk ${h.chunk} with ${h.elements} elements does not fit a segment of ${chunks.segment}`);
+        const slot = h.step * chunks.count + h.chunk;
+        if (slot >= slots || seen[slot]) throw new ProtocolError(`unexpected or repeated frame: step ${h.step}, chunk ${h.chunk}`);
+        return slot;
       };
       cleanups.push(prev.onFailure(finish), next.onFailure(finish));
       try {
         start(send);
         cleanups.push(
-          prev.listen(coll, (f) => {
-            if (f.dtype !== dtype) throw new ProtocolError(`frame dtype ${f.dtype}, expected ${dtype}`);
-            if (f.chunk >= chunks.count || f.elements !== chunks.length(f.chunk)) throw new ProtocolError(`frame chunk ${f.chunk} with ${f.elements} elements does not fit a segment of ${chunks.segment}`);
-            const slot = f.step * chunks.count + f.chunk;
-            if (slot >= slots || seen[slot]) throw new ProtocolError(`unexpected or repeated frame: step ${f.step}, chunk ${f.chunk}`);
-            seen[slot] = 1;
-            tally.recv.payload += f.payload.byteLength;
-            tally.recv.envelope += f.envelopeBytes;
-            onFrame(f, send);
-            received++;
-            finish();
+          prev.listen(coll, {
+            destination: (h) => (check(h), destination?.(h) ?? null),
+            frame: (f) => {
+              seen[check(f)] = 1;
+              tally.recv.payload += f.payload.byteLength;
+              tally.recv.envelope += f.envelopeBytes;
+              onFrame(f, send);
+              received++;
+              finish();
+            },
           }),
         );
         finish(); // nothing to receive and nothing sent (a broadcast root with an empty chunk list)
@@ -249,14 +267,15 @@ export class Collectives {
   }
 
   /** Reduce-scatter and all-gather: every chunk of every one of the N-1 ring steps arrives exactly once. */
-  private ringExchange(coll: number, tally: Tally, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void): Promise<void> {
+  private ringExchange(coll: number, tally: Tally, dtype: WireDtype, chunks: Chunks, start: (send: Sender) => void, onFrame: (f: ChunkFrame, send: Sender) => void, destination?: Destination): Promise<void> {
     const frames = (this.world - 1) * chunks.count;
-    return this.exchange(coll, tally, frames, frames, dtype, chunks, start, onFrame);
+    return this.exchange(coll, tally, frames, frames, dtype, chunks, start, onFrame, destination);
   }
 
-  /** Track a staging copy in the ledger; it is freed once written to the socket. */
-  private stage<T extends Elems>(x: T): T {
-    return this.opts.ledger ? this.opts.ledger.track('comm', x) : x;
+  /** Track a staging copy in the ledger; the returned callback frees it once it is written to the socket. */
+  private stage<T extends Elems>(x: T): [T, () => void] {
+    const ledger = this.opts.ledger;
+    return ledger ? [ledger.track('comm', x), () => ledger.free(x)] : [x, () => undefined];
   }
 
   private rs(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {
@@ -273,6 +292,8 @@ export class Collectives {
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
     const scratch = new Float32Array(dtype === 'bf16' ? chunks.size : 0);
     // Step k: send segment r-k-1, receive segment r-k-2; the last step (N-2) receives segment r.
+    // Received chunks land in pooled buffers, are summed in place and forwarded (or copied into `output`).
+    const pool = this.pool;
     return this.ringExchange(
       coll,
       tally,
@@ -283,32 +304,31 @@ export class Collectives {
         for (let j = 0; j < chunks.count; j++) {
           const from = seg * S + chunks.start(j);
           const n = chunks.length(j);
-          if (from + n <= L) send(0, j, input.subarray(from, from + n), false);
-          else send(0, j, this.stage(padSlice(input, from, n)), true);
+          if (from + n <= L) send(0, j, input.subarray(from, from + n));
+          else send(0, j, ...this.stage(padSlice(input, from, n)));
         }
       },
       (f, send) => {
         const seg = mod(r - f.step - 2, N);
         const a = chunks.start(f.chunk);
-        let acc: Float32Array;
+        const last = f.step === N - 2;
         if (dtype === 'fp32') {
-          acc = payloadAsF32(f.payload); // the received message is ours: reduce into it in place
-        } else {
-          acc = new Float32Array(f.elements);
-          decodeBf16(payloadAsBf16(f.payload), acc);
+          const acc = payloadAsF32(f.payload); // the received chunk is ours: reduce into it in place
+          addInto(acc, input, seg * S + a, scratch);
+          if (!last) return send(f.step + 1, f.chunk, acc, () => pool.give(f.payload));
+          (output as Float32Array).set(acc, a);
+          return pool.give(f.payload);
         }
+        const acc = new Float32Array(f.elements);
+        decodeBf16(payloadAsBf16(f.payload), acc);
+        pool.give(f.payload);
         addInto(acc, input, seg * S + a, scratch);
-        if (f.step === N - 2) {
-          if (output instanceof Float32Array) output.set(acc, a);
-          else encodeBf16(acc, output.subarray(a, a + acc.length));
-        } else if (dtype === 'fp32') {
-          send(f.step + 1, f.chunk, acc, false);
-        } else {
-          const out = this.stage(new Uint16Array(acc.length));
-          encodeBf16(acc, out);
-          send(f.step + 1, f.chunk, out, true);
-        }
+        if (last) return encodeBf16(acc, (output as Uint16Array).subarray(a, a + acc.length));
+        const [out, free] = this.stage(new Uint16Array(acc.length));
+        encodeBf16(acc, out);
+        send(f.step + 1, f.chunk, out, free);
       },
+      (h) => pool.take(h.elements * bytesPerElement(dtype)),
     );
   }
 
@@ -328,20 +348,23 @@ export class Collectives {
     const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + r * S * input.BYTES_PER_ELEMENT;
     if (!aliased) place(r, 0, input);
     if (N === 1) return Promise.resolve();
-    // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1.
+    // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1. Chunks are
+    // read straight into their place in `output` where they fit whole (all but a cut-off last segment).
+    const at = (h: ChunkHeader) => mod(r - h.step - 1, N) * S + chunks.start(h.chunk);
     return this.ringExchange(
       coll,
       tally,
       dtype,
       chunks,
       (send) => {
-        for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j), false);
+        for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
       },
       (f, send) => {
         const data = payloadView(dtype, f.payload);
-        place(mod(r - f.step - 1, N), chunks.start(f.chunk), data);
-        if (f.step < N - 2) send(f.step + 1, f.chunk, data, false);
+        if (!isViewOf(data, output, at(f))) place(mod(r - f.step - 1, N), chunks.start(f.chunk), data);
+        if (f.step < N - 2) send(f.step + 1, f.chunk, data);
       },
+      (h) => (at(h) + h.elements <= L ? bytesOf(output.subarray(at(h), at(h) + h.elements)) : null),
     );
   }
 
@@ -363,19 +386,24 @@ export class Collectives {
       chunks,
       (send) => {
         if (r !== root) return;
-        for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(buf, j), false);
+        for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(buf, j));
       },
       (f, send) => {
         if (f.step !== hop) throw new ProtocolError(`broadcast frame at hop ${f.step}, expected hop ${hop}`);
         const data = payloadView(dtype, f.payload);
-        buf.set(data as never, chunks.start(f.chunk));
-        if (forwards) send(f.step + 1, f.chunk, data, false);
+        if (!isViewOf(data, buf, chunks.start(f.chunk))) buf.set(data as never, chunks.start(f.chunk));
+        if (forwards) send(f.step + 1, f.chunk, data);
       },
+      (h) => (h.step === hop ? bytesOf(chunks.of(buf, h.chunk)) : null),
     );
   }
 }
 
-type Sender = (step: number, chunk: number, data: Elems, staged: boolean) => void;
+/** Send one chunk; `written` runs once the socket no longer needs `data`. */
+type Sender = (step: number, chunk: number, data: Elems, written?: () => void) => void;
+
+/** Where a frame's payload should be read to, or null for a buffer of its own. */
+type Destination = (h: ChunkHeader) => Uint8Array | null;
 
 /** Bytes of one collective, counted as its frames go out and come in. */
 interface Tally {

@@ -50,28 +50,40 @@ function u32(v: unknown, name: string): number {
 }
 
 /**
+ * Read our own 36-byte envelope: the header and the payload length it announces, or null when the bytes are
+ * not in that layout (the caller then decodes the whole message as generic msgpack). A well-formed envelope
+ * whose fields contradict each other is a ProtocolError.
+ */
+export function decodeChunkEnvelope(e: Uint8Array): { header: ChunkHeader; payloadBytes: number } | null {
+  if (e.byteLength !== ENVELOPE_BYTES) return null;
+  const view = new DataView(e.buffer, e.byteOffset, e.byteLength);
+  let at = 0;
+  if (e[at++] !== 0x97 || e[at++] !== (0xa0 | KIND.length)) return null;
+  for (let i = 0; i < KIND.length; i++) if (e[at++] !== KIND.charCodeAt(i)) return null;
+  const fields: number[] = [];
+  for (let i = 0; i < 5; i++, at += 4) {
+    if (e[at++] !== 0xce) return null;
+    fields.push(view.getUint32(at));
+  }
+  if (e[at] !== 0xc6) return null;
+  const payloadBytes = view.getUint32(at + 1);
+  const [coll, step, chunk, code, elements] = fields;
+  const dtype = CODE_DTYPE[code];
+  if (dtype === undefined) throw new ProtocolError(`data frame: unknown dtype code ${code}`);
+  if (payloadBytes !== elements * bytesPerElement(dtype)) throw new ProtocolError(`data frame: payload has ${payloadBytes} bytes, header says ${elements} ${dtype} elements`);
+  return { header: { coll, step, chunk, dtype, elements }, payloadBytes };
+}
+
+/**
  * Decode a message received as WebSocket fragments. Our own senders produce exactly two fragments, the
  * envelope and the payload; reading those in place saves the copy that joining them would cost. Anything
  * else is joined and decoded as generic msgpack, so a frame from any msgpack writer is understood.
  */
 export function decodeChunkFragments(fragments: Buffer[]): ChunkFrame {
-  if (fragments.length === 2 && fragments[0].byteLength === ENVELOPE_BYTES) {
-    const e = fragments[0];
+  if (fragments.length === 2) {
+    const env = decodeChunkEnvelope(fragments[0]);
     const payload = fragments[1];
-    let at = 0;
-    const ok = e[at++] === 0x97 && e[at++] === (0xa0 | KIND.length) && e.toString('ascii', at, (at += KIND.length)) === KIND;
-    const fields: number[] = [];
-    for (let i = 0; ok && i < 5; i++, at += 4) {
-      if (e[at++] !== 0xce) break;
-      fields.push(e.readUInt32BE(at));
-    }
-    if (ok && fields.length === 5 && e[at] === 0xc6 && e.readUInt32BE(at + 1) === payload.byteLength) {
-      const [coll, step, chunk, code, elements] = fields;
-      const dtype = CODE_DTYPE[code];
-      if (dtype === undefined) throw new ProtocolError(`data frame: unknown dtype code ${code}`);
-      if (payload.byteLength !== elements * bytesPerElement(dtype)) throw new ProtocolError(`data frame: payload has ${payload.byteLength} bytes, header says ${elements} ${dtype} elements`);
-      return { coll, step, chunk, dtype, elements, payload, envelopeBytes: ENVELOPE_BYTES };
-    }
+    if (env && env.payloadBytes === payload.byteLength) return { ...env.header, payload, envelopeBytes: ENVELOPE_BYTES };
   }
   return decodeChunkFrame(fragments.length === 1 ? fragments[0] : Buffer.concat(fragments));
 }

@@ -1,7 +1,8 @@
 // Wiring ranks into a ring. Rank r listens; rank r+1 dials it. Bulk data flows r -> r+1 over the
 // connection r accepted, i.e. server-to-client, where RFC 6455 frames are not masked (no per-byte XOR).
-import { WebSocket, WebSocketServer } from 'ws';
-import { PeerChannel } from './channel.js';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { ClientTransport, PeerChannel, WsTransport } from './channel.js';
+import { RingClient } from './ring-client.js';
 import { ENVELOPE_BYTES } from './frame.js';
 import { helloProof, validProof } from './auth.js';
 import { closeReason } from './validate.js';
@@ -69,7 +70,7 @@ export class PeerListener {
       ws.close(1008, 'refused: not a member of this run');
       return Promise.reject(new Error(`a connection from ${from} claiming to be rank ${hello.rank} failed authentication`));
     }
-    return Promise.resolve(new PeerChannel(ws, hello.rank, `link to rank ${hello.rank} (${from})`));
+    return Promise.resolve(new PeerChannel(new WsTransport(ws), hello.rank, `link to rank ${hello.rank} (${from})`));
   }
 
   close(): Promise<void> {
@@ -107,19 +108,18 @@ export class PeerListener {
   }
 }
 
-/** Open a connection to `addr` and introduce ourselves. */
-export function dialPeer(addr: PeerAddress, self: number, peer: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
-  const host = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
-  const url = `ws://${host}:${addr.port}/`;
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { ...WS_OPTIONS, handshakeTimeout: timeoutMs });
-    ws.once('open', () => {
-      ws.removeAllListeners('error');
-      ws.send(encodeMessage({ type: 'hello', rank: self, runId, proof: helloProof(ringKey, runId, self) }));
-      resolve(new PeerChannel(ws, peer, `link from rank ${peer} (${url})`));
-    });
-    ws.once('error', (err) => reject(new Error(`cannot reach rank ${peer} at ${url}: ${err.message}`)));
-  });
+/** Open a connection to `addr` and introduce ourselves. This end receives the bulk data, so it is our own
+ *  client (ring-client.ts), which reads payloads straight into the collective's buffers. */
+export async function dialPeer(addr: PeerAddress, self: number, peer: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
+  const where = `ws://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}/`;
+  let client: RingClient;
+  try {
+    client = await RingClient.connect(addr.host, addr.port, MAX_PEER_MESSAGE, timeoutMs);
+  } catch (err) {
+    throw new Error(`cannot reach rank ${peer} at ${where}: ${(err as Error).message}`);
+  }
+  client.sendMessage(encodeMessage({ type: 'hello', rank: self, runId, proof: helloProof(ringKey, runId, self) }));
+  return new PeerChannel(new ClientTransport(client), peer, `link from rank ${peer} (${where})`);
 }
 
 export class Ring {

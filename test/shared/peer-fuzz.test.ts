@@ -4,7 +4,7 @@ import { pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { helloProof } from '../../shared/auth.js';
-import type { PeerChannel } from '../../shared/channel.js';
+import { WsTransport, type PeerChannel } from '../../shared/channel.js';
 import { Collectives } from '../../shared/collectives.js';
 import { decodeChunkFragments, encodeChunkEnvelope } from '../../shared/frame.js';
 import { PeerListener, Ring, dialPeer, wireRing } from '../../shared/ring.js';
@@ -90,7 +90,7 @@ async function victimRing() {
     dialPeer({ host: '127.0.0.1', port: victimListener.port }, 0, 1, runId, key, 5000),
   ]);
   const victim = new Collectives(new Ring(1, 2, victimNext, victimPrev), { chunkBytes: 16, timeoutMs: 5000 });
-  const raw = (toVictim as unknown as { ws: WebSocket }).ws;
+  const raw = (toVictim.transport as WsTransport).ws;
   const close = async () => {
     for (const c of [toVictim, victimPrev, victimNext, attackerPrev]) c.close();
     await attacker.close();
