@@ -3,6 +3,8 @@
 // socket). The transport underneath is ws on the listening end and our RingClient on the dialling end.
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
+import { BufferPool } from './buffer-pool.js';
+import { bytesPerElement } from './dtype.js';
 import type { Traffic } from './protocol.js';
 import { decodeChunkFragments, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
 import type { LinkEvents, RingClient } from './ring-client.js';
@@ -55,9 +57,12 @@ export class WsTransport implements LinkTransport {
     this.ws.on('error', (err) => events.failed(err));
   }
   sendData(envelope: Buffer, payload: Uint8Array, onWritten?: () => void): void {
-    // Two WebSocket fragments of one message: the envelope, then the payload itself, never copied together.
+    // Two WebSocket fragments of one message: the envelope, then the payload itself, never copied together;
+    // corked so that both frames leave in one writev.
+    this.socket.cork();
     this.ws.send(envelope, { binary: true, fin: false });
     this.ws.send(payload, { binary: true, fin: true }, onWritten ? () => onWritten() : undefined);
+    this.socket.uncork();
   }
   ping(): void {
     this.ws.ping();
@@ -101,6 +106,8 @@ export class ClientTransport implements LinkTransport {
 
 /** Frames for collectives that have not started yet are held, but only this far ahead. */
 const MAX_COLLECTIVES_AHEAD = 8;
+/** Idle receive buffers a link keeps for reuse. */
+const POOL_RETAINED_BYTES = 32 << 20;
 
 export function zeroTraffic(): Traffic {
   return { payload: 0, envelope: 0, frame: 0 };
@@ -124,6 +131,9 @@ export class PeerChannel {
   private readonly failureListeners = new Set<(err: Error) => void>();
   private lastHeard = Date.now();
   private keepaliveTimer: NodeJS.Timeout | null = null;
+  /** Buffers that received payloads are read into when no collective has chosen a place for them yet
+   *  (reduce-scatter draws from it too). Whoever ends up holding such a payload gives it back. */
+  readonly pool = new BufferPool(POOL_RETAINED_BYTES);
 
   constructor(
     readonly transport: LinkTransport,
@@ -235,7 +245,7 @@ export class PeerChannel {
     const handler = this.handlers.get(h.coll);
     if (handler) return handler.destination?.(h) ?? null;
     this.checkNotStale(h.coll);
-    return null;
+    return this.pool.take(h.elements * bytesPerElement(h.dtype));
   }
 
   private onFrame(f: ChunkFrame): void {

@@ -2,7 +2,6 @@
 // Each segment is cut into chunks that are pipelined: a chunk is reduced and forwarded as soon as it
 // arrives, so receiving, adding and sending overlap across the N-1 ring steps.
 import { decodeBf16, encodeBf16 } from './bf16.js';
-import { BufferPool } from './buffer-pool.js';
 import { addTraffic, zeroTraffic, type PeerChannel } from './channel.js';
 import { bytesOf, bytesPerElement, dtypeOf, paddedLength, type Elems, type WireDtype } from './dtype.js';
 import { payloadAsBf16, payloadAsF32, type ChunkFrame, type ChunkHeader } from './frame.js';
@@ -91,12 +90,8 @@ function addF32(acc: Float32Array, x: Float32Array, n: number): void {
   for (let i = 0; i < n; i++) acc[i] += x[i];
 }
 
-/** Idle reduce-scatter receive buffers kept for reuse, per process. */
-const POOL_RETAINED_BYTES = 32 << 20;
-
 export class Collectives {
   private seq = 0;
-  private readonly pool = new BufferPool(POOL_RETAINED_BYTES);
   /** Records since the last takeRecords() (a step takes them, so a long run does not accumulate them). */
   private records: CollectiveRecord[] = [];
 
@@ -293,7 +288,7 @@ export class Collectives {
     const scratch = new Float32Array(dtype === 'bf16' ? chunks.size : 0);
     // Step k: send segment r-k-1, receive segment r-k-2; the last step (N-2) receives segment r.
     // Received chunks land in pooled buffers, are summed in place and forwarded (or copied into `output`).
-    const pool = this.pool;
+    const pool = (this.ring.prev as PeerChannel).pool;
     return this.ringExchange(
       coll,
       tally,
@@ -351,6 +346,7 @@ export class Collectives {
     // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1. Chunks are
     // read straight into their place in `output` where they fit whole (all but a cut-off last segment).
     const at = (h: ChunkHeader) => mod(r - h.step - 1, N) * S + chunks.start(h.chunk);
+    const pool = (this.ring.prev as PeerChannel).pool;
     return this.ringExchange(
       coll,
       tally,
@@ -361,8 +357,15 @@ export class Collectives {
       },
       (f, send) => {
         const data = payloadView(dtype, f.payload);
-        if (!isViewOf(data, output, at(f))) place(mod(r - f.step - 1, N), chunks.start(f.chunk), data);
-        if (f.step < N - 2) send(f.step + 1, f.chunk, data);
+        if (isViewOf(data, output, at(f))) {
+          if (f.step < N - 2) send(f.step + 1, f.chunk, data);
+          return;
+        }
+        // It arrived before this collective started, or does not fit whole: copy it into place.
+        place(mod(r - f.step - 1, N), chunks.start(f.chunk), data);
+        const release = () => pool.give(f.payload);
+        if (f.step < N - 2) send(f.step + 1, f.chunk, data, release);
+        else release();
       },
       (h) => (at(h) + h.elements <= L ? bytesOf(output.subarray(at(h), at(h) + h.elements)) : null),
     );
@@ -391,8 +394,14 @@ export class Collectives {
       (f, send) => {
         if (f.step !== hop) throw new ProtocolError(`broadcast frame at hop ${f.step}, expected hop ${hop}`);
         const data = payloadView(dtype, f.payload);
-        if (!isViewOf(data, buf, chunks.start(f.chunk))) buf.set(data as never, chunks.start(f.chunk));
-        if (forwards) send(f.step + 1, f.chunk, data);
+        if (isViewOf(data, buf, chunks.start(f.chunk))) {
+          if (forwards) send(f.step + 1, f.chunk, data);
+          return;
+        }
+        buf.set(data as never, chunks.start(f.chunk));
+        const release = () => (this.ring.prev as PeerChannel).pool.give(f.payload);
+        if (forwards) send(f.step + 1, f.chunk, data, release);
+        else release();
       },
       (h) => (h.step === hop ? bytesOf(chunks.of(buf, h.chunk)) : null),
     );
