@@ -1,11 +1,13 @@
-// npm run bench:collectives -- --world 4 [--dtype fp32|bf16] [--max-mib 64] [--chunk-kib 1024]
+// npm run bench:collectives -- --world 4 [--dtype fp32|bf16] [--max-mib 64] [--chunk-kib 1024] [--rounds 3]
 // Times ring all-reduce, reduce-scatter and all-gather across separate processes on loopback, and in the
-// same run a plain TCP ring between the same processes, so the ratio is free of machine noise.
+// same run a plain TCP ring between the same processes and torch.distributed gloo, so ratios are free of
+// the machine's drift. CPU time per iteration is printed too: on a loaded loopback it is what limits busbw.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { RingProcesses } from './ring-processes.js';
+import type { Timing, WorkerReply } from './ring-worker.js';
 
 const argv = yargs(hideBin(process.argv))
   .option('world', { type: 'number', default: 4, describe: 'ranks (processes)' })
@@ -15,56 +17,91 @@ const argv = yargs(hideBin(process.argv))
   .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
   .option('kinds', { type: 'string', default: 'all-reduce,reduce-scatter,all-gather' })
   .option('gloo', { type: 'boolean', default: true, describe: 'also time torch.distributed gloo (python3-torch) in the same run' })
+  .option('rounds', { type: 'number', default: 3, describe: 'alternating zerowire / gloo rounds at the largest size' })
   .strict()
   .parseSync();
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmtBytes = (b: number) => (b >= 1 << 20 ? `${b / (1 << 20)} MiB` : `${b / 1024} KiB`);
+const busFactor = (kind: string, n: number) => (kind === 'all-reduce' ? (2 * (n - 1)) / n : (n - 1) / n);
+const row = (cells: (string | number)[]) => console.log(cells.map((c) => String(c).padStart(15)).join(''));
 
-/** busbw of a gloo fp32 all-reduce of `bytes` over `world` processes, or null where torch is missing. */
-function glooBusbw(world: number, bytes: number): number | null {
-  const script = fileURLToPath(new URL('../../bench/gloo_allreduce.py', import.meta.url));
-  const r = spawnSync('/usr/bin/python3', [script, String(world), String(bytes), '5'], { encoding: 'utf8', timeout: 600_000 });
-  if (r.status !== 0) return null;
-  const { seconds } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { seconds: number[] };
-  return (bytes / median(seconds) / 1e9) * ((2 * (world - 1)) / world);
+interface Measured {
+  seconds: number; // median over iterations of the slowest rank
+  busbw: number;
+  userMs: number; // CPU per rank per iteration, mean over ranks
+  sysMs: number;
 }
+
+/** A collective ends when its slowest rank ends: the max over ranks per iteration, then the median. */
+function summarise(kind: string, bytes: number, n: number, perRank: Timing[]): Measured {
+  const perIter = perRank[0].seconds.map((_, i) => Math.max(...perRank.map((t) => t.seconds[i])));
+  const seconds = median(perIter);
+  const mean = (f: (t: Timing) => number) => perRank.reduce((s, t) => s + f(t), 0) / perRank.length;
+  return { seconds, busbw: (bytes / seconds / 1e9) * busFactor(kind, n), userMs: mean((t) => t.userMs), sysMs: mean((t) => t.sysMs) };
+}
+
+async function zerowire(procs: RingProcesses, bytes: number, iters: number, kinds: string[]): Promise<Record<string, Measured>> {
+  const replies = (await procs.all({ cmd: 'bench', bytes, dtype: argv.dtype, iters, kinds }, 'timings')) as Extract<WorkerReply, { kind: 'timings' }>[];
+  return Object.fromEntries(kinds.map((k) => [k, summarise(k, bytes, procs.world, replies.map((r) => r.results[k]))]));
+}
+
+/** gloo's fp32 all-reduce of `bytes` over `world` processes, or null where torch is missing. */
+function gloo(world: number, bytes: number, iters: number): Measured | null {
+  const script = fileURLToPath(new URL('../../bench/gloo_allreduce.py', import.meta.url));
+  const r = spawnSync('/usr/bin/python3', [script, String(world), String(bytes), String(iters)], { encoding: 'utf8', timeout: 600_000 });
+  if (r.status !== 0) return null;
+  const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { seconds: number[]; user_ms: number; sys_ms: number };
+  const seconds = median(out.seconds);
+  return { seconds, busbw: (bytes / seconds / 1e9) * busFactor('all-reduce', world), userMs: out.user_ms, sysMs: out.sys_ms };
+}
+
+const cpu = (m: Measured) => `${m.userMs.toFixed(1)}+${m.sysMs.toFixed(1)}`;
 
 async function main(): Promise<void> {
   const N = argv.world;
   const kinds = argv.kinds.split(',');
+  const big = argv['max-mib'] * (1 << 20);
   const procs = await RingProcesses.start(N, { CHUNK_BYTES: String(argv['chunk-kib'] * 1024) });
   const stop = () => procs.kill();
   process.once('SIGINT', stop);
   try {
-    console.log(`ring collectives, ${N} processes on loopback, ${argv.dtype}, chunk ${argv['chunk-kib']} KiB (nccl-tests: algbw = size/time; busbw = algbw * 2(N-1)/N for all-reduce, (N-1)/N for the others)`);
-    console.log(['size', 'collective', 'time ms', 'algbw GB/s', 'busbw GB/s'].map((h) => h.padStart(16)).join(''));
-    const busbwAt: Record<string, number> = {};
-    for (let bytes = argv['min-kib'] * 1024; bytes <= argv['max-mib'] * (1 << 20); bytes *= 4) {
+    console.log(`ring collectives, ${N} processes on loopback, ${argv.dtype}, chunk ${argv['chunk-kib']} KiB`);
+    console.log('nccl-tests definitions: algbw = size/time; busbw = algbw * 2(N-1)/N for all-reduce, (N-1)/N for the others;');
+    console.log('cpu = user+kernel ms per rank per iteration (all threads of the process, mean over ranks)\n');
+    row(['size', 'collective', 'time ms', 'algbw GB/s', 'busbw GB/s', 'cpu ms']);
+    for (let bytes = argv['min-kib'] * 1024; bytes <= big; bytes *= 4) {
       const iters = bytes >= 16 << 20 ? 5 : bytes >= 1 << 20 ? 10 : 30;
-      const replies = await procs.all({ cmd: 'bench', bytes, dtype: argv.dtype, iters, kinds }, 'timings');
-      for (const kind of kinds) {
-        // A collective ends when its slowest rank ends: take the max over ranks per iteration, then the median.
-        const perIter = replies[0].results[kind].map((_, i) => Math.max(...replies.map((r) => r.results[kind][i])));
-        const t = median(perIter);
-        const algbw = bytes / t / 1e9;
-        const busbw = algbw * (kind === 'all-reduce' ? (2 * (N - 1)) / N : (N - 1) / N);
-        busbwAt[`${kind}@${bytes}`] = busbw;
-        console.log([fmtBytes(bytes), kind, (t * 1000).toFixed(2), algbw.toFixed(3), busbw.toFixed(3)].map((c) => String(c).padStart(16)).join(''));
-      }
+      const m = await zerowire(procs, bytes, iters, kinds);
+      for (const kind of kinds) row([fmtBytes(bytes), kind, (m[kind].seconds * 1000).toFixed(2), (bytes / m[kind].seconds / 1e9).toFixed(3), m[kind].busbw.toFixed(3), cpu(m[kind])]);
     }
-    const big = argv['max-mib'] * (1 << 20);
-    const tcp = await procs.all({ cmd: 'tcp', bytes: big, iters: 5 }, 'tcp');
-    const perIter = tcp[0].seconds.map((_, i) => Math.max(...tcp.map((r) => r.seconds[i])));
-    const pipe = big / median(perIter) / 1e9;
-    console.log(`\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once): ${pipe.toFixed(3)} GB/s per link`);
-    const ar = busbwAt[`all-reduce@${big}`];
-    if (ar !== undefined) {
-      console.log(`all-reduce busbw at ${fmtBytes(big)}: ${ar.toFixed(3)} GB/s = ${((100 * ar) / pipe).toFixed(0)}% of the plain TCP ring`);
-      const gloo = argv.gloo ? glooBusbw(N, big) : null;
-      if (gloo === null) console.log('torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
-      else console.log(`torch.distributed gloo all-reduce busbw at ${fmtBytes(big)}, same machine, same run: ${gloo.toFixed(3)} GB/s -> zerowire/gloo = ${(ar / gloo).toFixed(2)}x`);
+
+    const tcp = (await procs.all({ cmd: 'tcp', bytes: big, iters: 5 }, 'tcp')) as Extract<WorkerReply, { kind: 'tcp' }>[];
+    const pipe = big / median(tcp[0].seconds.map((_, i) => Math.max(...tcp.map((r) => r.seconds[i])))) / 1e9;
+    console.log(`\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once, 'data' events): ${pipe.toFixed(3)} GB/s per link`);
+    if (!kinds.includes('all-reduce') || argv.dtype !== 'fp32') return;
+
+    // zerowire and gloo take turns, so that both see the same machine.
+    const ours: Measured[] = [];
+    const theirs: Measured[] = [];
+    for (let round = 0; round < argv.rounds; round++) {
+      ours.push((await zerowire(procs, big, 5, ['all-reduce']))['all-reduce']);
+      const g = argv.gloo ? gloo(N, big, 5) : null;
+      if (g) theirs.push(g);
     }
+    const best = (ms: Measured[]) => ms.map((m) => m.busbw);
+    const zw = median(best(ours));
+    console.log(`\n${fmtBytes(big)} fp32 all-reduce, ${argv.rounds} alternating rounds:`);
+    row(['', 'busbw GB/s', 'cpu ms', 'rounds']);
+    row(['zerowire', zw.toFixed(3), cpu(ours[Math.floor(ours.length / 2)]), best(ours).map((b) => b.toFixed(2)).join(' ')]);
+    console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring`);
+    if (theirs.length === 0) {
+      console.log('torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
+      return;
+    }
+    const gl = median(best(theirs));
+    row(['gloo', gl.toFixed(3), cpu(theirs[Math.floor(theirs.length / 2)]), best(theirs).map((b) => b.toFixed(2)).join(' ')]);
+    console.log(`zerowire / gloo = ${(zw / gl).toFixed(2)}x`);
   } finally {
     process.off('SIGINT', stop);
     await procs.stop();

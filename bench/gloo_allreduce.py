@@ -1,7 +1,8 @@
 """torch.distributed gloo all-reduce on this machine, the peer that bench/collectives.ts compares against.
 
 usage: /usr/bin/python3 bench/gloo_allreduce.py WORLD BYTES ITERS
-prints one JSON line: {"world":..,"bytes":..,"seconds":[max over ranks per iteration]}
+prints one JSON line: {"world":..,"bytes":..,"seconds":[max over ranks per iteration],
+                       "user_ms":.., "sys_ms":.. (CPU time per rank per iteration, all threads, mean over ranks)}
 """
 import json
 import os
@@ -21,12 +22,17 @@ def worker(rank, world, nbytes, iters, port, queue):
     t = torch.ones(nbytes // 4, dtype=torch.float32)
     dist.all_reduce(t)  # warm-up
     times = []
+    user = system = 0.0
     for _ in range(iters):
         dist.barrier()
+        c0 = os.times()
         t0 = time.perf_counter()
         dist.all_reduce(t)
         times.append(time.perf_counter() - t0)
-    queue.put((rank, times))
+        c1 = os.times()
+        user += c1.user - c0.user
+        system += c1.system - c0.system
+    queue.put((rank, (times, user / iters, system / iters)))
     dist.destroy_process_group()
 
 
@@ -43,8 +49,10 @@ def main():
     results = dict(queue.get(timeout=600) for _ in range(world))
     for p in procs:
         p.join()
-    seconds = [max(results[r][i] for r in range(world)) for i in range(iters)]
-    print(json.dumps({"world": world, "bytes": nbytes, "seconds": seconds}))
+    seconds = [max(results[r][0][i] for r in range(world)) for i in range(iters)]
+    user_ms = 1000 * sum(results[r][1] for r in range(world)) / world
+    sys_ms = 1000 * sum(results[r][2] for r in range(world)) / world
+    print(json.dumps({"world": world, "bytes": nbytes, "seconds": seconds, "user_ms": user_ms, "sys_ms": sys_ms}))
 
 
 if __name__ == "__main__":

@@ -16,9 +16,16 @@ export type WorkerReply =
   | { kind: 'listening'; port: number; tcpPort: number }
   | { kind: 'wired' }
   | { kind: 'verified'; ok: boolean; detail: string; payloadSent: number; frameSent: number }
-  | { kind: 'timings'; results: Record<string, number[]> }
+  | { kind: 'timings'; results: Record<string, Timing> }
   | { kind: 'tcp'; seconds: number[] }
   | { kind: 'error'; message: string };
+
+/** Seconds per iteration, and this process's CPU time per iteration (all threads, user and kernel). */
+export interface Timing {
+  seconds: number[];
+  userMs: number;
+  sysMs: number;
+}
 
 /** Deterministic small-integer data: sums are exact in fp32, so every rank can check the result itself. */
 function pattern(rank: number, n: number): Float32Array {
@@ -90,23 +97,27 @@ async function verify(c: Collectives, length: number, dtype: WireDtype): Promise
   return { kind: 'verified', ok: bad < 0, detail: bad < 0 ? 'exact' : `element ${bad}: ${buf[bad]} != ${want[bad]}`, payloadSent: rec.sent.payload, frameSent: rec.sent.frame };
 }
 
-async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: number, kinds: string[]): Promise<Record<string, number[]>> {
+async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: number, kinds: string[]): Promise<Record<string, Timing>> {
   const bpe = dtype === 'fp32' ? 4 : 2;
   const n = Math.max(world, Math.floor(bytes / bpe));
   const full = dtype === 'fp32' ? new Float32Array(n) : new Uint16Array(n);
   const shard = dtype === 'fp32' ? new Float32Array(Math.ceil(n / world)) : new Uint16Array(Math.ceil(n / world));
-  const out: Record<string, number[]> = {};
+  const out: Record<string, Timing> = {};
   for (const kind of kinds) {
     const run = () => (kind === 'all-reduce' ? c.allReduce(full) : kind === 'reduce-scatter' ? c.reduceScatter(full, shard) : c.allGather(shard, full));
     await run(); // warm-up
     const times: number[] = [];
+    let cpu = { user: 0, system: 0 };
     for (let i = 0; i < iters; i++) {
       await c.barrier();
+      const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       await run();
       times.push((performance.now() - t0) / 1000);
+      const d = process.cpuUsage(cpu0);
+      cpu = { user: cpu.user + d.user, system: cpu.system + d.system };
     }
-    out[kind] = times;
+    out[kind] = { seconds: times, userMs: cpu.user / 1000 / iters, sysMs: cpu.system / 1000 / iters };
   }
   return out;
 }
@@ -115,20 +126,20 @@ async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: num
 async function tcpRing(c: Collectives, out: Socket, inp: Socket, bytes: number, iters: number): Promise<number[]> {
   const block = Buffer.alloc(1 << 20, 7);
   const times: number[] = [];
+  // One listener for the whole run, counting cumulatively: the previous rank may start its next iteration
+  // before this one has, and those bytes must not be lost.
+  let got = 0;
+  let waiting: { target: number; resolve: () => void } | null = null;
+  const onData = (d: Buffer) => {
+    got += d.byteLength;
+    if (waiting && got >= waiting.target) waiting.resolve();
+  };
+  inp.on('data', onData);
   for (let it = 0; it < iters; it++) {
     await c.barrier();
     const t0 = performance.now();
-    const received = new Promise<void>((resolve) => {
-      let got = 0;
-      const onData = (d: Buffer) => {
-        got += d.byteLength;
-        if (got >= bytes) {
-          inp.off('data', onData);
-          resolve();
-        }
-      };
-      inp.on('data', onData);
-    });
+    const target = (it + 1) * bytes;
+    const received = got >= target ? Promise.resolve() : new Promise<void>((resolve) => (waiting = { target, resolve }));
     let sent = 0;
     while (sent < bytes) {
       const n = Math.min(block.byteLength, bytes - sent);
@@ -136,8 +147,10 @@ async function tcpRing(c: Collectives, out: Socket, inp: Socket, bytes: number, 
       if (!out.write(n === block.byteLength ? block : block.subarray(0, n))) await new Promise((r) => out.once('drain', r));
     }
     await received;
+    waiting = null;
     times.push((performance.now() - t0) / 1000);
   }
+  inp.off('data', onData);
   return times;
 }
 

@@ -8,6 +8,7 @@ import { payloadAsBf16, payloadAsF32, type ChunkFrame, type ChunkHeader } from '
 import type { MemoryLedger } from './memory.js';
 import type { Traffic } from './protocol.js';
 import type { Ring } from './ring.js';
+import { SimdAdder } from './simd-add.js';
 import { ProtocolError } from './validate.js';
 
 export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'broadcast' | 'barrier';
@@ -75,23 +76,19 @@ function padSlice(src: Elems, from: number, n: number): Elems {
 }
 
 /** acc[i] += value of src[from + i] for the part inside src (beyond it the padding adds zero). */
-function addInto(acc: Float32Array, src: Elems, from: number, scratch: Float32Array): void {
+function addInto(adder: SimdAdder, acc: Float32Array, src: Elems, from: number, scratch: Float32Array): void {
   const n = Math.max(0, Math.min(acc.length, src.length - from));
-  if (src instanceof Float32Array) addF32(acc, src.subarray(from, from + n), n);
+  if (src instanceof Float32Array) adder.addInto(acc, src.subarray(from, from + n), n);
   else {
     const s = scratch.subarray(0, n);
     decodeBf16(src.subarray(from, from + n), s);
-    addF32(acc, s, n);
+    adder.addInto(acc, s, n);
   }
-}
-
-/** acc[i] += x[i]: kept monomorphic (Float32Array only) so the JIT emits a tight loop. */
-function addF32(acc: Float32Array, x: Float32Array, n: number): void {
-  for (let i = 0; i < n; i++) acc[i] += x[i];
 }
 
 export class Collectives {
   private seq = 0;
+  private readonly adder = new SimdAdder();
   /** Records since the last takeRecords() (a step takes them, so a long run does not accumulate them). */
   private records: CollectiveRecord[] = [];
 
@@ -309,7 +306,7 @@ export class Collectives {
         const last = f.step === N - 2;
         if (dtype === 'fp32') {
           const acc = payloadAsF32(f.payload); // the received chunk is ours: reduce into it in place
-          addInto(acc, input, seg * S + a, scratch);
+          addInto(this.adder, acc, input, seg * S + a, scratch);
           if (!last) return send(f.step + 1, f.chunk, acc, () => pool.give(f.payload));
           (output as Float32Array).set(acc, a);
           return pool.give(f.payload);
@@ -317,7 +314,7 @@ export class Collectives {
         const acc = new Float32Array(f.elements);
         decodeBf16(payloadAsBf16(f.payload), acc);
         pool.give(f.payload);
-        addInto(acc, input, seg * S + a, scratch);
+        addInto(this.adder, acc, input, seg * S + a, scratch);
         if (last) return encodeBf16(acc, (output as Uint16Array).subarray(a, a + acc.length));
         const [out, free] = this.stage(new Uint16Array(acc.length));
         encodeBf16(acc, out);
