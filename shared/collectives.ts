@@ -2,13 +2,13 @@
 // Each segment is cut into chunks that are pipelined: a chunk is reduced and forwarded as soon as it
 // arrives, so receiving, adding and sending overlap across the N-1 ring steps.
 import { decodeBf16, encodeBf16 } from './bf16.js';
+import type { BufferPool } from './buffer-pool.js';
 import { addTraffic, zeroTraffic, type PeerChannel } from './channel.js';
 import { bytesOf, bytesPerElement, dtypeOf, paddedLength, type Elems, type WireDtype } from './dtype.js';
 import { payloadAsBf16, payloadAsF32, type ChunkFrame, type ChunkHeader } from './frame.js';
 import type { MemoryLedger } from './memory.js';
 import type { Traffic } from './protocol.js';
 import type { Ring } from './ring.js';
-import { SimdAdder } from './simd-add.js';
 import { ProtocolError } from './validate.js';
 
 export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'broadcast' | 'barrier';
@@ -76,7 +76,7 @@ function padSlice(src: Elems, from: number, n: number): Elems {
 }
 
 /** acc[i] += value of src[from + i] for the part inside src (beyond it the padding adds zero). */
-function addInto(adder: SimdAdder, acc: Float32Array, src: Elems, from: number, scratch: Float32Array): void {
+function addInto(adder: BufferPool, acc: Float32Array, src: Elems, from: number, scratch: Float32Array): void {
   const n = Math.max(0, Math.min(acc.length, src.length - from));
   if (src instanceof Float32Array) adder.addInto(acc, src.subarray(from, from + n), n);
   else {
@@ -88,7 +88,6 @@ function addInto(adder: SimdAdder, acc: Float32Array, src: Elems, from: number, 
 
 export class Collectives {
   private seq = 0;
-  private readonly adder = new SimdAdder();
   /** Records since the last takeRecords() (a step takes them, so a long run does not accumulate them). */
   private records: CollectiveRecord[] = [];
 
@@ -306,7 +305,7 @@ export class Collectives {
         const last = f.step === N - 2;
         if (dtype === 'fp32') {
           const acc = payloadAsF32(f.payload); // the received chunk is ours: reduce into it in place
-          addInto(this.adder, acc, input, seg * S + a, scratch);
+          addInto(pool, acc, input, seg * S + a, scratch);
           if (!last) return send(f.step + 1, f.chunk, acc, () => pool.give(f.payload));
           (output as Float32Array).set(acc, a);
           return pool.give(f.payload);
@@ -314,7 +313,7 @@ export class Collectives {
         const acc = new Float32Array(f.elements);
         decodeBf16(payloadAsBf16(f.payload), acc);
         pool.give(f.payload);
-        addInto(this.adder, acc, input, seg * S + a, scratch);
+        addInto(pool, acc, input, seg * S + a, scratch);
         if (last) return encodeBf16(acc, (output as Uint16Array).subarray(a, a + acc.length));
         const [out, free] = this.stage(new Uint16Array(acc.length));
         encodeBf16(acc, out);
