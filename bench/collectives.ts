@@ -17,14 +17,14 @@ const argv = yargs(hideBin(process.argv))
   .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
   .option('kinds', { type: 'string', default: 'all-reduce,reduce-scatter,all-gather' })
   .option('gloo', { type: 'boolean', default: true, describe: 'also time torch.distributed gloo (python3-torch) in the same run' })
-  .option('rounds', { type: 'number', default: 3, describe: 'alternating zerowire / gloo rounds at the largest size' })
+  .option('rounds', { type: 'number', default: 5, describe: 'alternating zerowire / gloo rounds at the largest size' })
   .strict()
   .parseSync();
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmtBytes = (b: number) => (b >= 1 << 20 ? `${b / (1 << 20)} MiB` : `${b / 1024} KiB`);
 const busFactor = (kind: string, n: number) => (kind === 'all-reduce' ? (2 * (n - 1)) / n : (n - 1) / n);
-const row = (cells: (string | number)[]) => console.log(cells.map((c) => String(c).padStart(15)).join(''));
+const row = (cells: (string | number)[]) => console.log(cells.map((c) => ` ${String(c).padStart(14)}`).join(''));
 
 interface Measured {
   seconds: number; // median over iterations of the slowest rank
@@ -89,19 +89,21 @@ async function main(): Promise<void> {
       const g = argv.gloo ? gloo(N, big, 5) : null;
       if (g) theirs.push(g);
     }
-    const best = (ms: Measured[]) => ms.map((m) => m.busbw);
-    const zw = median(best(ours));
-    console.log(`\n${fmtBytes(big)} fp32 all-reduce, ${argv.rounds} alternating rounds:`);
-    row(['', 'busbw GB/s', 'cpu ms', 'rounds']);
-    row(['zerowire', zw.toFixed(3), cpu(ours[Math.floor(ours.length / 2)]), best(ours).map((b) => b.toFixed(2)).join(' ')]);
-    console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring`);
+    const busbws = (ms: Measured[]) => ms.map((m) => m.busbw);
+    const cpuOf = (ms: Measured[]) => cpu({ ...ms[0], userMs: median(ms.map((m) => m.userMs)), sysMs: median(ms.map((m) => m.sysMs)) });
+    const zw = median(busbws(ours));
+    console.log(`\n${fmtBytes(big)} fp32 all-reduce, ${argv.rounds} alternating rounds (medians; busbw of each round after the colon):`);
+    row(['', 'busbw GB/s', 'cpu ms']);
+    console.log(`${[' zerowire', zw.toFixed(3), cpuOf(ours)].map((c) => c.padStart(15)).join('')}  : ${busbws(ours).map((b) => b.toFixed(2)).join(' ')}`);
     if (theirs.length === 0) {
+      console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring`);
       console.log('torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
       return;
     }
-    const gl = median(best(theirs));
-    row(['gloo', gl.toFixed(3), cpu(theirs[Math.floor(theirs.length / 2)]), best(theirs).map((b) => b.toFixed(2)).join(' ')]);
-    console.log(`zerowire / gloo = ${(zw / gl).toFixed(2)}x`);
+    const gl = median(busbws(theirs));
+    console.log(`${[' gloo', gl.toFixed(3), cpuOf(theirs)].map((c) => c.padStart(15)).join('')}  : ${busbws(theirs).map((b) => b.toFixed(2)).join(' ')}`);
+    const perRound = ours.map((m, i) => m.busbw / (theirs[i] ?? theirs[0]).busbw);
+    console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring; zerowire / gloo = ${(zw / gl).toFixed(2)}x (median of per-round ratios ${median(perRound).toFixed(2)}x)`);
   } finally {
     process.off('SIGINT', stop);
     await procs.stop();
