@@ -44,11 +44,12 @@ async function main(): Promise<void> {
   if (!process.send) throw new Error('ring-worker must be forked with an IPC channel');
   const listener = await PeerListener.open(0, '127.0.0.1');
   // A plain TCP listener too, for the raw-socket baseline measured between the same processes.
-  let tcpIn: Socket | null = null;
-  const tcpServer = createServer((s) => (tcpIn = s)).listen(0, '127.0.0.1');
+  // Wired like the ring: the next rank dials in and this rank writes to it; the dialler reads.
+  let tcpOut: Socket | null = null;
+  const tcpServer = createServer((s) => (tcpOut = s)).listen(0, '127.0.0.1');
   await new Promise((r) => tcpServer.once('listening', r));
   let coll: Collectives | null = null;
-  let tcpOut: Socket | null = null;
+  let tcpIn: Socket | null = null;
   reply({ kind: 'listening', port: listener.port, tcpPort: (tcpServer.address() as { port: number }).port });
 
   process.on('message', async (m: WorkerCommand) => {
@@ -57,17 +58,17 @@ async function main(): Promise<void> {
         const prev = (rank - 1 + world) % world;
         const ring = await wireRing({ rank, world, runId: 'bench', ringKey: BENCH_KEY, listener, prev: { host: '127.0.0.1', port: m.ports[prev] }, timeoutMs: 10_000 });
         coll = new Collectives(ring, { chunkBytes, timeoutMs: 120_000 });
-        tcpOut = connect(m.tcpPorts[(rank + 1) % world], '127.0.0.1');
-        tcpOut.setNoDelay(true);
-        await new Promise((r) => tcpOut!.once('connect', r));
-        while (!tcpIn) await new Promise((r) => setTimeout(r, 5));
+        tcpIn = connect({ port: m.tcpPorts[prev], host: '127.0.0.1', onread: { buffer: tcpReadBuffer, callback: (n: number) => tcpReceived(n) } });
+        await new Promise((r) => tcpIn!.once('connect', r));
+        while (!tcpOut) await new Promise((r) => setTimeout(r, 5));
+        (tcpOut as Socket).setNoDelay(true);
         reply({ kind: 'wired' });
       } else if (m.cmd === 'verify') {
         reply(await verify(coll!, m.length, m.dtype));
       } else if (m.cmd === 'bench') {
         reply({ kind: 'timings', results: await bench(coll!, m.bytes, m.dtype, m.iters, m.kinds) });
       } else if (m.cmd === 'tcp') {
-        reply({ kind: 'tcp', seconds: await tcpRing(coll!, tcpOut!, tcpIn!, m.bytes, m.iters) });
+        reply({ kind: 'tcp', seconds: await tcpRing(coll!, tcpOut!, m.bytes, m.iters) });
       } else if (m.cmd === 'exit') {
         coll?.ring.close();
         tcpOut?.destroy();
@@ -122,24 +123,28 @@ async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: num
   return out;
 }
 
-/** Every rank writes `bytes` to the next rank's plain TCP socket while reading as much from the previous one. */
-async function tcpRing(c: Collectives, out: Socket, inp: Socket, bytes: number, iters: number): Promise<number[]> {
+// The baseline's reader: every read lands in one reused 1 MiB buffer (the cheapest Node can read), and
+// bytes are counted cumulatively, since the previous rank may begin its next iteration before this one.
+const tcpReadBuffer = new Uint8Array(1 << 20);
+let tcpGot = 0;
+let waiting: { target: number; resolve: () => void } | null = null;
+function tcpReceived(n: number): boolean {
+  tcpGot += n;
+  if (waiting && tcpGot >= waiting.target) waiting.resolve();
+  return true;
+}
+
+/** Every rank writes `bytes` to the next rank's plain TCP socket, 1 MiB per write, while reading as much
+ *  from the previous one. */
+async function tcpRing(c: Collectives, out: Socket, bytes: number, iters: number): Promise<number[]> {
   const block = Buffer.alloc(1 << 20, 7);
   const times: number[] = [];
-  // One listener for the whole run, counting cumulatively: the previous rank may start its next iteration
-  // before this one has, and those bytes must not be lost.
-  let got = 0;
-  let waiting: { target: number; resolve: () => void } | null = null;
-  const onData = (d: Buffer) => {
-    got += d.byteLength;
-    if (waiting && got >= waiting.target) waiting.resolve();
-  };
-  inp.on('data', onData);
+  const start = tcpGot;
   for (let it = 0; it < iters; it++) {
     await c.barrier();
     const t0 = performance.now();
-    const target = (it + 1) * bytes;
-    const received = got >= target ? Promise.resolve() : new Promise<void>((resolve) => (waiting = { target, resolve }));
+    const target = start + (it + 1) * bytes;
+    const received = tcpGot >= target ? Promise.resolve() : new Promise<void>((resolve) => (waiting = { target, resolve }));
     let sent = 0;
     while (sent < bytes) {
       const n = Math.min(block.byteLength, bytes - sent);
@@ -150,7 +155,6 @@ async function tcpRing(c: Collectives, out: Socket, inp: Socket, bytes: number, 
     waiting = null;
     times.push((performance.now() - t0) / 1000);
   }
-  inp.off('data', onData);
   return times;
 }
 
