@@ -77,8 +77,9 @@ async function main(): Promise<void> {
     }
 
     const tcp = (await procs.all({ cmd: 'tcp', bytes: big, iters: 5 }, 'tcp')) as Extract<WorkerReply, { kind: 'tcp' }>[];
-    const pipe = big / median(tcp[0].seconds.map((_, i) => Math.max(...tcp.map((r) => r.seconds[i])))) / 1e9;
-    console.log(`\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once; 1 MiB writes, reads into one reused buffer): ${pipe.toFixed(3)} GB/s per link`);
+    const plain = summarise('pipe', big, N, tcp.map((r) => r.timing));
+    const pipe = big / plain.seconds / 1e9;
+    console.log(`\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once; 1 MiB writes, reads into one reused buffer): ${pipe.toFixed(3)} GB/s per link, cpu ${cpu(plain)} ms`);
     if (!kinds.includes('all-reduce') || argv.dtype !== 'fp32') return;
 
     // zerowire and gloo take turns, so that both see the same machine.

@@ -17,7 +17,7 @@ export type WorkerReply =
   | { kind: 'wired' }
   | { kind: 'verified'; ok: boolean; detail: string; payloadSent: number; frameSent: number }
   | { kind: 'timings'; results: Record<string, Timing> }
-  | { kind: 'tcp'; seconds: number[] }
+  | { kind: 'tcp'; timing: Timing }
   | { kind: 'error'; message: string };
 
 /** Seconds per iteration, and this process's CPU time per iteration (all threads, user and kernel). */
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
       } else if (m.cmd === 'bench') {
         reply({ kind: 'timings', results: await bench(coll!, m.bytes, m.dtype, m.iters, m.kinds) });
       } else if (m.cmd === 'tcp') {
-        reply({ kind: 'tcp', seconds: await tcpRing(coll!, tcpOut!, m.bytes, m.iters) });
+        reply({ kind: 'tcp', timing: await tcpRing(coll!, tcpOut!, m.bytes, m.iters) });
       } else if (m.cmd === 'exit') {
         coll?.ring.close();
         tcpOut?.destroy();
@@ -136,12 +136,14 @@ function tcpReceived(n: number): boolean {
 
 /** Every rank writes `bytes` to the next rank's plain TCP socket, 1 MiB per write, while reading as much
  *  from the previous one. */
-async function tcpRing(c: Collectives, out: Socket, bytes: number, iters: number): Promise<number[]> {
+async function tcpRing(c: Collectives, out: Socket, bytes: number, iters: number): Promise<Timing> {
   const block = Buffer.alloc(1 << 20, 7);
   const times: number[] = [];
   const start = tcpGot;
+  let cpu = { user: 0, system: 0 };
   for (let it = 0; it < iters; it++) {
     await c.barrier();
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const target = start + (it + 1) * bytes;
     const received = tcpGot >= target ? Promise.resolve() : new Promise<void>((resolve) => (waiting = { target, resolve }));
@@ -154,8 +156,10 @@ async function tcpRing(c: Collectives, out: Socket, bytes: number, iters: number
     await received;
     waiting = null;
     times.push((performance.now() - t0) / 1000);
+    const d = process.cpuUsage(cpu0);
+    cpu = { user: cpu.user + d.user, system: cpu.system + d.system };
   }
-  return times;
+  return { seconds: times, userMs: cpu.user / 1000 / iters, sysMs: cpu.system / 1000 / iters };
 }
 
 main().catch((err) => {
