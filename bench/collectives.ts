@@ -31,6 +31,7 @@ interface Measured {
   busbw: number;
   userMs: number; // CPU per rank per iteration, mean over ranks
   sysMs: number;
+  overhead: number; // socket bytes beyond the payload, as a fraction of it (mean over ranks)
 }
 
 /** A collective ends when its slowest rank ends: the max over ranks per iteration, then the median. */
@@ -38,7 +39,7 @@ function summarise(kind: string, bytes: number, n: number, perRank: Timing[]): M
   const perIter = perRank[0].seconds.map((_, i) => Math.max(...perRank.map((t) => t.seconds[i])));
   const seconds = median(perIter);
   const mean = (f: (t: Timing) => number) => perRank.reduce((s, t) => s + f(t), 0) / perRank.length;
-  return { seconds, busbw: (bytes / seconds / 1e9) * busFactor(kind, n), userMs: mean((t) => t.userMs), sysMs: mean((t) => t.sysMs) };
+  return { seconds, busbw: (bytes / seconds / 1e9) * busFactor(kind, n), userMs: mean((t) => t.userMs), sysMs: mean((t) => t.sysMs), overhead: mean((t) => t.overhead) };
 }
 
 async function zerowire(procs: RingProcesses, bytes: number, iters: number, kinds: string[]): Promise<Record<string, Measured>> {
@@ -53,7 +54,7 @@ function gloo(world: number, bytes: number, iters: number): Measured | null {
   if (r.status !== 0) return null;
   const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { seconds: number[]; user_ms: number; sys_ms: number };
   const seconds = median(out.seconds);
-  return { seconds, busbw: (bytes / seconds / 1e9) * busFactor('all-reduce', world), userMs: out.user_ms, sysMs: out.sys_ms };
+  return { seconds, busbw: (bytes / seconds / 1e9) * busFactor('all-reduce', world), userMs: out.user_ms, sysMs: out.sys_ms, overhead: 0 };
 }
 
 const cpu = (m: Measured) => `${m.userMs.toFixed(1)}+${m.sysMs.toFixed(1)}`;
@@ -68,12 +69,13 @@ async function main(): Promise<void> {
   try {
     console.log(`ring collectives, ${N} processes on loopback, ${argv.dtype}, chunk ${argv['chunk-kib']} KiB`);
     console.log('nccl-tests definitions: algbw = size/time; busbw = algbw * 2(N-1)/N for all-reduce, (N-1)/N for the others;');
-    console.log('cpu = user+kernel ms per rank per iteration (all threads of the process, mean over ranks)\n');
-    row(['size', 'collective', 'time ms', 'algbw GB/s', 'busbw GB/s', 'cpu ms']);
+    console.log('cpu = user+kernel ms per rank per iteration (all threads of the process, mean over ranks);');
+    console.log('frame overhead = socket bytes written beyond the tensor payload (ws headers, msgpack envelopes), % of payload\n');
+    row(['size', 'collective', 'time ms', 'algbw GB/s', 'busbw GB/s', 'cpu ms', 'frame ovh %']);
     for (let bytes = argv['min-kib'] * 1024; bytes <= big; bytes *= 4) {
       const iters = bytes >= 16 << 20 ? 5 : bytes >= 1 << 20 ? 10 : 30;
       const m = await zerowire(procs, bytes, iters, kinds);
-      for (const kind of kinds) row([fmtBytes(bytes), kind, (m[kind].seconds * 1000).toFixed(2), (bytes / m[kind].seconds / 1e9).toFixed(3), m[kind].busbw.toFixed(3), cpu(m[kind])]);
+      for (const kind of kinds) row([fmtBytes(bytes), kind, (m[kind].seconds * 1000).toFixed(2), (bytes / m[kind].seconds / 1e9).toFixed(3), m[kind].busbw.toFixed(3), cpu(m[kind]), (100 * m[kind].overhead).toFixed(3)]);
     }
 
     const tcp = (await procs.all({ cmd: 'tcp', bytes: big, iters: 5 }, 'tcp')) as Extract<WorkerReply, { kind: 'tcp' }>[];

@@ -20,11 +20,13 @@ export type WorkerReply =
   | { kind: 'tcp'; timing: Timing }
   | { kind: 'error'; message: string };
 
-/** Seconds per iteration, and this process's CPU time per iteration (all threads, user and kernel). */
+/** Seconds per iteration, this process's CPU time per iteration (all threads, user and kernel), and the
+ *  bytes its socket wrote beyond the tensor payload, as a fraction of the payload. */
 export interface Timing {
   seconds: number[];
   userMs: number;
   sysMs: number;
+  overhead: number;
 }
 
 /** Deterministic small-integer data: sums are exact in fp32, so every rank can check the result itself. */
@@ -109,16 +111,22 @@ async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: num
     await run(); // warm-up
     const times: number[] = [];
     let cpu = { user: 0, system: 0 };
+    let payload = 0;
+    let frame = 0;
+    c.takeRecords();
     for (let i = 0; i < iters; i++) {
       await c.barrier();
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
-      await run();
+      const rec = await run();
       times.push((performance.now() - t0) / 1000);
       const d = process.cpuUsage(cpu0);
       cpu = { user: cpu.user + d.user, system: cpu.system + d.system };
+      payload += rec.sent.payload;
+      frame += rec.sent.frame;
     }
-    out[kind] = { seconds: times, userMs: cpu.user / 1000 / iters, sysMs: cpu.system / 1000 / iters };
+    c.takeRecords(); // the benchmark keeps its own sums
+    out[kind] = { seconds: times, userMs: cpu.user / 1000 / iters, sysMs: cpu.system / 1000 / iters, overhead: payload > 0 ? (frame - payload) / payload : 0 };
   }
   return out;
 }
@@ -159,7 +167,7 @@ async function tcpRing(c: Collectives, out: Socket, bytes: number, iters: number
     const d = process.cpuUsage(cpu0);
     cpu = { user: cpu.user + d.user, system: cpu.system + d.system };
   }
-  return { seconds: times, userMs: cpu.user / 1000 / iters, sysMs: cpu.system / 1000 / iters };
+  return { seconds: times, userMs: cpu.user / 1000 / iters, sysMs: cpu.system / 1000 / iters, overhead: 0 };
 }
 
 main().catch((err) => {
