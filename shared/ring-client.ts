@@ -103,12 +103,15 @@ export class RingClient {
     this.write(clientFrame(OP.ping, new Uint8Array(0)));
   }
 
-  /** Start the closing handshake; the socket is destroyed if the server does not finish it in time. */
+  /** Send a close frame and end the connection. Nothing more is read: the buffer the socket would read into
+   *  next may be a collective's output, which belongs to the caller again once that collective has failed. */
   close(code: number, reason: string): void {
     if (this.state !== 'open') return;
     this.state = 'closing';
+    this.socket.pause();
     this.write(clientFrame(OP.close, closePayload(code, closeReason(reason))));
-    setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
+    this.socket.end(() => this.socket.destroy());
+    setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref(); // a peer that never drains our close frame
   }
 
   terminate(): void {
@@ -130,7 +133,6 @@ export class RingClient {
       this.broken = true;
       this.events?.failed(err as Error);
       this.close(1002, (err as Error).message);
-      this.socket.end(); // the server's close frame could not be parsed any more: end after ours
     }
   }
 

@@ -78,7 +78,7 @@ describe('peer port', () => {
 });
 
 /** A 2-rank ring where rank 0 is under the test's control, so it can send whatever it likes to rank 1. */
-async function victimRing() {
+async function victimRing(chunkBytes = 16, timeoutMs = 5000) {
   const runId = 'run-2';
   const key = randomBytes(32);
   const attacker = await PeerListener.open(0, '127.0.0.1');
@@ -89,7 +89,7 @@ async function victimRing() {
     victimListener.expect(0, runId, key, 5000),
     dialPeer({ host: '127.0.0.1', port: victimListener.port }, 0, 1, runId, key, 5000),
   ]);
-  const victim = new Collectives(new Ring(1, 2, victimNext, victimPrev), { chunkBytes: 16, timeoutMs: 5000 });
+  const victim = new Collectives(new Ring(1, 2, victimNext, victimPrev), { chunkBytes, timeoutMs });
   const raw = (toVictim.transport as WsTransport).ws;
   const close = async () => {
     for (const c of [toVictim, victimPrev, victimNext, attackerPrev]) c.close();
@@ -130,4 +130,26 @@ describe('malformed frames inside an established link', () => {
       }
     });
   }
+});
+
+describe('a collective that fails in the middle of a payload', () => {
+  it('leaves the caller\'s buffer alone afterwards, even while a large payload was being read straight into it', async () => {
+    const { victim, raw, close } = await victimRing(64 << 10, 300);
+    try {
+      const S = 16384; // one 64 KiB chunk per segment: read in place, into the caller's output
+      const output = new Float32Array(2 * S);
+      const pending = victim.allGather(new Float32Array(S).fill(1), output);
+      const socket = (raw as unknown as { _socket: import('node:net').Socket })._socket;
+      const env = encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: S }, 4 * S);
+      const head = Buffer.from([0x80, 127, 0, 0, 0, 0, 0, 1, 0, 0]); // final continuation frame of 65536 bytes
+      socket.write(Buffer.concat([Buffer.from([0x02, env.length]), env, head, Buffer.alloc(1000, 0x7f)]));
+      await expect(pending).rejects.toThrow(/timed out/);
+      const after = output.slice();
+      socket.write(Buffer.alloc(4 * S - 1000, 0x7f)); // the rest of the payload arrives after the failure
+      await new Promise((r) => setTimeout(r, 300));
+      expect(Buffer.from(output.buffer).equals(Buffer.from(after.buffer))).toBe(true);
+    } finally {
+      await close();
+    }
+  });
 });
