@@ -88,6 +88,7 @@ export class RingClient {
   attach(events: LinkEvents): void {
     this.events = events;
     for (const f of this.early.splice(0)) events.frame(f);
+    if (this.state === 'closed') events.closed(this.closeFrame?.code ?? 1006, this.closeFrame?.reason ?? ''); // closed before attach
   }
 
   get isOpen(): boolean {
