@@ -1,18 +1,21 @@
-// Receive buffers of one link, reused across chunks and collectives, and the add that reduce-scatter runs
+// Receive buffers of one link, reused across chunks and collectives, and the arithmetic reduce-scatter runs
 // on them. A fresh 1 MiB ArrayBuffer per chunk costs an mmap, 256 page faults and a later GC; a reused one
-// costs nothing. The buffers are carved from a fixed WebAssembly memory, so the SIMD add (simd-add.ts)
-// works on a received chunk in place: only the local operand is staged into that memory, a slice at a time.
-import { addLoop, simdMemory, type WasmAdd } from './simd-add.js';
+// costs nothing. The buffers are carved from a fixed WebAssembly memory, so the SIMD kernels (simd-add.ts)
+// work on a received chunk in place: only operands from elsewhere are staged into that memory, in slices.
+import { decodeBf16, encodeBf16 } from './bf16.js';
+import { addLoop, simdMemory, type SimdKernels } from './simd-add.js';
 
-/** Bytes per staged slice of an operand (two of them: stays in L2 next to the streamed data). */
+/** Bytes per staging slice (two of them: both stay in L2 next to the streamed data). */
 const SLICE_BYTES = 64 * 1024;
+/** Elements per staged step: an fp32 slice fills one staging slice. */
+const STEP = SLICE_BYTES / 4;
 const ALIGN = 16;
 
 interface Arena {
   memory: Uint8Array;
-  add: WasmAdd;
-  a: Float32Array; // staging slice for the accumulator, when it is not in the arena
-  b: Float32Array; // staging slice for the other operand
+  k: SimdKernels;
+  a: number; // byte offset of staging slice a
+  b: number; // ... and of slice b
   next: number; // bump pointer of the buffer region
 }
 
@@ -57,28 +60,77 @@ export class BufferPool {
     this.idle.add(b);
   }
 
-  /** acc[i] += x[i] for i < n: in place with SIMD when `acc` is one of this pool's arena buffers, staged
-   *  through the arena otherwise, and the plain loop where WebAssembly SIMD is unavailable. */
+  /** acc[i] += x[i] for i < n: in place with SIMD when `acc` is one of this pool's buffers, staged through
+   *  the arena otherwise, and the plain loop where WebAssembly SIMD is unavailable. */
   addInto(acc: Float32Array, x: Float32Array, n: number): void {
     const arena = this.getArena();
     if (!arena) return addLoop(acc, x, 0, n);
     const whole = n - (n % 4);
-    const slice = arena.b.length;
-    const inPlace = acc.buffer === arena.memory.buffer;
-    for (let at = 0; at < whole; at += slice) {
-      const len = Math.min(slice, whole - at);
-      arena.b.set(x.subarray(at, at + len));
-      if (inPlace) arena.add(acc.byteOffset + at * 4, arena.b.byteOffset, len * 4);
-      else {
-        arena.a.set(acc.subarray(at, at + len));
-        arena.add(arena.a.byteOffset, arena.b.byteOffset, len * 4);
-        acc.set(arena.a.subarray(0, len), at);
-      }
+    for (let at = 0; at < whole; at += STEP) {
+      const len = Math.min(STEP, whole - at);
+      this.f32(arena.b, len).set(x.subarray(at, at + len));
+      this.viaArena(arena, acc.subarray(at, at + len), (dst) => arena.k.add(dst, arena.b, len));
     }
     addLoop(acc, x, whole, n);
   }
 
-  private inArena(b: Uint8Array): boolean {
+  /** acc[i] += fp32(x[i]) for bf16 bits x, i < n. */
+  addWidenedInto(acc: Float32Array, x: Uint16Array, n: number): void {
+    const arena = this.getArena();
+    const whole = arena ? n - (n % 4) : 0;
+    for (let at = 0; at < whole; at += STEP) {
+      const len = Math.min(STEP, whole - at);
+      this.u16(arena!.b, len).set(x.subarray(at, at + len));
+      this.viaArena(arena!, acc.subarray(at, at + len), (dst) => arena!.k.addWidened(dst, arena!.b, len));
+    }
+    if (whole < n) {
+      const tail = new Float32Array(n - whole);
+      decodeBf16(x.subarray(whole, n), tail);
+      addLoop(acc.subarray(whole, n), tail, 0, tail.length);
+    }
+  }
+
+  /** dst[i] = fp32(src[i]) for bf16 bits src: with SIMD when both are this pool's buffers. */
+  widen(dst: Float32Array, src: Uint16Array): void {
+    const arena = this.getArena();
+    const whole = arena && this.inArena(dst) && this.inArena(src) ? src.length - (src.length % 4) : 0;
+    if (whole > 0) arena!.k.widen(dst.byteOffset, src.byteOffset, whole);
+    decodeBf16(src.subarray(whole), dst.subarray(whole, src.length));
+  }
+
+  /** dst[i] = bf16(src[i]), round to nearest even: with SIMD when `src` is one of this pool's buffers
+   *  (`dst` staged when it is not). */
+  narrow(dst: Uint16Array, src: Float32Array): void {
+    const arena = this.getArena();
+    const whole = arena && this.inArena(src) ? src.length - (src.length % 8) : 0;
+    if (whole > 0 && this.inArena(dst)) arena!.k.narrow(dst.byteOffset, src.byteOffset, whole);
+    else
+      for (let at = 0; at < whole; at += STEP) {
+        const len = Math.min(STEP, whole - at);
+        arena!.k.narrow(arena!.a, src.byteOffset + at * 4, len);
+        dst.set(this.u16(arena!.a, len), at);
+      }
+    encodeBf16(src.subarray(whole), dst.subarray(whole, src.length));
+  }
+
+  /** Run `fn` on `acc`'s bytes in the arena: in place, or through staging slice a and back. */
+  private viaArena(arena: Arena, acc: Float32Array, fn: (dst: number) => void): void {
+    if (this.inArena(acc)) return fn(acc.byteOffset);
+    const staged = this.f32(arena.a, acc.length);
+    staged.set(acc);
+    fn(arena.a);
+    acc.set(staged);
+  }
+
+  private f32(at: number, n: number): Float32Array {
+    return new Float32Array(this.arena!.memory.buffer, at, n);
+  }
+
+  private u16(at: number, n: number): Uint16Array {
+    return new Uint16Array(this.arena!.memory.buffer, at, n);
+  }
+
+  private inArena(b: ArrayBufferView): boolean {
     return this.arena !== null && this.arena !== undefined && b.buffer === this.arena.memory.buffer;
   }
 
@@ -86,12 +138,7 @@ export class BufferPool {
   private getArena(): Arena | null {
     if (this.arena === undefined) {
       const m = simdMemory(2 * SLICE_BYTES + this.capacityBytes);
-      this.arena = m && {
-        ...m,
-        a: new Float32Array(m.memory.buffer, 0, SLICE_BYTES / 4),
-        b: new Float32Array(m.memory.buffer, SLICE_BYTES, SLICE_BYTES / 4),
-        next: 2 * SLICE_BYTES,
-      };
+      this.arena = m && { memory: m.memory, k: m.kernels, a: 0, b: SLICE_BYTES, next: 2 * SLICE_BYTES };
     }
     return this.arena;
   }

@@ -106,8 +106,8 @@ export class ClientTransport implements LinkTransport {
 
 /** Frames for collectives that have not started yet are held, but only this far ahead. */
 const MAX_COLLECTIVES_AHEAD = 8;
-/** Idle receive buffers a link keeps for reuse. */
-const POOL_RETAINED_BYTES = 32 << 20;
+/** Receive buffers a link keeps in its arena (virtual memory: pages are touched only as used). */
+const POOL_RETAINED_BYTES = 64 << 20;
 
 export function zeroTraffic(): Traffic {
   return { payload: 0, envelope: 0, frame: 0 };

@@ -1,7 +1,6 @@
 // Ring collectives over a Ring of PeerChannels: reduce-scatter, all-gather, all-reduce, broadcast, barrier.
 // Each segment is cut into chunks that are pipelined: a chunk is reduced and forwarded as soon as it
 // arrives, so receiving, adding and sending overlap across the N-1 ring steps.
-import { decodeBf16, encodeBf16 } from './bf16.js';
 import type { BufferPool } from './buffer-pool.js';
 import { addTraffic, zeroTraffic, type PeerChannel } from './channel.js';
 import { bytesOf, bytesPerElement, dtypeOf, paddedLength, type Elems, type WireDtype } from './dtype.js';
@@ -76,14 +75,10 @@ function padSlice(src: Elems, from: number, n: number): Elems {
 }
 
 /** acc[i] += value of src[from + i] for the part inside src (beyond it the padding adds zero). */
-function addInto(adder: BufferPool, acc: Float32Array, src: Elems, from: number, scratch: Float32Array): void {
+function addInto(pool: BufferPool, acc: Float32Array, src: Elems, from: number): void {
   const n = Math.max(0, Math.min(acc.length, src.length - from));
-  if (src instanceof Float32Array) adder.addInto(acc, src.subarray(from, from + n), n);
-  else {
-    const s = scratch.subarray(0, n);
-    decodeBf16(src.subarray(from, from + n), s);
-    adder.addInto(acc, s, n);
-  }
+  if (src instanceof Float32Array) pool.addInto(acc, src.subarray(from, from + n), n);
+  else pool.addWidenedInto(acc, src.subarray(from, from + n), n);
 }
 
 export class Collectives {
@@ -281,11 +276,12 @@ export class Collectives {
       return Promise.resolve();
     }
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
-    const scratch = new Float32Array(dtype === 'bf16' ? chunks.size : 0);
     // Step k: send segment r-k-1, receive segment r-k-2; the last step (N-2) receives segment r.
     // Received chunks land in pooled buffers, are summed in place and forwarded (or copied into `output`).
     const pool = (this.ring.prev as PeerChannel).pool;
-    return this.ringExchange(
+    const accumulatorBytes = pool.take(dtype === 'bf16' ? chunks.size * 4 : 0);
+    const accumulator = payloadAsF32(accumulatorBytes);
+    const exchange = this.ringExchange(
       coll,
       tally,
       dtype,
@@ -305,22 +301,28 @@ export class Collectives {
         const last = f.step === N - 2;
         if (dtype === 'fp32') {
           const acc = payloadAsF32(f.payload); // the received chunk is ours: reduce into it in place
-          addInto(pool, acc, input, seg * S + a, scratch);
+          addInto(pool, acc, input, seg * S + a);
           if (!last) return send(f.step + 1, f.chunk, acc, () => pool.give(f.payload));
           (output as Float32Array).set(acc, a);
           return pool.give(f.payload);
         }
-        const acc = new Float32Array(f.elements);
-        decodeBf16(payloadAsBf16(f.payload), acc);
-        pool.give(f.payload);
-        addInto(pool, acc, input, seg * S + a, scratch);
-        if (last) return encodeBf16(acc, (output as Uint16Array).subarray(a, a + acc.length));
-        const [out, free] = this.stage(new Uint16Array(acc.length));
-        encodeBf16(acc, out);
-        send(f.step + 1, f.chunk, out, free);
+        // bf16: widen into the fp32 accumulator (pooled, so the SIMD add runs in place), add, and round back
+        // into the received buffer, which is then forwarded: sums stay fp32 within a chunk, nothing is allocated.
+        const acc = accumulator.subarray(0, f.elements);
+        const wire = payloadAsBf16(f.payload);
+        pool.widen(acc, wire);
+        addInto(pool, acc, input, seg * S + a);
+        if (last) {
+          pool.narrow((output as Uint16Array).subarray(a, a + acc.length), acc);
+          return pool.give(f.payload);
+        }
+        pool.narrow(wire, acc);
+        send(f.step + 1, f.chunk, wire, () => pool.give(f.payload));
       },
       (h) => pool.take(h.elements * bytesPerElement(dtype)),
     );
+    if (dtype === 'fp32') return exchange;
+    return exchange.finally(() => pool.give(accumulatorBytes));
   }
 
   private ag(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {

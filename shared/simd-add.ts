@@ -1,45 +1,129 @@
-// A WebAssembly SIMD add, `dst[i] += src[i]` over fp32 lanes four at a time, on a memory the caller owns.
-// V8 does not vectorise the plain JavaScript loop (about one element per ns here), and reduce-scatter's
-// adds were a third of its CPU time. The module is assembled by hand: 105 bytes, no toolchain.
+// WebAssembly SIMD kernels for the ring's arithmetic, on a memory the caller owns: the fp32 add, and the
+// bf16 <-> fp32 conversions of bf16 wire traffic. V8 does not vectorise the JavaScript loops (about 1 ns per
+// element for an add or a widen, 2 ns for a round-to-nearest-even); these run four or eight lanes at once.
+// The module is assembled by hand below (a few hundred bytes, no toolchain); every kernel is checked bit for
+// bit against the JavaScript reference in the tests.
 
-// (func (export "add") (param $dst i32) (param $src i32) (param $n i32)   ;; $n: bytes, a multiple of 16
-//   (local $end i32)  $end = $dst + $n
-//   while $dst < $end: v128.store($dst, f32x4.add(v128.load($dst), v128.load($src))); $dst += 16; $src += 16)
-// with its memory imported as "e" "m".
-const BODY = [
-  0x01, 0x01, 0x7f, //                       one local: i32 $end
-  0x20, 0x00, 0x20, 0x02, 0x6a, 0x21, 0x03, // $end = $dst + $n
-  0x02, 0x40, 0x03, 0x40, //                 block, loop
-  0x20, 0x00, 0x20, 0x03, 0x4f, 0x0d, 0x01, // leave the block when $dst >= $end
-  0x20, 0x00, //                             address for the store
-  0x20, 0x00, 0xfd, 0x00, 0x04, 0x00, //     v128.load $dst
-  0x20, 0x01, 0xfd, 0x00, 0x04, 0x00, //     v128.load $src
-  0xfd, 0xe4, 0x01, //                       f32x4.add
-  0xfd, 0x0b, 0x04, 0x00, //                 v128.store
-  0x20, 0x00, 0x41, 0x10, 0x6a, 0x21, 0x00, // $dst += 16
-  0x20, 0x01, 0x41, 0x10, 0x6a, 0x21, 0x01, // $src += 16
-  0x0c, 0x00, 0x0b, 0x0b, 0x0b, //           br loop; end loop; end block; end func
-];
-const MODULE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
-  0x01, 0x07, 0x01, 0x60, 0x03, 0x7f, 0x7f, 0x7f, 0x00, // type section: (i32 i32 i32) -> ()
-  0x02, 0x08, 0x01, 0x01, 0x65, 0x01, 0x6d, 0x02, 0x00, 0x01, // import "e" "m": a memory of at least 1 page
-  0x03, 0x02, 0x01, 0x00, // function section: one function of type 0
-  0x07, 0x07, 0x01, 0x03, 0x61, 0x64, 0x64, 0x00, 0x00, // export "add" = function 0
-  0x0a, BODY.length + 2, 0x01, BODY.length, ...BODY, // code section
-]);
+const uleb = (v: number): number[] => {
+  const out: number[] = [];
+  do {
+    let b = v & 0x7f;
+    v >>>= 7;
+    if (v !== 0) b |= 0x80;
+    out.push(b);
+  } while (v !== 0);
+  return out;
+};
+const vec = (bytes: number[]): number[] => [...uleb(bytes.length), ...bytes];
+const splat32 = (v: number): number[] => [0xfd, 0x0c, ...Array.from({ length: 4 }, () => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff]).flat()];
 
-/** Byte offsets into the memory; `bytes` a multiple of 16. */
-export type WasmAdd = (dst: number, src: number, bytes: number) => void;
+// The instructions used, by name. Every kernel takes (i32 $dst, i32 $src, i32 $n) with $n in elements.
+const get = (i: number) => [0x20, i];
+const set = (i: number) => [0x21, i];
+const i32 = (v: number) => [0x41, v]; // small non-negative constants only (one LEB byte, < 64)
+const op = {
+  i32Add: [0x6a],
+  i32Mul: [0x6c],
+  i32GeU: [0x4f],
+  block: [0x02, 0x40],
+  loop: [0x03, 0x40],
+  end: [0x0b],
+  brIfOut: [0x0d, 0x01], // from inside loop: leave the enclosing block
+  brLoop: [0x0c, 0x00],
+  load: [0xfd, 0x00, 0x04, 0x00], // v128.load, align 16, offset 0
+  load16x4u: [0xfd, 0x04, 0x03, 0x00], // v128.load16x4_u: four u16 widened to i32 lanes
+  store: [0xfd, 0x0b, 0x04, 0x00],
+  and: [0xfd, 0x4e],
+  or: [0xfd, 0x50],
+  bitselect: [0xfd, 0x52],
+  gtU: [0xfd, 0x3c], // i32x4.gt_u
+  narrowU: [0xfd, 0x86, 0x01], // i16x8.narrow_i32x4_u
+  shl: [0xfd, 0xab, 0x01], // i32x4.shl
+  shrU: [0xfd, 0xad, 0x01], // i32x4.shr_u
+  add32: [0xfd, 0xae, 0x01], // i32x4.add
+  addF32: [0xfd, 0xe4, 0x01], // f32x4.add
+};
+const DST = 0;
+const SRC = 1;
+const N = 2;
+const END = 3; // i32 local: where $dst stops
+const X = 4; // v128 locals: the lanes being rounded, then the constants of the rounding (set once per call)
+const [C1, C7FFF, C40, CABS, CINF] = [5, 6, 7, 8, 9];
+const CONSTANTS: [number, number][] = [[C1, 1], [C7FFF, 0x7fff], [C40, 0x40], [CABS, 0x7fffffff], [CINF, 0x7f800000]];
 
-/** A fixed-size memory with the add bound to it, or null where WebAssembly SIMD (or the memory) is unavailable. */
-export function simdMemory(bytes: number): { memory: Uint8Array; add: WasmAdd } | null {
+/** $end = $dst + $n * dstBytes; loop while $dst < $end: body; $dst += dstStep; $src += srcStep. */
+function loop(dstBytes: number, dstStep: number, srcStep: number, body: number[], prologue: number[] = []): number[] {
+  return [
+    ...prologue,
+    ...get(DST), ...get(N), ...i32(dstBytes), ...op.i32Mul, ...op.i32Add, ...set(END),
+    ...op.block, ...op.loop,
+    ...get(DST), ...get(END), ...op.i32GeU, ...op.brIfOut,
+    ...body,
+    ...get(DST), ...i32(dstStep), ...op.i32Add, ...set(DST),
+    ...get(SRC), ...i32(srcStep), ...op.i32Add, ...set(SRC),
+    ...op.brLoop, ...op.end, ...op.end,
+  ];
+}
+
+/** bf16 bits of the four fp32 lanes at $src + offset, round to nearest even, NaN kept quiet (as bf16.ts). */
+function roundToBf16(offset: number): number[] {
+  return [
+    ...get(SRC), 0xfd, 0x00, 0x04, ...uleb(offset), ...set(X),
+    // NaN: (x >> 16) | 0x40
+    ...get(X), ...i32(16), ...op.shrU, ...get(C40), ...op.or,
+    // otherwise: (x + 0x7fff + ((x >> 16) & 1)) >> 16, wrapping like the JavaScript reference
+    ...get(X), ...get(X), ...i32(16), ...op.shrU, ...get(C1), ...op.and, ...op.add32,
+    ...get(C7FFF), ...op.add32, ...i32(16), ...op.shrU,
+    // which one: (x & 0x7fffffff) > 0x7f800000
+    ...get(X), ...get(CABS), ...op.and, ...get(CINF), ...op.gtU,
+    ...op.bitselect,
+  ];
+}
+
+const KERNELS: Record<string, number[]> = {
+  // dst[i] += src[i] (fp32), 4 per step
+  add: loop(4, 16, 16, [...get(DST), ...get(DST), ...op.load, ...get(SRC), ...op.load, ...op.addF32, ...op.store]),
+  // dst[i] = fp32(src[i] bf16), 4 per step
+  widen: loop(4, 16, 8, [...get(DST), ...get(SRC), ...op.load16x4u, ...i32(16), ...op.shl, ...op.store]),
+  // dst[i] += fp32(src[i] bf16), 4 per step
+  addWidened: loop(4, 16, 8, [...get(DST), ...get(DST), ...op.load, ...get(SRC), ...op.load16x4u, ...i32(16), ...op.shl, ...op.addF32, ...op.store]),
+  // dst[i] = bf16(src[i] fp32), 8 per step
+  narrow: loop(2, 16, 32, [...get(DST), ...roundToBf16(0), ...roundToBf16(16), ...op.narrowU, ...op.store], CONSTANTS.flatMap(([local, v]) => [...splat32(v), ...set(local)])),
+};
+
+function assemble(): Uint8Array {
+  const names = Object.keys(KERNELS);
+  const section = (id: number, body: number[]) => [id, ...vec(body)];
+  const name = (s: string) => vec([...Buffer.from(s, 'ascii')]);
+  const locals = [0x02, 0x01, 0x7f, 0x06, 0x7b]; // one i32 ($end), six v128 ($x and the constants)
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+    ...section(1, [0x01, 0x60, 0x03, 0x7f, 0x7f, 0x7f, 0x00]), // one type: (i32 i32 i32) -> ()
+    ...section(2, [0x01, ...name('e'), ...name('m'), 0x02, 0x00, 0x01]), // import memory "e" "m", >= 1 page
+    ...section(3, [names.length, ...names.map(() => 0x00)]),
+    ...section(7, [names.length, ...names.flatMap((n, i) => [...name(n), 0x00, i])]),
+    ...section(10, [names.length, ...names.flatMap((n) => vec([...locals, ...KERNELS[n], ...op.end]))]),
+  ]);
+}
+
+/** Byte offsets into the memory and a count of elements: a multiple of 4 (8 for narrow). */
+type Kernel = (dst: number, src: number, n: number) => void;
+export interface SimdKernels {
+  add: Kernel;
+  widen: Kernel;
+  addWidened: Kernel;
+  narrow: Kernel;
+}
+
+/** A fixed-size memory with the kernels bound to it, or null where WebAssembly SIMD (or the memory) is
+ *  unavailable. Never grown: growing would detach every view handed out, some of them pending socket reads. */
+export function simdMemory(bytes: number): { memory: Uint8Array; kernels: SimdKernels } | null {
   try {
-    if (typeof WebAssembly === 'undefined' || !WebAssembly.validate(MODULE)) return null;
+    const module = assemble();
+    if (typeof WebAssembly === 'undefined' || !WebAssembly.validate(module)) return null;
     const memory = new WebAssembly.Memory({ initial: Math.ceil(bytes / 65536) });
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(MODULE), { e: { m: memory } });
-    // Never grown: growing would detach every view handed out, some of them pending socket reads.
-    return { memory: new Uint8Array(memory.buffer), add: instance.exports.add as WasmAdd };
+    const { exports } = new WebAssembly.Instance(new WebAssembly.Module(module), { e: { m: memory } });
+    return { memory: new Uint8Array(memory.buffer), kernels: exports as unknown as SimdKernels };
   } catch {
     return null;
   }

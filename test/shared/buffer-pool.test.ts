@@ -2,6 +2,7 @@
 // hand-assembled SIMD add, which must agree bit for bit with the plain loop (an fp32 sum rounded once is
 // the same whether computed in f32 lanes or in f64 and rounded).
 import { describe, expect, it } from 'vitest';
+import { decodeBf16, encodeBf16 } from '../../shared/bf16.js';
 import { BufferPool } from '../../shared/buffer-pool.js';
 import { addLoop, simdMemory } from '../../shared/simd-add.js';
 
@@ -47,6 +48,63 @@ describe('SIMD add', () => {
     expect(Array.from(base.subarray(0, 3))).toEqual([1, 1, 1]);
     expect(Array.from(acc.subarray(0, 21))).toEqual(new Array(21).fill(3));
     expect(Array.from(acc.subarray(21))).toEqual(new Array(9).fill(1));
+  });
+});
+
+/** Random fp32 bit patterns of every class: normal, subnormal, zero, infinity, NaN, and rounding ties. */
+function bitPatterns(n: number, seed: number): Uint32Array {
+  const u = new Uint32Array(n);
+  let s = seed;
+  const special = [0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffffffff, 0x7f7fffff, 0x00000001, 0x3f808000, 0x3f818000, 0x7f7f8000];
+  for (let i = 0; i < n; i++) {
+    s = (s * 1103515245 + 12345) >>> 0;
+    u[i] = i % 9 === 0 ? special[(s >>> 8) % special.length] : i % 5 === 0 ? (s & 0xffff0000) | 0x8000 : s;
+  }
+  return u;
+}
+
+describe('SIMD bf16 conversions equal the JavaScript reference bit for bit', () => {
+  const lengths = [0, 1, 7, 8, 9, 16383, 16384, 16392, 40_003];
+  it('narrow (fp32 -> bf16, round to nearest even), into a pool buffer and into any Uint16Array', () => {
+    for (const n of lengths) {
+      const pool = new BufferPool(8 << 20);
+      const src = f32(pool.take(n * 4));
+      new Uint32Array(src.buffer, src.byteOffset, n).set(bitPatterns(n, n + 3));
+      const want = new Uint16Array(n);
+      encodeBf16(src, want);
+      const dstPool = pool.take(n * 2);
+      const a = new Uint16Array(dstPool.buffer, dstPool.byteOffset, n);
+      pool.narrow(a, src);
+      const b = new Uint16Array(n);
+      pool.narrow(b, src);
+      expect(Array.from(a)).toEqual(Array.from(want));
+      expect(Array.from(b)).toEqual(Array.from(want));
+    }
+  });
+
+  it('widen and add-widened (bf16 -> fp32)', () => {
+    for (const n of lengths) {
+      const pool = new BufferPool(8 << 20);
+      const bits = new Uint16Array(bitPatterns(n, n + 5).map((x) => x >>> 16));
+      const srcBytes = pool.take(n * 2);
+      const src = new Uint16Array(srcBytes.buffer, srcBytes.byteOffset, n);
+      src.set(bits);
+      const want = new Float32Array(n);
+      decodeBf16(bits, want);
+      const dst = f32(pool.take(n * 4));
+      pool.widen(dst, src);
+      expect(Array.from(new Uint32Array(dst.buffer, dst.byteOffset, n))).toEqual(Array.from(new Uint32Array(want.buffer)));
+      // acc += widened, against decode-then-add in JavaScript (finite values only, so NaN payloads don't matter)
+      const finite = new Uint16Array(bits.map((b) => ((b & 0x7f80) === 0x7f80 ? b & 0x807f : b)));
+      const acc = f32(pool.take(n * 4));
+      acc.set(random(n, n + 11));
+      const ref = acc.slice();
+      const wide = new Float32Array(n);
+      decodeBf16(finite, wide);
+      addLoop(ref, wide, 0, n);
+      pool.addWidenedInto(acc, finite, n);
+      expect(same(acc, ref)).toBe(true);
+    }
   });
 });
 
