@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeBf16, encodeBf16, fromBf16, toBf16 } from '../../shared/bf16.js';
+import { BufferPool } from '../../shared/buffer-pool.js';
 import { parseSafetensors } from '../../shared/safetensors.js';
 
 const vectors = parseSafetensors(readFileSync(new URL('../fixtures/bf16_rne.safetensors', import.meta.url)));
@@ -16,6 +17,18 @@ describe('bf16 round-to-nearest-even', () => {
     for (let i = 0; i < src.length; i++) if (got[i] !== want[i]) mismatches.push({ i, x: src[i], got: got[i], want: want[i] });
     expect(mismatches).toEqual([]);
     for (let i = 0; i < src.length; i += 97) expect(toBf16(src[i])).toBe(want[i]);
+  });
+
+  it('the WebAssembly SIMD rounding (reduce-scatter of bf16 traffic) matches torch bit for bit too', () => {
+    const src = vectors.get('fp32')!.data as Float32Array;
+    const want = vectors.get('bf16_bits')!.data as Uint16Array;
+    const pool = new BufferPool(1 << 20);
+    const bytes = pool.take(src.byteLength); // a pool buffer: the kernel runs on it in place
+    const inPool = new Float32Array(bytes.buffer, bytes.byteOffset, src.length);
+    inPool.set(src);
+    const got = new Uint16Array(src.length);
+    pool.narrow(got, inPool);
+    expect(Array.from(got)).toEqual(Array.from(want));
   });
 
   it('rounds exact ties to even and keeps NaN a NaN', () => {
