@@ -121,6 +121,7 @@ export class Collectives {
     // When the length divides evenly, this rank's own segment of `buf` holds the reduced shard in place.
     const inPlace = shardLen * this.world === buf.length;
     const shard = inPlace ? buf.subarray(this.rank * shardLen, (this.rank + 1) * shardLen) : this.opts.ledger ? this.opts.ledger.alloc('comm', dtypeOf(buf), shardLen) : dtypeOf(buf) === 'fp32' ? new Float32Array(shardLen) : new Uint16Array(shardLen);
+    if (inPlace && this.world > 1) return this.push(await this.measure('all-reduce', label, buf, (c, t) => this.ar(c, t, buf)));
     try {
       const rs = await this.measure('reduce-scatter', label, buf, (c, t) => this.rs(c, t, buf, shard));
       const ag = await this.measure('all-gather', label, buf, (c, t) => this.ag(c, t, shard, buf));
@@ -266,9 +267,7 @@ export class Collectives {
 
   private rs(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {
     const N = this.world;
-    const r = this.rank;
-    const L = input.length;
-    const S = paddedLength(L, N) / N;
+    const S = paddedLength(input.length, N) / N;
     const dtype = dtypeOf(input);
     if (dtypeOf(output) !== dtype || output.length !== S) throw new RangeError(`reduce-scatter output must be ${dtype} of ${S} elements, got ${dtypeOf(output)} of ${output.length}`);
     if (N === 1) {
@@ -276,17 +275,78 @@ export class Collectives {
       return Promise.resolve();
     }
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
-    // Step k: send segment r-k-1, receive segment r-k-2; the last step (N-2) receives segment r.
-    // Received chunks land in pooled buffers, are summed in place and forwarded (or copied into `output`).
-    const pool = (this.ring.prev as PeerChannel).pool;
-    const accumulatorBytes = pool.take(dtype === 'bf16' ? chunks.size * 4 : 0);
-    const accumulator = payloadAsF32(accumulatorBytes);
-    const exchange = this.ringExchange(
+    const phase = this.reduceScatterPhase(input, output, chunks);
+    return this.ringExchange(coll, tally, dtype, chunks, phase.start, phase.frame, phase.destination).finally(phase.done);
+  }
+
+  private ag(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {
+    const N = this.world;
+    const S = paddedLength(output.length, N) / N;
+    const dtype = dtypeOf(output);
+    if (dtypeOf(input) !== dtype || input.length !== S) throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
+    const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + this.rank * S * input.BYTES_PER_ELEMENT;
+    const mine = Math.min(S, output.length - this.rank * S); // the last segments may be cut short, or empty
+    if (!aliased && mine > 0) output.set(input.subarray(0, mine) as never, this.rank * S);
+    if (N === 1) return Promise.resolve();
+    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+    const phase = this.allGatherPhase(output, chunks);
+    const start = (send: Sender) => {
+      for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
+    };
+    return this.ringExchange(coll, tally, dtype, chunks, start, phase.frame, phase.destination);
+  }
+
+  /**
+   * All-reduce of an evenly divisible `buf` as one pipelined ring of 2(N-1) steps: as soon as a chunk of this
+   * rank's segment is fully reduced it goes out as the all-gather's first step, instead of waiting for the
+   * whole reduce-scatter to finish. Steps N-1 .. 2N-3 on the wire are the all-gather's 0 .. N-2.
+   */
+  private ar(coll: number, tally: Tally, buf: Elems): Promise<void> {
+    const N = this.world;
+    const S = buf.length / N;
+    const dtype = dtypeOf(buf);
+    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+    const own = buf.subarray(this.rank * S, (this.rank + 1) * S) as Elems;
+    const AG = N - 1; // the all-gather's step 0 on the wire
+    let gatherSend: Sender = () => undefined;
+    const reduce = this.reduceScatterPhase(buf, own, chunks, (j) => gatherSend(0, j, chunks.of(own, j)));
+    const gather = this.allGatherPhase(buf, chunks);
+    const shifted = (h: ChunkHeader) => ({ ...h, step: h.step - AG });
+    const frames = 2 * (N - 1) * chunks.count;
+    return this.exchange(
       coll,
       tally,
+      frames,
+      frames,
       dtype,
       chunks,
       (send) => {
+        gatherSend = (step, chunk, data, written) => send(step + AG, chunk, data, written);
+        reduce.start(send);
+      },
+      (f, send) => (f.step < AG ? reduce.frame(f, send) : gather.frame({ ...f, step: f.step - AG }, gatherSend)),
+      (h) => (h.step < AG ? reduce.destination(h) : gather.destination(shifted(h))),
+    ).finally(reduce.done);
+  }
+
+  /**
+   * Ring reduce-scatter, frame by frame. Step k: send segment r-k-1, receive segment r-k-2; the last step
+   * (N-2) receives segment r. Received chunks land in pooled buffers, are summed in place and forwarded, or
+   * at the last step written to `output` (then `reduced(chunk)` is told). `output` may alias `input`'s own
+   * segment.
+   */
+  private reduceScatterPhase(input: Elems, output: Elems, chunks: Chunks, reduced?: (chunk: number) => void): Phase {
+    const N = this.world;
+    const r = this.rank;
+    const L = input.length;
+    const S = chunks.segment;
+    const dtype = dtypeOf(input);
+    const pool = (this.ring.prev as PeerChannel).pool;
+    // bf16 sums are widened into a pooled fp32 accumulator, so the SIMD kernels work on it in place.
+    const accumulatorBytes = pool.take(dtype === 'bf16' ? chunks.size * 4 : 0);
+    const accumulator = payloadAsF32(accumulatorBytes);
+    return {
+      start: (send) => {
         const seg = mod(r - 1, N);
         for (let j = 0; j < chunks.count; j++) {
           const from = seg * S + chunks.start(j);
@@ -295,7 +355,7 @@ export class Collectives {
           else send(0, j, ...this.stage(padSlice(input, from, n)));
         }
       },
-      (f, send) => {
+      frame: (f, send) => {
         const seg = mod(r - f.step - 2, N);
         const a = chunks.start(f.chunk);
         const last = f.step === N - 2;
@@ -304,69 +364,58 @@ export class Collectives {
           addInto(pool, acc, input, seg * S + a);
           if (!last) return send(f.step + 1, f.chunk, acc, () => pool.give(f.payload));
           (output as Float32Array).set(acc, a);
-          return pool.give(f.payload);
-        }
-        // bf16: widen into the fp32 accumulator (pooled, so the SIMD add runs in place), add, and round back
-        // into the received buffer, which is then forwarded: sums stay fp32 within a chunk, nothing is allocated.
-        const acc = accumulator.subarray(0, f.elements);
-        const wire = payloadAsBf16(f.payload);
-        pool.widen(acc, wire);
-        addInto(pool, acc, input, seg * S + a);
-        if (last) {
+        } else {
+          // Widen, add, and round back into the received buffer, which is then forwarded: sums stay fp32
+          // within a chunk, and nothing is allocated.
+          const acc = accumulator.subarray(0, f.elements);
+          const wire = payloadAsBf16(f.payload);
+          pool.widen(acc, wire);
+          addInto(pool, acc, input, seg * S + a);
+          if (!last) {
+            pool.narrow(wire, acc);
+            return send(f.step + 1, f.chunk, wire, () => pool.give(f.payload));
+          }
           pool.narrow((output as Uint16Array).subarray(a, a + acc.length), acc);
-          return pool.give(f.payload);
         }
-        pool.narrow(wire, acc);
-        send(f.step + 1, f.chunk, wire, () => pool.give(f.payload));
+        pool.give(f.payload);
+        reduced?.(f.chunk);
       },
-      (h) => pool.take(h.elements * bytesPerElement(dtype)),
-    );
-    if (dtype === 'fp32') return exchange;
-    return exchange.finally(() => pool.give(accumulatorBytes));
+      destination: (h) => pool.take(h.elements * bytesPerElement(dtype)),
+      done: () => pool.give(accumulatorBytes),
+    };
   }
 
-  private ag(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {
+  /**
+   * Ring all-gather, frame by frame. Step k: receive segment r-k-1 and pass it on unchanged at step k+1.
+   * Chunks are read straight into their place in `output` where they fit whole (all but a cut-off last
+   * segment); the first step's sends are the caller's.
+   */
+  private allGatherPhase(output: Elems, chunks: Chunks): Phase {
     const N = this.world;
     const r = this.rank;
     const L = output.length;
-    const S = paddedLength(L, N) / N;
+    const S = chunks.segment;
     const dtype = dtypeOf(output);
-    if (dtypeOf(input) !== dtype || input.length !== S) throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
-    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
-    const place = (seg: number, from: number, data: Elems) => {
-      const at = seg * S + from;
-      const n = Math.min(data.length, L - at);
-      if (n > 0) output.set(data.subarray(0, n) as never, at);
-    };
-    const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + r * S * input.BYTES_PER_ELEMENT;
-    if (!aliased) place(r, 0, input);
-    if (N === 1) return Promise.resolve();
-    // Step k: send segment r-k, receive segment r-k-1, and pass it on unchanged at step k+1. Chunks are
-    // read straight into their place in `output` where they fit whole (all but a cut-off last segment).
-    const at = (h: ChunkHeader) => mod(r - h.step - 1, N) * S + chunks.start(h.chunk);
     const pool = (this.ring.prev as PeerChannel).pool;
-    return this.ringExchange(
-      coll,
-      tally,
-      dtype,
-      chunks,
-      (send) => {
-        for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
-      },
-      (f, send) => {
+    const at = (h: ChunkHeader) => mod(r - h.step - 1, N) * S + chunks.start(h.chunk);
+    return {
+      start: () => undefined,
+      frame: (f, send) => {
         const data = payloadView(dtype, f.payload);
         if (isViewOf(data, output, at(f))) {
           if (f.step < N - 2) send(f.step + 1, f.chunk, data);
           return;
         }
         // It arrived before this collective started, or does not fit whole: copy it into place.
-        place(mod(r - f.step - 1, N), chunks.start(f.chunk), data);
+        const n = Math.min(data.length, L - at(f));
+        if (n > 0) output.set(data.subarray(0, n) as never, at(f));
         const release = () => pool.give(f.payload);
         if (f.step < N - 2) send(f.step + 1, f.chunk, data, release);
         else release();
       },
-      (h) => (at(h) + h.elements <= L ? bytesOf(output.subarray(at(h), at(h) + h.elements)) : null),
-    );
+      destination: (h) => (at(h) + h.elements <= L ? bytesOf(output.subarray(at(h), at(h) + h.elements)) : null),
+      done: () => undefined,
+    };
   }
 
   private bcast(coll: number, tally: Tally, buf: Elems, root: number): Promise<void> {
@@ -411,6 +460,15 @@ type Sender = (step: number, chunk: number, data: Elems, written?: () => void) =
 
 /** Where a frame's payload should be read to, or null for a buffer of its own. */
 type Destination = (h: ChunkHeader) => Uint8Array | null;
+
+/** One ring algorithm's part of an exchange: its first sends, its handling of each frame, where payloads
+ *  land, and what to release at the end. Steps are the phase's own. */
+interface Phase {
+  start: (send: Sender) => void;
+  frame: (f: ChunkFrame, send: Sender) => void;
+  destination: Destination;
+  done: () => void;
+}
 
 /** Bytes of one collective, counted as its frames go out and come in. */
 interface Tally {
