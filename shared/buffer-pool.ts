@@ -1,9 +1,9 @@
 // Receive buffers of one link, reused across chunks and collectives, and the arithmetic reduce-scatter runs
 // on them. A fresh 1 MiB ArrayBuffer per chunk costs an mmap, 256 page faults and a later GC; a reused one
-// costs nothing. The buffers are carved from a fixed WebAssembly memory, so the SIMD kernels (simd-add.ts)
+// costs nothing. The buffers are carved from a fixed WebAssembly memory, so the SIMD kernels (simd-kernels.ts)
 // work on a received chunk in place: only operands from elsewhere are staged into that memory, in slices.
 import { decodeBf16, encodeBf16 } from './bf16.js';
-import { addLoop, simdMemory, type SimdKernels } from './simd-add.js';
+import { addLoop, simdMemory, type SimdKernels } from './simd-kernels.js';
 
 /** Bytes per staging slice (two of them: both stay in L2 next to the streamed data). */
 const SLICE_BYTES = 64 * 1024;

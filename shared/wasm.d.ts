@@ -1,4 +1,4 @@
-// The few WebAssembly JavaScript API types that simd-add.ts uses (TypeScript ships them only in lib.dom).
+// The few WebAssembly JavaScript API types that simd-kernels.ts uses (TypeScript ships them only in lib.dom).
 declare namespace WebAssembly {
   class Memory {
     constructor(descriptor: { initial: number; maximum?: number });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBf16, encodeBf16 } from '../../shared/bf16.js';
 import { BufferPool } from '../../shared/buffer-pool.js';
-import { addLoop, simdMemory } from '../../shared/simd-add.js';
+import { addLoop, simdMemory } from '../../shared/simd-kernels.js';
 
 function random(n: number, seed: number): Float32Array {
   const x = new Float32Array(n);
