@@ -249,7 +249,6 @@ export class PeerChannel {
   }
 
   private onFrame(f: ChunkFrame): void {
-    this.lastHeard = Date.now();
     this.recvCounts.payload += f.payload.byteLength;
     this.recvCounts.envelope += f.envelopeBytes;
     const handler = this.handlers.get(f.coll);

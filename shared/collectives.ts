@@ -66,6 +66,14 @@ function isViewOf(data: Elems, target: Elems, at: number): boolean {
   return data.buffer === target.buffer && data.byteOffset === target.byteOffset + at * target.BYTES_PER_ELEMENT;
 }
 
+/** Forward a received chunk to the next step (or not), and give its buffer back to the pool once the socket
+ *  no longer needs it (a chunk read in place is the caller's memory: the pool ignores it). */
+function passOn(pool: BufferPool, f: ChunkFrame, data: Elems, forward: boolean, send: Sender): void {
+  const release = () => pool.give(f.payload);
+  if (forward) send(f.step + 1, f.chunk, data, release);
+  else release();
+}
+
 /** Copy elements [from, from+n) of `src` as wire bytes, zero beyond `src.length` (the padding). */
 function padSlice(src: Elems, from: number, n: number): Elems {
   const end = Math.min(src.length, from + n);
@@ -311,7 +319,7 @@ export class Collectives {
     let gatherSend: Sender = () => undefined;
     const reduce = this.reduceScatterPhase(buf, own, chunks, (j) => gatherSend(0, j, chunks.of(own, j)));
     const gather = this.allGatherPhase(buf, chunks);
-    const shifted = (h: ChunkHeader) => ({ ...h, step: h.step - AG });
+    const shifted = <H extends ChunkHeader>(h: H): H => ({ ...h, step: h.step - AG });
     const frames = 2 * (N - 1) * chunks.count;
     return this.exchange(
       coll,
@@ -324,7 +332,7 @@ export class Collectives {
         gatherSend = (step, chunk, data, written) => send(step + AG, chunk, data, written);
         reduce.start(send);
       },
-      (f, send) => (f.step < AG ? reduce.frame(f, send) : gather.frame({ ...f, step: f.step - AG }, gatherSend)),
+      (f, send) => (f.step < AG ? reduce.frame(f, send) : gather.frame(shifted(f), gatherSend)),
       (h) => (h.step < AG ? reduce.destination(h) : gather.destination(shifted(h))),
     ).finally(reduce.done);
   }
@@ -402,16 +410,11 @@ export class Collectives {
       start: () => undefined,
       frame: (f, send) => {
         const data = payloadView(dtype, f.payload);
-        if (isViewOf(data, output, at(f))) {
-          if (f.step < N - 2) send(f.step + 1, f.chunk, data);
-          return;
-        }
-        // It arrived before this collective started, or does not fit whole: copy it into place.
+        // Not read in place: it arrived before this collective started, or does not fit whole (the padding
+        // of a cut-off last segment is dropped).
         const n = Math.min(data.length, L - at(f));
-        if (n > 0) output.set(data.subarray(0, n) as never, at(f));
-        const release = () => pool.give(f.payload);
-        if (f.step < N - 2) send(f.step + 1, f.chunk, data, release);
-        else release();
+        if (!isViewOf(data, output, at(f)) && n > 0) output.set(data.subarray(0, n) as never, at(f));
+        passOn(pool, f, data, f.step < N - 2, send);
       },
       destination: (h) => (at(h) + h.elements <= L ? bytesOf(output.subarray(at(h), at(h) + h.elements)) : null),
       done: () => undefined,
@@ -441,14 +444,8 @@ export class Collectives {
       (f, send) => {
         if (f.step !== hop) throw new ProtocolError(`broadcast frame at hop ${f.step}, expected hop ${hop}`);
         const data = payloadView(dtype, f.payload);
-        if (isViewOf(data, buf, chunks.start(f.chunk))) {
-          if (forwards) send(f.step + 1, f.chunk, data);
-          return;
-        }
-        buf.set(data as never, chunks.start(f.chunk));
-        const release = () => (this.ring.prev as PeerChannel).pool.give(f.payload);
-        if (forwards) send(f.step + 1, f.chunk, data, release);
-        else release();
+        if (!isViewOf(data, buf, chunks.start(f.chunk))) buf.set(data as never, chunks.start(f.chunk));
+        passOn((this.ring.prev as PeerChannel).pool, f, data, forwards, send);
       },
       (h) => (h.step === hop ? bytesOf(chunks.of(buf, h.chunk)) : null),
     );

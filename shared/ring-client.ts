@@ -25,7 +25,6 @@ export class RingClient {
   private early: ChunkFrame[] = []; // frames that arrived before attach()
   private state: 'connecting' | 'open' | 'closing' | 'closed' = 'connecting';
   private closeFrame: { code: number; reason: string } | null = null;
-  private broken = false; // the peer broke the protocol
 
   private constructor(
     readonly socket: Socket,
@@ -125,14 +124,12 @@ export class RingClient {
   }
 
   private onRead(n: number): void {
-    if (this.broken) return; // the stream can no longer be parsed; reads go on only to see the FIN
     try {
       this.reader.onRead(n);
       this.events?.heard();
     } catch (err) {
       if (this.state === 'connecting') return this.failHandshake(err as Error);
-      this.broken = true;
-      this.events?.failed(err as Error);
+      this.events?.failed(err as Error); // the channel aborts, which closes: the socket reads nothing more
       this.close(1002, (err as Error).message);
     }
   }
