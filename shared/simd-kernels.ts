@@ -14,25 +14,36 @@ const uleb = (v: number): number[] => {
   } while (v !== 0);
   return out;
 };
+/** Signed LEB128 (i32.const immediates). */
+const sleb = (v: number): number[] => {
+  const out: number[] = [];
+  for (;;) {
+    const b = v & 0x7f;
+    v >>= 7;
+    if ((v === 0 && (b & 0x40) === 0) || (v === -1 && (b & 0x40) !== 0)) return [...out, b];
+    out.push(b | 0x80);
+  }
+};
 const vec = (bytes: number[]): number[] => [...uleb(bytes.length), ...bytes];
 const splat32 = (v: number): number[] => [0xfd, 0x0c, ...Array.from({ length: 4 }, () => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff]).flat()];
 
 // The instructions used, by name. Every kernel takes (i32 $dst, i32 $src, i32 $n) with $n in elements.
 const get = (i: number) => [0x20, i];
 const set = (i: number) => [0x21, i];
-const i32 = (v: number) => [0x41, v]; // small non-negative constants only (one LEB byte, < 64)
+const i32 = (v: number) => [0x41, ...sleb(v)];
 const op = {
   i32Add: [0x6a],
   i32Mul: [0x6c],
   i32GeU: [0x4f],
+  i32And: [0x71],
   block: [0x02, 0x40],
   loop: [0x03, 0x40],
   end: [0x0b],
   brIfOut: [0x0d, 0x01], // from inside loop: leave the enclosing block
   brLoop: [0x0c, 0x00],
-  load: [0xfd, 0x00, 0x04, 0x00], // v128.load, align 16, offset 0
-  load16x4u: [0xfd, 0x04, 0x03, 0x00], // v128.load16x4_u: four u16 widened to i32 lanes
-  store: [0xfd, 0x0b, 0x04, 0x00],
+  loadAt: (offset: number) => [0xfd, 0x00, 0x04, ...uleb(offset)], // v128.load, align 16
+  load16x4uAt: (offset: number) => [0xfd, 0x04, 0x03, ...uleb(offset)], // v128.load16x4_u: four u16 widened to i32 lanes
+  storeAt: (offset: number) => [0xfd, 0x0b, 0x04, ...uleb(offset)],
   and: [0xfd, 0x4e],
   or: [0xfd, 0x50],
   bitselect: [0xfd, 0x52],
@@ -49,13 +60,13 @@ const N = 2;
 const END = 3; // i32 local: where $dst stops
 const X = 4; // v128 locals: the lanes being rounded, then the constants of the rounding (set once per call)
 const [C1, C7FFF, C40, CABS, CINF] = [5, 6, 7, 8, 9];
+const HI = 10; // v128 local: x >> 16 of the lanes being rounded
 const CONSTANTS: [number, number][] = [[C1, 1], [C7FFF, 0x7fff], [C40, 0x40], [CABS, 0x7fffffff], [CINF, 0x7f800000]];
 
-/** $end = $dst + $n * dstBytes; loop while $dst < $end: body; $dst += dstStep; $src += srcStep. */
-function loop(dstBytes: number, dstStep: number, srcStep: number, body: number[], prologue: number[] = []): number[] {
+/** Loop while $dst < $end (`setEnd` computes it): body; then $dst += dstStep; $src += srcStep. */
+function stepLoop(setEnd: number[], dstStep: number, srcStep: number, body: number[]): number[] {
   return [
-    ...prologue,
-    ...get(DST), ...get(N), ...i32(dstBytes), ...op.i32Mul, ...op.i32Add, ...set(END),
+    ...setEnd,
     ...op.block, ...op.loop,
     ...get(DST), ...get(END), ...op.i32GeU, ...op.brIfOut,
     ...body,
@@ -65,15 +76,33 @@ function loop(dstBytes: number, dstStep: number, srcStep: number, body: number[]
   ];
 }
 
+/** $end = $dst + ($n & mask) * dstBytes (the elements a loop covers, in $dst's bytes). */
+const endAt = (mask: number, dstBytes: number) => [...get(DST), ...get(N), ...i32(mask), ...op.i32And, ...i32(dstBytes), ...op.i32Mul, ...op.i32Add, ...set(END)];
+
+/**
+ * A kernel over $n elements, `perStep` of them per `lanes` (whose arguments are byte offsets from $dst and
+ * $src): unrolled four times while that many remain, then one `lanes` per step. Unrolled, the loop's own
+ * instructions no longer outnumber the arithmetic (the add runs 1.8x faster on data in L1, 1.3x in L2).
+ * $n must be a multiple of `perStep`.
+ */
+function kernel(perStep: number, dstBytes: number, srcBytes: number, lanes: (dst: number, src: number) => number[], prologue: number[] = []): number[] {
+  const [d, s] = [perStep * dstBytes, perStep * srcBytes];
+  return [
+    ...prologue,
+    ...stepLoop(endAt(-4 * perStep, dstBytes), 4 * d, 4 * s, [0, 1, 2, 3].flatMap((k) => lanes(k * d, k * s))),
+    ...stepLoop(endAt(4 * perStep - 1, dstBytes), d, s, lanes(0, 0)),
+  ];
+}
+
 /** bf16 bits of the four fp32 lanes at $src + offset, round to nearest even, NaN kept quiet (as bf16.ts). */
 function roundToBf16(offset: number): number[] {
   return [
-    ...get(SRC), 0xfd, 0x00, 0x04, ...uleb(offset), ...set(X),
+    ...get(SRC), ...op.loadAt(offset), ...set(X),
+    ...get(X), ...i32(16), ...op.shrU, ...set(HI), // x >> 16
     // NaN: (x >> 16) | 0x40
-    ...get(X), ...i32(16), ...op.shrU, ...get(C40), ...op.or,
+    ...get(HI), ...get(C40), ...op.or,
     // otherwise: (x + 0x7fff + ((x >> 16) & 1)) >> 16, wrapping like the JavaScript reference
-    ...get(X), ...get(X), ...i32(16), ...op.shrU, ...get(C1), ...op.and, ...op.add32,
-    ...get(C7FFF), ...op.add32, ...i32(16), ...op.shrU,
+    ...get(X), ...get(HI), ...get(C1), ...op.and, ...op.add32, ...get(C7FFF), ...op.add32, ...i32(16), ...op.shrU,
     // which one: (x & 0x7fffffff) > 0x7f800000
     ...get(X), ...get(CABS), ...op.and, ...get(CINF), ...op.gtU,
     ...op.bitselect,
@@ -81,21 +110,21 @@ function roundToBf16(offset: number): number[] {
 }
 
 const KERNELS: Record<string, number[]> = {
-  // dst[i] += src[i] (fp32), 4 per step
-  add: loop(4, 16, 16, [...get(DST), ...get(DST), ...op.load, ...get(SRC), ...op.load, ...op.addF32, ...op.store]),
-  // dst[i] = fp32(src[i] bf16), 4 per step
-  widen: loop(4, 16, 8, [...get(DST), ...get(SRC), ...op.load16x4u, ...i32(16), ...op.shl, ...op.store]),
-  // dst[i] += fp32(src[i] bf16), 4 per step
-  addWidened: loop(4, 16, 8, [...get(DST), ...get(DST), ...op.load, ...get(SRC), ...op.load16x4u, ...i32(16), ...op.shl, ...op.addF32, ...op.store]),
+  // dst[i] += src[i] (fp32)
+  add: kernel(4, 4, 4, (d, s) => [...get(DST), ...get(DST), ...op.loadAt(d), ...get(SRC), ...op.loadAt(s), ...op.addF32, ...op.storeAt(d)]),
+  // dst[i] = fp32(src[i] bf16)
+  widen: kernel(4, 4, 2, (d, s) => [...get(DST), ...get(SRC), ...op.load16x4uAt(s), ...i32(16), ...op.shl, ...op.storeAt(d)]),
+  // dst[i] += fp32(src[i] bf16)
+  addWidened: kernel(4, 4, 2, (d, s) => [...get(DST), ...get(DST), ...op.loadAt(d), ...get(SRC), ...op.load16x4uAt(s), ...i32(16), ...op.shl, ...op.addF32, ...op.storeAt(d)]),
   // dst[i] = bf16(src[i] fp32), 8 per step
-  narrow: loop(2, 16, 32, [...get(DST), ...roundToBf16(0), ...roundToBf16(16), ...op.narrowU, ...op.store], CONSTANTS.flatMap(([local, v]) => [...splat32(v), ...set(local)])),
+  narrow: kernel(8, 2, 4, (d, s) => [...get(DST), ...roundToBf16(s), ...roundToBf16(s + 16), ...op.narrowU, ...op.storeAt(d)], CONSTANTS.flatMap(([local, v]) => [...splat32(v), ...set(local)])),
 };
 
 function assemble(): Uint8Array {
   const names = Object.keys(KERNELS);
   const section = (id: number, body: number[]) => [id, ...vec(body)];
   const name = (s: string) => vec([...Buffer.from(s, 'ascii')]);
-  const locals = [0x02, 0x01, 0x7f, 0x06, 0x7b]; // one i32 ($end), six v128 ($x and the constants)
+  const locals = [0x02, 0x01, 0x7f, 0x07, 0x7b]; // one i32 ($end), seven v128 ($x, the constants, $hi)
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
     ...section(1, [0x01, 0x60, 0x03, 0x7f, 0x7f, 0x7f, 0x00]), // one type: (i32 i32 i32) -> ()

@@ -27,7 +27,7 @@ describe('SIMD add', () => {
   for (const where of ['in place (a pool buffer)', 'staged (any Float32Array)']) {
     it(`${where}: equals the plain loop bit for bit, for lengths around the lane and slice sizes`, () => {
       const pool = new BufferPool(8 << 20);
-      for (const n of [0, 1, 3, 4, 5, 15, 16, 17, 16383, 16384, 16385, 100_003]) {
+      for (const n of [0, 1, 3, 4, 5, 15, 16, 17, 20, 28, 47, 16383, 16384, 16385, 16404, 100_003]) {
         const acc = where.startsWith('in place') ? f32(pool.take(n * 4)) : new Float32Array(n);
         acc.set(random(n, n + 1));
         const x = random(n, n + 7);
