@@ -2,13 +2,14 @@
 // on them. A fresh 1 MiB ArrayBuffer per chunk costs an mmap, 256 page faults and a later GC; a reused one
 // costs nothing. The buffers are carved from a fixed WebAssembly memory, so the SIMD kernels (simd-kernels.ts)
 // work on a received chunk in place: only operands from elsewhere are staged into that memory, in slices.
-import { decodeBf16, encodeBf16 } from './bf16.js';
+import { fromBf16, toBf16 } from './bf16.js';
 import { addLoop, simdMemory, type SimdKernels } from './simd-kernels.js';
 
 /** Bytes per staging slice (two of them: both stay in L2 next to the streamed data). */
 const SLICE_BYTES = 64 * 1024;
-/** Elements per staged step: an fp32 slice fills one staging slice. */
+/** Elements per staged step: a slice of fp32, or of bf16, fills one staging slice. */
 const STEP = SLICE_BYTES / 4;
+const STEP_BF16 = SLICE_BYTES / 2;
 const ALIGN = 16;
 
 interface Arena {
@@ -74,52 +75,26 @@ export class BufferPool {
     addLoop(acc, x, whole, n);
   }
 
-  /** acc[i] += fp32(x[i]) for bf16 bits x, i < n. */
-  addWidenedInto(acc: Float32Array, x: Uint16Array, n: number): void {
+  /** acc[i] = bf16(fp32(acc[i]) + fp32(x[i])) for bf16 bits, i < n: the sum in fp32, rounded once to nearest
+   *  even (one hop of a bf16 reduce-scatter). In place with SIMD when `acc` is one of this pool's buffers. */
+  addBf16Into(acc: Uint16Array, x: Uint16Array, n: number): void {
     const arena = this.getArena();
-    const whole = arena ? n - (n % 4) : 0;
-    for (let at = 0; at < whole; at += STEP) {
-      const len = Math.min(STEP, whole - at);
+    const whole = arena ? n - (n % 8) : 0;
+    for (let at = 0; at < whole; at += STEP_BF16) {
+      const len = Math.min(STEP_BF16, whole - at);
       this.u16(arena!.b, len).set(x.subarray(at, at + len));
-      this.viaArena(arena!, acc.subarray(at, at + len), (dst) => arena!.k.addWidened(dst, arena!.b, len));
+      this.viaArena(arena!, acc.subarray(at, at + len), (dst) => arena!.k.addBf16(dst, arena!.b, len));
     }
-    if (whole < n) {
-      const tail = new Float32Array(n - whole);
-      decodeBf16(x.subarray(whole, n), tail);
-      addLoop(acc.subarray(whole, n), tail, 0, tail.length);
-    }
-  }
-
-  /** dst[i] = fp32(src[i]) for bf16 bits src: with SIMD when both are this pool's buffers. */
-  widen(dst: Float32Array, src: Uint16Array): void {
-    const arena = this.getArena();
-    const whole = arena && this.inArena(dst) && this.inArena(src) ? src.length - (src.length % 4) : 0;
-    if (whole > 0) arena!.k.widen(dst.byteOffset, src.byteOffset, whole);
-    decodeBf16(src.subarray(whole), dst.subarray(whole, src.length));
-  }
-
-  /** dst[i] = bf16(src[i]), round to nearest even: with SIMD when `src` is one of this pool's buffers
-   *  (`dst` staged when it is not). */
-  narrow(dst: Uint16Array, src: Float32Array): void {
-    const arena = this.getArena();
-    const whole = arena && this.inArena(src) ? src.length - (src.length % 8) : 0;
-    if (whole > 0 && this.inArena(dst)) arena!.k.narrow(dst.byteOffset, src.byteOffset, whole);
-    else
-      for (let at = 0; at < whole; at += STEP) {
-        const len = Math.min(STEP, whole - at);
-        arena!.k.narrow(arena!.a, src.byteOffset + at * 4, len);
-        dst.set(this.u16(arena!.a, len), at);
-      }
-    encodeBf16(src.subarray(whole), dst.subarray(whole, src.length));
+    for (let i = whole; i < n; i++) acc[i] = toBf16(fromBf16(acc[i]) + fromBf16(x[i]));
   }
 
   /** Run `fn` on `acc`'s bytes in the arena: in place, or through staging slice a and back. */
-  private viaArena(arena: Arena, acc: Float32Array, fn: (dst: number) => void): void {
+  private viaArena(arena: Arena, acc: Float32Array | Uint16Array, fn: (dst: number) => void): void {
     if (this.inArena(acc)) return fn(acc.byteOffset);
-    const staged = this.f32(arena.a, acc.length);
+    const staged = acc instanceof Float32Array ? this.f32(arena.a, acc.length) : this.u16(arena.a, acc.length);
     staged.set(acc);
     fn(arena.a);
-    acc.set(staged);
+    acc.set(staged as never);
   }
 
   private f32(at: number, n: number): Float32Array {

@@ -82,11 +82,12 @@ function padSlice(src: Elems, from: number, n: number): Elems {
   return out;
 }
 
-/** acc[i] += value of src[from + i] for the part inside src (beyond it the padding adds zero). */
-function addInto(pool: BufferPool, acc: Float32Array, src: Elems, from: number): void {
+/** acc[i] += src[from + i] for the part inside src (beyond it the padding adds zero); bf16 sums are taken in
+ *  fp32 and rounded once. `acc` and `src` have the same dtype. */
+function addInto(pool: BufferPool, acc: Elems, src: Elems, from: number): void {
   const n = Math.max(0, Math.min(acc.length, src.length - from));
-  if (src instanceof Float32Array) pool.addInto(acc, src.subarray(from, from + n), n);
-  else pool.addWidenedInto(acc, src.subarray(from, from + n), n);
+  if (acc instanceof Float32Array) pool.addInto(acc, (src as Float32Array).subarray(from, from + n), n);
+  else pool.addBf16Into(acc, (src as Uint16Array).subarray(from, from + n), n);
 }
 
 export class Collectives {
@@ -284,7 +285,7 @@ export class Collectives {
     }
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
     const phase = this.reduceScatterPhase(input, output, chunks);
-    return this.ringExchange(coll, tally, dtype, chunks, phase.start, phase.frame, phase.destination).finally(phase.done);
+    return this.ringExchange(coll, tally, dtype, chunks, phase.start, phase.frame, phase.destination);
   }
 
   private ag(coll: number, tally: Tally, input: Elems, output: Elems): Promise<void> {
@@ -334,7 +335,7 @@ export class Collectives {
       },
       (f, send) => (f.step < AG ? reduce.frame(f, send) : gather.frame(shifted(f), gatherSend)),
       (h) => (h.step < AG ? reduce.destination(h) : gather.destination(shifted(h))),
-    ).finally(reduce.done);
+    );
   }
 
   /**
@@ -350,9 +351,6 @@ export class Collectives {
     const S = chunks.segment;
     const dtype = dtypeOf(input);
     const pool = (this.ring.prev as PeerChannel).pool;
-    // bf16 sums are widened into a pooled fp32 accumulator, so the SIMD kernels work on it in place.
-    const accumulatorBytes = pool.take(dtype === 'bf16' ? chunks.size * 4 : 0);
-    const accumulator = payloadAsF32(accumulatorBytes);
     return {
       start: (send) => {
         const seg = mod(r - 1, N);
@@ -366,30 +364,14 @@ export class Collectives {
       frame: (f, send) => {
         const seg = mod(r - f.step - 2, N);
         const a = chunks.start(f.chunk);
-        const last = f.step === N - 2;
-        if (dtype === 'fp32') {
-          const acc = payloadAsF32(f.payload); // the received chunk is ours: reduce into it in place
-          addInto(pool, acc, input, seg * S + a);
-          if (!last) return send(f.step + 1, f.chunk, acc, () => pool.give(f.payload));
-          (output as Float32Array).set(acc, a);
-        } else {
-          // Widen, add, and round back into the received buffer, which is then forwarded: sums stay fp32
-          // within a chunk, and nothing is allocated.
-          const acc = accumulator.subarray(0, f.elements);
-          const wire = payloadAsBf16(f.payload);
-          pool.widen(acc, wire);
-          addInto(pool, acc, input, seg * S + a);
-          if (!last) {
-            pool.narrow(wire, acc);
-            return send(f.step + 1, f.chunk, wire, () => pool.give(f.payload));
-          }
-          pool.narrow((output as Uint16Array).subarray(a, a + acc.length), acc);
-        }
+        const acc = payloadView(dtype, f.payload); // the received chunk is ours: reduce into it in place
+        addInto(pool, acc, input, seg * S + a);
+        if (f.step < N - 2) return send(f.step + 1, f.chunk, acc, () => pool.give(f.payload));
+        output.set(acc as never, a);
         pool.give(f.payload);
         reduced?.(f.chunk);
       },
       destination: (h) => pool.take(h.elements * bytesPerElement(dtype)),
-      done: () => pool.give(accumulatorBytes),
     };
   }
 
@@ -417,7 +399,6 @@ export class Collectives {
         passOn(pool, f, data, f.step < N - 2, send);
       },
       destination: (h) => (at(h) + h.elements <= L ? bytesOf(output.subarray(at(h), at(h) + h.elements)) : null),
-      done: () => undefined,
     };
   }
 
@@ -458,13 +439,12 @@ type Sender = (step: number, chunk: number, data: Elems, written?: () => void) =
 /** Where a frame's payload should be read to, or null for a buffer of its own. */
 type Destination = (h: ChunkHeader) => Uint8Array | null;
 
-/** One ring algorithm's part of an exchange: its first sends, its handling of each frame, where payloads
- *  land, and what to release at the end. Steps are the phase's own. */
+/** One ring algorithm's part of an exchange: its first sends, its handling of each frame, and where payloads
+ *  land. Steps are the phase's own. */
 interface Phase {
   start: (send: Sender) => void;
   frame: (f: ChunkFrame, send: Sender) => void;
   destination: Destination;
-  done: () => void;
 }
 
 /** Bytes of one collective, counted as its frames go out and come in. */

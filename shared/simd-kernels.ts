@@ -1,8 +1,8 @@
 // WebAssembly SIMD kernels for the ring's arithmetic, on a memory the caller owns: the fp32 add, and the
-// bf16 <-> fp32 conversions of bf16 wire traffic. V8 does not vectorise the JavaScript loops (about 1 ns per
-// element for an add or a widen, 2 ns for a round-to-nearest-even); these run four or eight lanes at once.
-// The module is assembled by hand below (a few hundred bytes, no toolchain); every kernel is checked bit for
-// bit against the JavaScript reference in the tests.
+// bf16 add (widen both, add in fp32, round to nearest even) of bf16 wire traffic. V8 does not vectorise the
+// JavaScript loops (about 1 ns per element for an add, 4 ns for a bf16 add); these run four or eight lanes at
+// once. The module is assembled by hand below (about 1.2 KB, no toolchain); both kernels are checked bit
+// for bit against the JavaScript reference in the tests.
 
 const uleb = (v: number): number[] => {
   const out: number[] = [];
@@ -47,7 +47,7 @@ const op = {
   and: [0xfd, 0x4e],
   or: [0xfd, 0x50],
   bitselect: [0xfd, 0x52],
-  gtU: [0xfd, 0x3c], // i32x4.gt_u
+  neF32: [0xfd, 0x42], // f32x4.ne
   narrowU: [0xfd, 0x86, 0x01], // i16x8.narrow_i32x4_u
   shl: [0xfd, 0xab, 0x01], // i32x4.shl
   shrU: [0xfd, 0xad, 0x01], // i32x4.shr_u
@@ -59,9 +59,9 @@ const SRC = 1;
 const N = 2;
 const END = 3; // i32 local: where $dst stops
 const X = 4; // v128 locals: the lanes being rounded, then the constants of the rounding (set once per call)
-const [C1, C7FFF, C40, CABS, CINF] = [5, 6, 7, 8, 9];
-const HI = 10; // v128 local: x >> 16 of the lanes being rounded
-const CONSTANTS: [number, number][] = [[C1, 1], [C7FFF, 0x7fff], [C40, 0x40], [CABS, 0x7fffffff], [CINF, 0x7f800000]];
+const [C1, C7FFF, C40] = [5, 6, 7];
+const HI = 8; // v128 local: x >> 16 of the lanes being rounded
+const CONSTANTS: [number, number][] = [[C1, 1], [C7FFF, 0x7fff], [C40, 0x40]];
 
 /** Loop while $dst < $end (`setEnd` computes it): body; then $dst += dstStep; $src += srcStep. */
 function stepLoop(setEnd: number[], dstStep: number, srcStep: number, body: number[]): number[] {
@@ -94,37 +94,41 @@ function kernel(perStep: number, dstBytes: number, srcBytes: number, lanes: (dst
   ];
 }
 
-/** bf16 bits of the four fp32 lanes at $src + offset, round to nearest even, NaN kept quiet (as bf16.ts). */
-function roundToBf16(offset: number): number[] {
-  return [
-    ...get(SRC), ...op.loadAt(offset), ...set(X),
-    ...get(X), ...i32(16), ...op.shrU, ...set(HI), // x >> 16
-    // NaN: (x >> 16) | 0x40
-    ...get(HI), ...get(C40), ...op.or,
-    // otherwise: (x + 0x7fff + ((x >> 16) & 1)) >> 16, wrapping like the JavaScript reference
-    ...get(X), ...get(HI), ...get(C1), ...op.and, ...op.add32, ...get(C7FFF), ...op.add32, ...i32(16), ...op.shrU,
-    // which one: (x & 0x7fffffff) > 0x7f800000
-    ...get(X), ...get(CABS), ...op.and, ...get(CINF), ...op.gtU,
-    ...op.bitselect,
-  ];
-}
+/** bf16 bits of the four fp32 lanes on the stack, round to nearest even, NaN kept quiet (as bf16.ts). */
+const roundToBf16 = [
+  ...set(X),
+  ...get(X), ...i32(16), ...op.shrU, ...set(HI), // x >> 16
+  // NaN: (x >> 16) | 0x40
+  ...get(HI), ...get(C40), ...op.or,
+  // otherwise: (x + 0x7fff + ((x >> 16) & 1)) >> 16, wrapping like the JavaScript reference
+  ...get(X), ...get(HI), ...get(C1), ...op.and, ...op.add32, ...get(C7FFF), ...op.add32, ...i32(16), ...op.shrU,
+  // which one: x != x (NaN)
+  ...get(X), ...get(X), ...op.neF32,
+  ...op.bitselect,
+];
+const roundingConstants = CONSTANTS.flatMap(([local, v]) => [...splat32(v), ...set(local)]);
+
+/** Four bf16 at `ptr` + offset as fp32 lanes (exact: a bf16 is the top half of an fp32). */
+const widened = (ptr: number, offset: number) => [...get(ptr), ...op.load16x4uAt(offset), ...i32(16), ...op.shl];
 
 const KERNELS: Record<string, number[]> = {
   // dst[i] += src[i] (fp32)
   add: kernel(4, 4, 4, (d, s) => [...get(DST), ...get(DST), ...op.loadAt(d), ...get(SRC), ...op.loadAt(s), ...op.addF32, ...op.storeAt(d)]),
-  // dst[i] = fp32(src[i] bf16)
-  widen: kernel(4, 4, 2, (d, s) => [...get(DST), ...get(SRC), ...op.load16x4uAt(s), ...i32(16), ...op.shl, ...op.storeAt(d)]),
-  // dst[i] += fp32(src[i] bf16)
-  addWidened: kernel(4, 4, 2, (d, s) => [...get(DST), ...get(DST), ...op.loadAt(d), ...get(SRC), ...op.load16x4uAt(s), ...i32(16), ...op.shl, ...op.addF32, ...op.storeAt(d)]),
-  // dst[i] = bf16(src[i] fp32), 8 per step
-  narrow: kernel(8, 2, 4, (d, s) => [...get(DST), ...roundToBf16(s), ...roundToBf16(s + 16), ...op.narrowU, ...op.storeAt(d)], CONSTANTS.flatMap(([local, v]) => [...splat32(v), ...set(local)])),
+  // dst[i] = bf16(fp32(dst[i]) + fp32(src[i])) for bf16 dst and src, 8 per step: one hop of a bf16
+  // reduce-scatter in one pass (the sum in fp32, rounded once), with no fp32 accumulator in memory
+  addBf16: kernel(8, 2, 2, (d, s) => [
+    ...get(DST),
+    ...widened(DST, d), ...widened(SRC, s), ...op.addF32, ...roundToBf16,
+    ...widened(DST, d + 8), ...widened(SRC, s + 8), ...op.addF32, ...roundToBf16,
+    ...op.narrowU, ...op.storeAt(d),
+  ], roundingConstants),
 };
 
 function assemble(): Uint8Array {
   const names = Object.keys(KERNELS);
   const section = (id: number, body: number[]) => [id, ...vec(body)];
   const name = (s: string) => vec([...Buffer.from(s, 'ascii')]);
-  const locals = [0x02, 0x01, 0x7f, 0x07, 0x7b]; // one i32 ($end), seven v128 ($x, the constants, $hi)
+  const locals = [0x02, 0x01, 0x7f, 0x05, 0x7b]; // one i32 ($end), five v128 ($x, the constants, $hi)
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
     ...section(1, [0x01, 0x60, 0x03, 0x7f, 0x7f, 0x7f, 0x00]), // one type: (i32 i32 i32) -> ()
@@ -139,9 +143,7 @@ function assemble(): Uint8Array {
 type Kernel = (dst: number, src: number, n: number) => void;
 export interface SimdKernels {
   add: Kernel;
-  widen: Kernel;
-  addWidened: Kernel;
-  narrow: Kernel;
+  addBf16: Kernel;
 }
 
 /** A fixed-size memory with the kernels bound to it, or null where WebAssembly SIMD (or the memory) is
