@@ -2,7 +2,7 @@
 // or by the tests). It talks to the parent over Node's IPC channel only to find its peers and report.
 import { createServer, connect, type Socket } from 'node:net';
 import { Collectives } from '../shared/collectives.js';
-import type { WireDtype } from '../shared/dtype.js';
+import { bytesPerElement, emptyOf, type Elems, type WireDtype } from '../shared/dtype.js';
 import { PeerListener, wireRing } from '../shared/ring.js';
 
 export type WorkerCommand =
@@ -100,11 +100,23 @@ async function verify(c: Collectives, length: number, dtype: WireDtype): Promise
   return { kind: 'verified', ok: bad < 0, detail: bad < 0 ? 'exact' : `element ${bad}: ${buf[bad]} != ${want[bad]}`, payloadSent: rec.sent.payload, frameSent: rec.sent.frame };
 }
 
+/** The benchmark's tensors, made once per size and dtype and reused by every later round (as a training loop
+ *  reuses its gradient buffers): allocating 80 MiB anew per round set off a full GC inside the round. */
+const made = new Map<string, { full: Elems; shard: Elems }>();
+function tensors(bytes: number, dtype: WireDtype): { full: Elems; shard: Elems } {
+  const key = `${bytes} ${dtype}`;
+  let t = made.get(key);
+  if (!t) {
+    const n = Math.max(world, Math.floor(bytes / bytesPerElement(dtype)));
+    made.clear(); // one size at a time: the sizes grow, and the old ones are not needed again
+    t = { full: emptyOf(dtype, n), shard: emptyOf(dtype, Math.ceil(n / world)) };
+    made.set(key, t);
+  }
+  return t;
+}
+
 async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: number, kinds: string[]): Promise<Record<string, Timing>> {
-  const bpe = dtype === 'fp32' ? 4 : 2;
-  const n = Math.max(world, Math.floor(bytes / bpe));
-  const full = dtype === 'fp32' ? new Float32Array(n) : new Uint16Array(n);
-  const shard = dtype === 'fp32' ? new Float32Array(Math.ceil(n / world)) : new Uint16Array(Math.ceil(n / world));
+  const { full, shard } = tensors(bytes, dtype);
   const out: Record<string, Timing> = {};
   for (const kind of kinds) {
     const run = () => (kind === 'all-reduce' ? c.allReduce(full) : kind === 'reduce-scatter' ? c.reduceScatter(full, shard) : c.allGather(shard, full));
