@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     console.log(`${[' zerowire', zw.toFixed(3), cpuOf(ours)].map((c) => c.padStart(15)).join('')}  : ${busbws(ours).map((b) => b.toFixed(2)).join(' ')}`);
     if (theirs.length === 0) {
       console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring`);
-      console.log('torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
+      console.log(argv.gloo ? 'torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)' : 'torch.distributed gloo: not measured (--no-gloo)');
       return;
     }
     const gl = median(busbws(theirs));

@@ -102,17 +102,14 @@ async function verify(c: Collectives, length: number, dtype: WireDtype): Promise
 
 /** The benchmark's tensors, made once per size and dtype and reused by every later round (as a training loop
  *  reuses its gradient buffers): allocating 80 MiB anew per round set off a full GC inside the round. */
-const made = new Map<string, { full: Elems; shard: Elems }>();
+let made: { key: string; full: Elems; shard: Elems } | null = null; // one size at a time: the sizes only grow
 function tensors(bytes: number, dtype: WireDtype): { full: Elems; shard: Elems } {
   const key = `${bytes} ${dtype}`;
-  let t = made.get(key);
-  if (!t) {
+  if (made?.key !== key) {
     const n = Math.max(world, Math.floor(bytes / bytesPerElement(dtype)));
-    made.clear(); // one size at a time: the sizes grow, and the old ones are not needed again
-    t = { full: emptyOf(dtype, n), shard: emptyOf(dtype, Math.ceil(n / world)) };
-    made.set(key, t);
+    made = { key, full: emptyOf(dtype, n), shard: emptyOf(dtype, Math.ceil(n / world)) };
   }
-  return t;
+  return made;
 }
 
 async function bench(c: Collectives, bytes: number, dtype: WireDtype, iters: number, kinds: string[]): Promise<Record<string, Timing>> {

@@ -113,6 +113,11 @@ export class Collectives {
     return this.ring.world;
   }
 
+  /** Where this rank's received chunks land when not in place: the incoming link's pool. */
+  private get rxPool(): BufferPool {
+    return (this.ring.prev as PeerChannel).pool;
+  }
+
   /** Sum over ranks of `input` (length L); this rank receives segment `rank` (ceil(L/N) elements) in `output`.
    *  `output` may alias this rank's own segment of `input`. */
   async reduceScatter(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
@@ -350,7 +355,7 @@ export class Collectives {
     const L = input.length;
     const S = chunks.segment;
     const dtype = dtypeOf(input);
-    const pool = (this.ring.prev as PeerChannel).pool;
+    const pool = this.rxPool;
     return {
       start: (send) => {
         const seg = mod(r - 1, N);
@@ -386,7 +391,7 @@ export class Collectives {
     const L = output.length;
     const S = chunks.segment;
     const dtype = dtypeOf(output);
-    const pool = (this.ring.prev as PeerChannel).pool;
+    const pool = this.rxPool;
     const at = (h: ChunkHeader) => mod(r - h.step - 1, N) * S + chunks.start(h.chunk);
     return {
       start: () => undefined,
@@ -426,7 +431,7 @@ export class Collectives {
         if (f.step !== hop) throw new ProtocolError(`broadcast frame at hop ${f.step}, expected hop ${hop}`);
         const data = payloadView(dtype, f.payload);
         if (!isViewOf(data, buf, chunks.start(f.chunk))) buf.set(data as never, chunks.start(f.chunk));
-        passOn((this.ring.prev as PeerChannel).pool, f, data, forwards, send);
+        passOn(this.rxPool, f, data, forwards, send);
       },
       (h) => (h.step === hop ? bytesOf(chunks.of(buf, h.chunk)) : null),
     );
