@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import type { Report } from '../shared/report.js';
-import { textTable } from '../shared/table.js';
+import type { Report } from '../shared/accounting/report.js';
+import { textTable } from '../shared/accounting/table.js';
 
 const argv = yargs(hideBin(process.argv))
   .option('rates', { type: 'string', default: '10gbit,1gbit,100mbit' })

@@ -1,9 +1,9 @@
 // One rank of a collectives benchmark or check, run as its own OS process (forked by bench/collectives.ts
 // or by the tests). It talks to the parent over Node's IPC channel only to find its peers and report.
 import { createServer, connect, type Socket } from 'node:net';
-import { Collectives } from '../shared/collectives.js';
-import { bytesPerElement, emptyOf, type Elems, type WireDtype } from '../shared/dtype.js';
-import { PeerListener, wireRing } from '../shared/ring.js';
+import { Collectives } from '../shared/collectives/collectives.js';
+import { bytesPerElement, emptyOf, type Elems, type WireDtype } from '../shared/tensor/dtype.js';
+import { PeerListener, wireRing } from '../shared/transport/ring.js';
 
 export type WorkerCommand =
   | { cmd: 'wire'; ports: number[]; tcpPorts: number[] }

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { runCoordinatorJob, type CoordinatorJobOptions } from '../coordinator/main.js';
-import { HEARTBEAT } from '../shared/protocol.js';
+import { HEARTBEAT } from '../shared/control/messages.js';
 
 const CLI = fileURLToPath(new URL('./zerowire.js', import.meta.url));
 

@@ -1,9 +1,9 @@
 // `zerowire plan`: model states per rank for each scheme, and whether they fit.
-import { SCHEMES, type SchemeName } from '../shared/protocol.js';
-import { schemeFlags, SCHEME_TITLES } from '../shared/schemes.js';
-import { textTable } from '../shared/table.js';
-import { bareSizes, memoryTheory } from '../shared/theory.js';
-import type { WireDtype } from '../shared/dtype.js';
+import { SCHEMES, type SchemeName } from '../shared/control/messages.js';
+import { schemeFlags, SCHEME_TITLES } from '../shared/training/schemes/schemes.js';
+import { textTable } from '../shared/accounting/table.js';
+import { bareSizes, memoryTheory } from '../shared/accounting/theory.js';
+import type { WireDtype } from '../shared/tensor/dtype.js';
 
 export interface PlanRow {
   scheme: SchemeName;

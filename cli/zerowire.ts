@@ -6,16 +6,16 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runCoordinatorJob } from '../coordinator/main.js';
 import { runRank } from '../rank/main.js';
-import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, parseWidths, type RunOptions } from '../shared/config.js';
-import { parseBytes, parseCount } from '../shared/units.js';
-import { HEARTBEAT } from '../shared/protocol.js';
+import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, parseWidths, type RunOptions } from '../shared/control/run-config.js';
+import { parseBytes, parseCount } from '../shared/accounting/units.js';
+import { HEARTBEAT } from '../shared/control/messages.js';
 import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
 import { formatPlan, plan } from './plan.js';
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { consolidate, latestIndex } from '../shared/checkpoint.js';
-import { serializeSafetensors, writeFileAtomic } from '../shared/safetensors.js';
+import { consolidate, latestIndex } from '../shared/io/checkpoint.js';
+import { serializeSafetensors, writeFileAtomic } from '../shared/io/safetensors.js';
 
 const envWorld = process.env.WORLD_SIZE;
 

@@ -5,12 +5,12 @@ import { lookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { MlpSpec } from '../shared/model.js';
-import { fitCheck } from '../shared/fit.js';
-import { sameSecret } from '../shared/auth.js';
-import { writeIndex } from '../shared/checkpoint.js';
-import { closeReason } from '../shared/validate.js';
-import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/protocol.js';
+import { MlpSpec } from '../shared/training/mlp.js';
+import { fitCheck } from '../shared/accounting/fit.js';
+import { sameSecret } from '../shared/transport/auth.js';
+import { writeIndex } from '../shared/io/checkpoint.js';
+import { closeReason } from '../shared/control/validate.js';
+import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
 
 export interface CoordinatorOptions {
   host: string;

@@ -1,13 +1,13 @@
 // `zerowire coordinator`: run a Coordinator, print the report, write the files asked for.
 import type { Logger } from 'pino';
-import { writeDump } from '../shared/dump.js';
-import { checkResumable, latestIndex } from '../shared/checkpoint.js';
-import { ConfigError } from '../shared/config.js';
-import { fitCheck } from '../shared/fit.js';
-import { MlpSpec } from '../shared/model.js';
-import type { RunConfig, SchemeName } from '../shared/protocol.js';
-import { buildReport, finalParameters, formatReport } from '../shared/report.js';
-import { writeFileAtomic } from '../shared/safetensors.js';
+import { writeDump } from '../shared/io/dump.js';
+import { checkResumable, latestIndex } from '../shared/io/checkpoint.js';
+import { ConfigError } from '../shared/control/run-config.js';
+import { fitCheck } from '../shared/accounting/fit.js';
+import { MlpSpec } from '../shared/training/mlp.js';
+import type { RunConfig, SchemeName } from '../shared/control/messages.js';
+import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
+import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { Coordinator, type CoordinatorOptions } from './coordinator.js';
 import { ProgressLine } from './progress.js';
 

@@ -1,7 +1,7 @@
 // The live progress line: step, loss and bytes/s of the scheme that is running.
 import type { Logger } from 'pino';
-import type { SchemeName, StepMetrics } from '../shared/protocol.js';
-import { SCHEME_TITLES } from '../shared/schemes.js';
+import type { SchemeName, StepMetrics } from '../shared/control/messages.js';
+import { SCHEME_TITLES } from '../shared/training/schemes/schemes.js';
 
 export class ProgressLine {
   private readonly tty = Boolean(process.stderr.isTTY);

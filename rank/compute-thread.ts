@@ -1,7 +1,7 @@
 // The compute thread's main: runs ComputeState for one rank, one request at a time.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ComputeState, type ComputeReply, type ComputeRequest } from '../shared/compute.js';
-import { MlpSpec } from '../shared/model.js';
+import { ComputeState, type ComputeReply, type ComputeRequest } from '../shared/training/compute.js';
+import { MlpSpec } from '../shared/training/mlp.js';
 
 const state = new ComputeState(new MlpSpec(workerData.widths as number[]));
 parentPort!.on('message', (req: ComputeRequest) => {

@@ -1,17 +1,17 @@
 // One scheme on one rank, start to finish: allocate its bands, (resume,) train every step, report each step,
 // checkpoint when asked, and summarise what was measured.
 import type { Logger } from 'pino';
-import { addTraffic, zeroTraffic } from '../shared/channel.js';
-import { readRankShard, writeRankShard } from '../shared/checkpoint.js';
-import type { CollectiveRecord, Collectives } from '../shared/collectives.js';
-import type { Compute } from '../shared/compute.js';
-import type { SyntheticData } from '../shared/data.js';
-import { readInterfaceCounters, type InterfaceCounters } from '../shared/iface.js';
-import { ShardLayout } from '../shared/layout.js';
-import { MemoryLedger } from '../shared/memory.js';
-import { MlpSpec } from '../shared/model.js';
-import type { CollectiveBrief, RunConfig, SchemeName, SchemeSummary, StepMetrics } from '../shared/protocol.js';
-import { SCHEME_CLASSES } from '../shared/schemes.js';
+import { addTraffic, zeroTraffic } from '../shared/transport/channel.js';
+import { readRankShard, writeRankShard } from '../shared/io/checkpoint.js';
+import type { CollectiveRecord, Collectives } from '../shared/collectives/collectives.js';
+import type { Compute } from '../shared/training/compute.js';
+import type { SyntheticData } from '../shared/training/data.js';
+import { readInterfaceCounters, type InterfaceCounters } from '../shared/accounting/iface.js';
+import { ShardLayout } from '../shared/training/layout.js';
+import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
+import { MlpSpec } from '../shared/training/mlp.js';
+import type { CollectiveBrief, RunConfig, SchemeName, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
+import { SCHEME_CLASSES } from '../shared/training/schemes/schemes.js';
 
 export interface SchemeRun {
   scheme: SchemeName;

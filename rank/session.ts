@@ -2,13 +2,13 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
-import { Collectives } from '../shared/collectives.js';
-import { InlineCompute } from '../shared/compute.js';
-import { SyntheticData } from '../shared/data.js';
-import { fitCheck } from '../shared/fit.js';
-import { MlpSpec } from '../shared/model.js';
-import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName } from '../shared/protocol.js';
-import { PeerListener, wireRing, type Ring } from '../shared/ring.js';
+import { Collectives } from '../shared/collectives/collectives.js';
+import { InlineCompute } from '../shared/training/compute.js';
+import { SyntheticData } from '../shared/training/data.js';
+import { fitCheck } from '../shared/accounting/fit.js';
+import { MlpSpec } from '../shared/training/mlp.js';
+import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName } from '../shared/control/messages.js';
+import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
 import { runScheme } from './scheme-run.js';
 import { WorkerCompute } from './worker-compute.js';
 

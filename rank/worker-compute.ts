@@ -1,7 +1,7 @@
 // Compute on a worker thread: while it runs a layer, the rank's event loop keeps serving the ring.
 import { Worker } from 'node:worker_threads';
-import type { Compute, ComputeReply, ComputeRequest } from '../shared/compute.js';
-import type { MlpSpec } from '../shared/model.js';
+import type { Compute, ComputeReply, ComputeRequest } from '../shared/training/compute.js';
+import type { MlpSpec } from '../shared/training/mlp.js';
 
 export class WorkerCompute implements Compute {
   private readonly worker: Worker;

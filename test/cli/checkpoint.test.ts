@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseSafetensors } from '../../shared/safetensors.js';
+import { parseSafetensors } from '../../shared/io/safetensors.js';
 import { eventually, runCli, startCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'zerowire-ckpt-'));

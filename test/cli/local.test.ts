@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/report.js';
-import { adamUpdate } from '../../shared/adam.js';
-import { Mlp, MlpSpec } from '../../shared/model.js';
-import { parseSafetensors } from '../../shared/safetensors.js';
-import { fromStateDict } from '../../shared/state-dict.js';
+import type { Report } from '../../shared/accounting/report.js';
+import { adamUpdate } from '../../shared/training/adam.js';
+import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
+import { parseSafetensors } from '../../shared/io/safetensors.js';
+import { fromStateDict } from '../../shared/io/state-dict.js';
 import { alive, eventually, logLines, runCli } from '../helpers/cli.js';
 import { maxAbsDiff } from '../helpers/train.js';
 

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { PROTOCOL_VERSION } from '../../shared/protocol.js';
+import { PROTOCOL_VERSION } from '../../shared/control/messages.js';
 import { eventually, logLines, runCli, startCli } from '../helpers/cli.js';
 
 const TOKEN = 'correct horse battery staple';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DockerComposeEnvironment, StartedDockerComposeEnvironment } from 'testcontainers';
-import type { Report } from '../../shared/report.js';
+import type { Report } from '../../shared/accounting/report.js';
 import { dockerEngine, IN_CI } from '../helpers/docker.js';
 
 const engine = dockerEngine();

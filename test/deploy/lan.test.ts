@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/report.js';
+import type { Report } from '../../shared/accounting/report.js';
 import { alive, eventually, logLines } from '../helpers/cli.js';
 import { namespaces, netnsAvailable } from '../helpers/netns.js';
 

@@ -1,8 +1,8 @@
 // N rings wired together over real loopback WebSockets, inside this process.
 import { randomBytes } from 'node:crypto';
-import { Collectives, type CollectiveOptions } from '../../shared/collectives.js';
-import { MemoryLedger } from '../../shared/memory.js';
-import { PeerListener, wireRing } from '../../shared/ring.js';
+import { Collectives, type CollectiveOptions } from '../../shared/collectives/collectives.js';
+import { MemoryLedger } from '../../shared/tensor/memory-ledger.js';
+import { PeerListener, wireRing } from '../../shared/transport/ring.js';
 
 export interface LocalRank {
   coll: Collectives;

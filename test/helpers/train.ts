@@ -1,14 +1,14 @@
 // Train one scheme on N in-process ranks joined by real loopback sockets, and a plain single-process
 // full-batch Adam reference to compare against.
-import { adamUpdate, type AdamHyper } from '../../shared/adam.js';
-import { SyntheticData } from '../../shared/data.js';
-import type { WireDtype } from '../../shared/dtype.js';
-import { ShardLayout } from '../../shared/layout.js';
-import { Mlp, MlpSpec } from '../../shared/model.js';
-import type { SchemeName, UnitMode } from '../../shared/protocol.js';
-import { SCHEME_CLASSES, type Base, type StepStats } from '../../shared/schemes.js';
+import { adamUpdate, type AdamHyper } from '../../shared/training/adam.js';
+import { SyntheticData } from '../../shared/training/data.js';
+import type { WireDtype } from '../../shared/tensor/dtype.js';
+import { ShardLayout } from '../../shared/training/layout.js';
+import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
+import type { SchemeName, UnitMode } from '../../shared/control/messages.js';
+import { SCHEME_CLASSES, type Base, type StepStats } from '../../shared/training/schemes/schemes.js';
 import { closeAll, localRings, type LocalRank } from './rings.js';
-import { InlineCompute, type Compute } from '../../shared/compute.js';
+import { InlineCompute, type Compute } from '../../shared/training/compute.js';
 
 export interface TrainSetup {
   widths: number[];

@@ -1,7 +1,7 @@
 // Forward and backward on a worker thread give exactly what the inline compute gives.
 import { describe, expect, it } from 'vitest';
 import { WorkerCompute } from '../../dist/rank/worker-compute.js';
-import type { MlpSpec } from '../../shared/model.js';
+import type { MlpSpec } from '../../shared/training/mlp.js';
 import { HYPER, trainDistributed } from '../helpers/train.js';
 
 describe('compute on a worker thread', () => {

@@ -1,0 +1,32 @@
+// "Does it fit": per-rank peak of each scheme against a memory limit, before anything is allocated.
+import { ShardLayout } from '../training/layout.js';
+import type { MlpSpec } from '../training/mlp.js';
+import type { RunConfig, SchemeName } from '../control/messages.js';
+import { schemeFlags, SCHEME_TITLES } from '../training/schemes/schemes.js';
+import { memoryTheory } from './theory.js';
+import { formatBytes } from './units.js';
+
+export interface FitResult {
+  peaks: Record<string, number>; // scheme -> theoretical peak bytes per rank
+  refused: SchemeName[];
+  fitting: SchemeName[];
+  message: string;
+}
+
+export function fitCheck(config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype' | 'prefetch'>, spec: MlpSpec, world: number, limitBytes: number): FitResult {
+  const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
+  const peaks: Record<string, number> = {};
+  const refused: SchemeName[] = [];
+  const fitting: SchemeName[] = [];
+  for (const s of ['dp', 'zero1', 'zero2', 'zero3'] as const) {
+    const peak = memoryTheory(schemeFlags(s), sizes, config.wireDtype, config.prefetch).peak;
+    peaks[s] = peak;
+    if (peak <= limitBytes) fitting.push(s);
+    else if (config.schemes.includes(s)) refused.push(s);
+  }
+  const names = (xs: SchemeName[]) => xs.map((x) => `${SCHEME_TITLES[x]} (${formatBytes(peaks[x])})`).join(', ');
+  const message = refused.length
+    ? `model of ${spec.params} parameters on ${world} ranks does not fit in ${formatBytes(limitBytes)} per rank: ${names(refused)} at peak. ${fitting.length ? `Schemes that fit: ${names(fitting)}.` : 'No scheme fits.'}`
+    : `every requested scheme fits in ${formatBytes(limitBytes)} per rank`;
+  return { peaks, refused, fitting, message };
+}

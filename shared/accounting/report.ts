@@ -1,0 +1,167 @@
+// The side-by-side report: every scheme's measured cost next to its theory.
+import { bytesPerElement } from '../tensor/dtype.js';
+import { ShardLayout } from '../training/layout.js';
+import { MODEL_BANDS } from '../tensor/memory-ledger.js';
+import { MlpSpec } from '../training/mlp.js';
+import type { RunConfig, SchemeName, SchemeSummary } from '../control/messages.js';
+import { schemeFlags, SCHEME_TITLES } from '../training/schemes/schemes.js';
+import { textTable } from './table.js';
+import { memoryTheory, trafficTheory } from './theory.js';
+
+export interface RankRecord {
+  rank: number;
+  address: string;
+  peerPort: number;
+  hostname: string;
+  pid: number;
+}
+
+export interface SchemeRow {
+  scheme: SchemeName;
+  title: string;
+  world: number;
+  params: number;
+  paddedParams: number;
+  resident: { theory: number; measured: number }; // bytes per parameter, between steps
+  peak: { theory: number; measured: number; transientBand: string | null }; // bytes per parameter, worst moment
+  arrayBuffersPerParam: number; // process.memoryUsage().arrayBuffers growth while running, per parameter (max over ranks)
+  sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
+  ratioToDp: number | null; // payload bytes vs DP's
+  time: { stepMs: number; computeMs: number; commMs: number; exposedMs: number; overlappedMs: number }; // mean per step over ranks (first step excluded when there are more)
+  losses: number[]; // mean over ranks, per step
+  finalLoss: number;
+  maxParamDiff: number; // max |final params - first scheme's final params|
+}
+
+export interface Report {
+  tool: 'zerowire';
+  createdAt: string;
+  world: number;
+  config: RunConfig;
+  ranks: RankRecord[];
+  rows: SchemeRow[];
+  agreement: { lossTolerance: number; maxLossDiff: number; maxParamDiff: number; agree: boolean };
+  perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
+}
+
+/** Losses of different schemes must agree this closely: fp32 on the wire is exact up to summation order;
+ *  bf16 rounds gradients and parameters differently per scheme (bucket vs whole-model reductions). */
+export function lossTolerance(config: RunConfig): number {
+  return config.wireDtype === 'fp32' ? 1e-5 : 2e-2;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/** The full unpadded fp32 parameters a scheme ended with, from the ranks' master bytes. */
+export function finalParameters(config: RunConfig, world: number, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
+  const spec = new MlpSpec(config.model);
+  const layout = new ShardLayout(spec, world, 0, config.unit);
+  const f32 = (b: Uint8Array) => new Float32Array(Uint8Array.prototype.slice.call(b).buffer);
+  if (schemeFlags(scheme).shardOptimizer) return layout.assemble(summaries.map((s) => f32(s.master)));
+  return layout.unpad(f32(summaries[0].master));
+}
+
+export function buildReport(config: RunConfig, world: number, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>): Report {
+  const spec = new MlpSpec(config.model);
+  const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
+  const P = spec.params;
+  const finals = new Map<SchemeName, Float32Array>();
+  const rows: SchemeRow[] = [];
+  for (const [scheme, sums] of summaries) {
+    const flags = schemeFlags(scheme);
+    const mem = memoryTheory(flags, sizes, config.wireDtype, config.prefetch);
+    const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
+    const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
+    const final = finalParameters(config, world, scheme, sums);
+    finals.set(scheme, final);
+    const first = finals.values().next().value as Float32Array;
+    let diff = 0;
+    for (let i = 0; i < P; i++) diff = Math.max(diff, Math.abs(final[i] - first[i]));
+    const losses = sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss))); // fewer than `steps` after a resume
+    rows.push({
+      scheme,
+      title: SCHEME_TITLES[scheme],
+      world,
+      params: P,
+      paddedParams: sizes.paddedTotal,
+      resident: { theory: mem.resident / P, measured: Math.max(...sums.map((s) => MODEL_BANDS.reduce((t, b) => t + (s.memory.resident[b] ?? 0), 0))) / P },
+      peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
+      arrayBuffersPerParam: Math.max(...sums.map((s) => s.memory.arrayBuffersPeak - s.memory.arrayBuffersBefore)) / P,
+      sentPerStep: {
+        theory: trafficTheory(flags, sizes, config.wireDtype),
+        payload: perStep((s) => s.steps.reduce((t, x) => t + x.sent.payload, 0)),
+        frame: perStep((s) => s.steps.reduce((t, x) => t + x.sent.frame, 0)),
+        socket: perStep((s) => s.socket.sent),
+        iface: sums.every((s) => s.iface) ? perStep((s) => s.iface!.tx) : null,
+      },
+      ratioToDp: null,
+      time: {
+        stepMs: mean(sums.flatMap((s) => timed(s).map((x) => x.stepMs))),
+        computeMs: mean(sums.flatMap((s) => timed(s).map((x) => x.computeMs))),
+        commMs: mean(sums.flatMap((s) => timed(s).map((x) => x.commMs))),
+        exposedMs: mean(sums.flatMap((s) => timed(s).map((x) => x.exposedMs))),
+        overlappedMs: mean(sums.flatMap((s) => timed(s).map((x) => Math.max(0, x.commMs - x.exposedMs)))),
+      },
+      losses,
+      finalLoss: losses[losses.length - 1] ?? NaN,
+      maxParamDiff: diff,
+    });
+  }
+  const dp = rows.find((r) => r.scheme === 'dp');
+  for (const r of rows) r.ratioToDp = dp && dp.sentPerStep.payload > 0 ? r.sentPerStep.payload / dp.sentPerStep.payload : null;
+  let maxLossDiff = 0;
+  for (const r of rows) for (let t = 0; t < r.losses.length; t++) maxLossDiff = Math.max(maxLossDiff, Math.abs(r.losses[t] - rows[0].losses[t]));
+  const tol = lossTolerance(config);
+  const perRank: Report['perRank'] = {};
+  for (const [scheme, sums] of summaries) perRank[scheme] = sums.map(({ master: _master, ...rest }) => rest);
+  return {
+    tool: 'zerowire',
+    createdAt: new Date().toISOString(),
+    world,
+    config,
+    ranks,
+    rows,
+    agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
+    perRank,
+  };
+}
+
+const kb = (b: number) => (b / 1024).toFixed(1);
+const f2 = (x: number) => x.toFixed(2);
+
+export function formatReport(r: Report): string {
+  const c = r.config;
+  const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
+  const header = [
+    ['', '', '', 'resident B/param', '', 'peak B/param', '', 'sent KiB/rank/step', '', '', '', ...(hasIface ? [''] : []), '', 'step ms', '', 'comm', '', 'final'],
+    ['scheme', 'N', 'params', 'theory', 'measured', 'theory', 'measured', 'theory', 'payload', 'frame', 'TCP', ...(hasIface ? ['iface'] : []), 'xDP', 'total', 'compute', 'exposed', 'overlap', 'loss'],
+  ];
+  const rows = r.rows.map((x) => [
+    x.title,
+    String(x.world),
+    String(x.params),
+    f2(x.resident.theory),
+    f2(x.resident.measured),
+    f2(x.peak.theory),
+    f2(x.peak.measured),
+    kb(x.sentPerStep.theory),
+    kb(x.sentPerStep.payload),
+    kb(x.sentPerStep.frame),
+    kb(x.sentPerStep.socket),
+    ...(hasIface ? [x.sentPerStep.iface === null ? '-' : kb(x.sentPerStep.iface)] : []),
+    x.ratioToDp === null ? '-' : f2(x.ratioToDp),
+    x.time.stepMs.toFixed(1),
+    x.time.computeMs.toFixed(1),
+    x.time.exposedMs.toFixed(1),
+    x.time.overlappedMs.toFixed(1),
+    x.finalLoss.toFixed(4),
+  ]);
+  const a = r.agreement;
+  const z3 = r.rows.find((x) => x.scheme === 'zero3');
+  const notes = [
+    `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
+    `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
+  ];
+  if (z3) notes.push(`ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`);
+  return `${textTable(header, rows)}\n\n${notes.join('\n')}`;
+}

@@ -1,0 +1,82 @@
+// What the schemes should cost, from the seed's accounting: bytes per band and bytes sent per step.
+// Everything is computed over the padded layout so it can be compared with measured counters exactly.
+import { bytesPerElement, type WireDtype } from '../tensor/dtype.js';
+
+export interface SchemeFlags {
+  shardOptimizer: boolean;
+  shardGradients: boolean;
+  shardParameters: boolean;
+}
+
+/** Sizes that the theory needs; a ShardLayout provides them, and `plan` builds them from a bare count. */
+export interface LayoutSizes {
+  params: number; // unpadded
+  paddedTotal: number; // full-size buffers
+  shardTotal: number; // one rank's shard
+  maxUnitPadded: number; // the largest unit (one gather, one gradient bucket)
+  unitPadded: number[]; // every unit, padded
+  world: number;
+}
+
+export const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
+
+export interface MemoryTheory {
+  bands: { params16: number; grads: number; master: number; m: number; v: number };
+  resident: number; // between steps
+  transient: number; // what the worst moment inside a step adds
+  transientBand: 'gathered' | 'bucket' | null;
+  peak: number;
+}
+
+export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, prefetch = 0): MemoryTheory {
+  const b = bytesPerElement(dtype);
+  const n = (sharded: boolean) => (sharded ? s.shardTotal : s.paddedTotal);
+  const bands = {
+    params16: n(f.shardParameters) * b,
+    grads: n(f.shardGradients) * b,
+    master: n(f.shardOptimizer) * OPTIMIZER_BYTES.master,
+    m: n(f.shardOptimizer) * OPTIMIZER_BYTES.m,
+    v: n(f.shardOptimizer) * OPTIMIZER_BYTES.v,
+  };
+  const resident = bands.params16 + bands.grads + bands.master + bands.m + bands.v;
+  // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
+  // plus the `prefetch` units gathered ahead of it: the worst window of consecutive units.
+  // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
+  const transientBand = f.shardParameters ? 'gathered' : f.shardGradients ? 'bucket' : null;
+  const transient = transientBand ? worstTransient(s.unitPadded, f.shardParameters, prefetch) * b : 0;
+  return { bands, resident, transient, transientBand, peak: resident + transient };
+}
+
+/**
+ * The most elements a step holds beyond the resident bands, following the schedule in schemes.ts:
+ * forward, a unit's gather plus the `prefetch` gathers started ahead of it; backward, the same, and then the
+ * unit's gradient bucket, of which up to `prefetch` stay in flight behind the next units (assumed to finish
+ * as late as allowed, so with prefetch this is an upper bound; without it, exact).
+ */
+function worstTransient(units: number[], gathers: boolean, prefetch: number): number {
+  let worst = 0;
+  const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
+  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(units.slice(i, i + prefetch + 1)));
+  const back = [...units].reverse();
+  const buckets: number[] = [];
+  for (let i = 0; i < back.length; i++) {
+    const ahead = gathers ? back.slice(i, i + prefetch + 1) : [];
+    worst = Math.max(worst, sum(ahead) + sum(buckets)); // computing unit i, its successors gathered
+    buckets.push(back[i]);
+    worst = Math.max(worst, sum(ahead.slice(1)) + sum(buckets)); // unit i released, its bucket out
+    while (buckets.length > prefetch) buckets.shift();
+  }
+  return worst;
+}
+
+/** Payload bytes one rank sends per step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b. */
+export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype): number {
+  const passes = f.shardParameters ? 3 : 2; // ZeRO-3: gather for forward, gather again for backward, reduce-scatter
+  const perPass = s.unitPadded.reduce((t, p) => t + ((s.world - 1) / s.world) * p, 0);
+  return passes * perPass * bytesPerElement(dtype);
+}
+
+/** Sizes for a model of `params` parameters in one unit, without padding (for `plan`). */
+export function bareSizes(params: number, world: number): LayoutSizes {
+  return { params, paddedTotal: params, shardTotal: params / world, maxUnitPadded: params, unitPadded: [params], world };
+}

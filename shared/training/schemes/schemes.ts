@@ -1,0 +1,320 @@
+// Data parallelism and ZeRO-1/2/3 as one SPMD class per rank. One base class holds the bands, the step and
+// the Adam update; the four schemes differ in three flags, and ZeRO-3 in how a unit's parameters are
+// fetched. Read the subclasses at the bottom: their diff is the explanation.
+import { adamUpdate, type AdamHyper } from '../adam.js';
+import { decodeBf16, encodeBf16 } from '../../tensor/bf16.js';
+import type { CollectiveRecord, Collectives } from '../../collectives/collectives.js';
+import type { Elems, WireDtype } from '../../tensor/dtype.js';
+import type { Unit, ShardLayout } from '../layout.js';
+import type { MemoryLedger } from '../../tensor/memory-ledger.js';
+import { InlineCompute, type Compute } from '../compute.js';
+import type { Batch } from '../data.js';
+import type { SchemeName } from '../../control/messages.js';
+import type { SchemeFlags } from '../../accounting/theory.js';
+import type { OptimizerState } from '../../io/checkpoint.js';
+
+export interface SchemeContext {
+  layout: ShardLayout;
+  coll: Collectives;
+  ledger: MemoryLedger;
+  hyper: AdamHyper;
+  dtype: WireDtype; // of the working copy, the gradients and the wire
+  theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
+  prefetch?: number; // ZeRO-3: gathers kept in flight ahead of the unit being computed (0: none)
+  compute?: Compute; // where forward and backward run (default: inline, on this thread)
+}
+
+export interface StepStats {
+  loss: number; // this rank's mean loss on its rows, before the update
+  stepMs: number;
+  commMs: number; // wall time during which at least one collective was running
+  exposedMs: number; // time the step stood waiting for a collective
+  computeMs: number; // the step minus its exposed communication
+  sentFrame: number; // socket bytes written to the next rank during the step
+  recvFrame: number;
+  records: CollectiveRecord[];
+  arrayBuffersPeak: number; // process.memoryUsage().arrayBuffers, sampled at the worst moments
+}
+
+/** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
+interface UnitParams {
+  f32: Float32Array;
+  gathered: Elems | null;
+}
+
+/** Element-typed copy between a working-copy buffer (fp32 or bf16 bits) and fp32. */
+function toF32(src: Elems, dst: Float32Array): Float32Array {
+  if (src instanceof Float32Array) dst.set(src);
+  else decodeBf16(src, dst);
+  return dst;
+}
+
+function fromF32(src: Float32Array, dst: Elems): void {
+  if (dst instanceof Float32Array) dst.set(src);
+  else encodeBf16(src, dst);
+}
+
+/** Wall time covered by at least one of the collectives (they overlap when ZeRO-3 prefetches). */
+function busyTime(records: CollectiveRecord[]): number {
+  const spans = records.map((r) => [r.startMs, r.startMs + r.ms]).sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
+}
+
+export class Base implements SchemeFlags {
+  readonly name: SchemeName = 'dp';
+  shardOptimizer = false;
+  shardGradients = false;
+  shardParameters = false;
+
+  protected ctx!: SchemeContext;
+  protected compute!: Compute;
+  /** 16-bit working copy: the full padded layout, or this rank's shard. */
+  protected params16!: Elems;
+  /** Gradients in the working dtype: full padded layout, or this rank's shard. */
+  protected grads!: Elems;
+  /** fp32 master weights and Adam moments: full padded layout, or this rank's shard. */
+  protected master!: Float32Array;
+  protected m!: Float32Array;
+  protected v!: Float32Array;
+  private t = 0;
+  private exposedMs = 0;
+
+  /** Allocate this rank's bands and load the initial parameters. No communication. */
+  setup(ctx: SchemeContext): this {
+    const { layout, ledger, dtype, theta0 } = ctx;
+    this.ctx = ctx;
+    this.compute = ctx.compute ?? new InlineCompute(layout.spec);
+    const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
+    this.params16 = ledger.alloc('params16', dtype, n(this.shardParameters));
+    this.grads = ledger.alloc('grads', dtype, n(this.shardGradients));
+    this.master = ledger.allocF32('master', n(this.shardOptimizer));
+    this.m = ledger.allocF32('m', this.master.length);
+    this.v = ledger.allocF32('v', this.master.length);
+    this.master.set(this.shardOptimizer ? layout.shardOf(theta0) : layout.pad(theta0));
+    fromF32(this.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.params16);
+    return this;
+  }
+
+  get flags(): SchemeFlags {
+    return { shardOptimizer: this.shardOptimizer, shardGradients: this.shardGradients, shardParameters: this.shardParameters };
+  }
+
+  /** Everything Adam carries from step to step, for checkpoints. */
+  optimizerState(): OptimizerState {
+    return { master: this.master, m: this.m, v: this.v, step: this.t };
+  }
+
+  /** Continue from a checkpoint: same layout, so the arrays drop straight in. The 16-bit working copy is
+   *  rebuilt from the masters as after any update (ZeRO-1/2: an all-gather, outside any step's metrics). */
+  async loadOptimizerState(s: OptimizerState): Promise<void> {
+    for (const [name, from, to] of [['master', s.master, this.master], ['m', s.m, this.m], ['v', s.v, this.v]] as const) {
+      if (from.length !== to.length) throw new RangeError(`checkpoint ${name} has ${from.length} values, this rank holds ${to.length}`);
+      to.set(from);
+    }
+    this.t = s.step;
+    await this.refreshWorkingCopy();
+  }
+
+  /** This rank's fp32 master weights: its shard, or (DP) the whole padded model. */
+  masterState(): { data: Float32Array; sharded: boolean } {
+    return { data: this.master, sharded: this.shardOptimizer };
+  }
+
+  async step(batch: Batch): Promise<StepStats> {
+    const { coll, ledger, layout } = this.ctx;
+    const t0 = performance.now();
+    coll.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
+    const sock0 = { sent: coll.ring.next?.sent().frame ?? 0, recv: coll.ring.prev?.received().frame ?? 0 };
+    this.exposedMs = 0;
+    ledger.resetPeak();
+    let abPeak = 0;
+    const sample = () => (abPeak = Math.max(abPeak, process.memoryUsage().arrayBuffers));
+
+    // Forward, unit by unit.
+    await this.compute.start(batch.x, batch.rows);
+    for (const u of layout.units) {
+      const p = await this.waitFor(this.acquireUnit(u, 'forward'));
+      sample();
+      for (const l of u.layers) await this.compute.forward(l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      this.releaseUnit(p);
+    }
+    const loss = await this.compute.loss(batch.y);
+
+    // Backward, unit by unit in reverse; each unit's gradient goes out as soon as it exists. With prefetch,
+    // up to `prefetch` gradient reduce-scatters keep running behind the next units' backward passes.
+    const g = new Float32Array(layout.maxUnitPadded); // fp32 compute scratch, like an activation
+    const reducing: Promise<void>[] = [];
+    const maxReducing = this.ctx.prefetch ?? 0;
+    for (const u of [...layout.units].reverse()) {
+      const p = await this.waitFor(this.acquireUnit(u, 'backward'));
+      sample();
+      g.fill(0);
+      for (const l of [...u.layers].reverse()) await this.compute.backward(l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size), g.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      this.releaseUnit(p);
+      // Pre-divide by N: the sum over ranks is then the gradient of the global mean loss.
+      const inv = 1 / layout.world;
+      for (let i = 0; i < u.size; i++) g[i] *= inv;
+      const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g into its bucket at once
+      reduced.catch(() => undefined); // awaited below, where its error surfaces
+      reducing.push(reduced);
+      while (reducing.length > maxReducing) await this.waitFor(reducing.shift()!);
+      sample();
+    }
+    while (reducing.length) await this.waitFor(reducing.shift()!);
+    await this.waitFor(this.gradientsReady());
+
+    this.t++;
+    const gOwned = this.ownedGradients();
+    adamUpdate(this.master, this.m, this.v, gOwned, this.t, this.ctx.hyper);
+    await this.waitFor(this.refreshWorkingCopy());
+
+    const records = coll.takeRecords();
+    const commMs = busyTime(records);
+    const stepMs = performance.now() - t0;
+    const sentFrame = (coll.ring.next?.sent().frame ?? 0) - sock0.sent;
+    const recvFrame = (coll.ring.prev?.received().frame ?? 0) - sock0.recv;
+    return { loss, stepMs, commMs, exposedMs: this.exposedMs, computeMs: stepMs - this.exposedMs, sentFrame, recvFrame, records, arrayBuffersPeak: abPeak };
+  }
+
+  /** Await communication, counting the time the step stands still for it. */
+  protected async waitFor<T>(p: Promise<T>): Promise<T> {
+    const t = performance.now();
+    try {
+      return await p;
+    } finally {
+      this.exposedMs += performance.now() - t;
+    }
+  }
+
+  /** Parameters of unit `u` for compute. Without sharded parameters they are already here. */
+  protected async acquireUnit(u: Unit, _pass: 'forward' | 'backward'): Promise<UnitParams> {
+    const view = this.params16.subarray(u.paddedOffset, u.paddedOffset + u.size);
+    return { f32: view instanceof Float32Array ? view : toF32(view, new Float32Array(u.size)), gathered: null };
+  }
+
+  protected releaseUnit(p: UnitParams): void {
+    this.ctx.ledger.free(p.gathered);
+  }
+
+  /** Unit `u`'s gradient (fp32, padded length, already divided by N) has just been computed. */
+  private async unitGradientReady(u: Unit, g: Float32Array): Promise<void> {
+    const { coll, ledger, dtype } = this.ctx;
+    if (!this.shardGradients) {
+      fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
+      return;
+    }
+    // Sharded gradients: bucket this unit, reduce-scatter it now, keep only the owned slice.
+    const bucket = ledger.alloc('bucket', dtype, u.padded);
+    try {
+      fromF32(g, bucket);
+      await coll.reduceScatter(bucket, this.grads.subarray(u.shardOffset, u.shardOffset + u.shard), `grad u${u.index}`);
+    } finally {
+      ledger.free(bucket);
+    }
+  }
+
+  /** The backward pass is over. Gradients that were kept whole are reduced now. */
+  private async gradientsReady(): Promise<void> {
+    if (this.shardGradients) return;
+    const { coll, layout } = this.ctx;
+    for (const u of layout.units) {
+      const unit = this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded);
+      if (this.shardOptimizer) await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad u${u.index}`);
+      else await coll.allReduce(unit, `grad u${u.index}`);
+    }
+  }
+
+  /** fp32 gradients laid out like the master weights this rank updates. */
+  private ownedGradients(): Float32Array {
+    const { layout } = this.ctx;
+    const out = new Float32Array(this.master.length);
+    if (this.shardGradients === this.shardOptimizer) return toF32(this.grads, out);
+    // ZeRO-1: whole gradients are resident, but only the owned segment of each unit was reduced.
+    for (const u of layout.units) {
+      const own = layout.ownOffset(u);
+      toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
+    }
+    return out;
+  }
+
+  /** Bring the 16-bit working copy up to date with the new master weights. */
+  private async refreshWorkingCopy(): Promise<void> {
+    const { coll, layout } = this.ctx;
+    if (this.shardParameters || !this.shardOptimizer) {
+      fromF32(this.master, this.params16); // same layout on both sides
+      return;
+    }
+    // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters.
+    for (const u of layout.units) {
+      const own = layout.ownOffset(u);
+      fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.params16.subarray(own, own + u.shard));
+      await coll.allGather(this.params16.subarray(own, own + u.shard), this.params16.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
+    }
+  }
+}
+
+export class DataParallel extends Base {}
+
+export class Zero1 extends DataParallel {
+  override readonly name: SchemeName = 'zero1';
+  override shardOptimizer = true;
+}
+
+/** Stage 2 adds no logic: it declines to keep gradients it does not own. */
+export class Zero2 extends Zero1 {
+  override readonly name: SchemeName = 'zero2';
+  override shardGradients = true;
+}
+
+/** Stage 3 also shards the parameters, so a unit must be gathered before each use and released after it:
+ *  once for the forward pass and again for the backward pass. That second gather is the third P. */
+export class Zero3 extends Zero2 {
+  override readonly name: SchemeName = 'zero3';
+  override shardParameters = true;
+
+  /** Gathers already started, by pass and unit: the prefetch window. */
+  private readonly inflight = new Map<string, Promise<UnitParams>>();
+
+  protected override async acquireUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+    const { layout, prefetch = 0 } = this.ctx;
+    const order = pass === 'forward' ? layout.units : [...layout.units].reverse();
+    const at = order.indexOf(u);
+    const key = (v: Unit) => `${pass}:${v.index}`;
+    const mine = this.inflight.get(key(u)) ?? this.gather(u, pass);
+    this.inflight.delete(key(u));
+    // Start the next units' gathers now, so their bytes move while this unit computes. Every rank issues
+    // them in the same order, so the ring collectives still pair up. Each is released after its own use.
+    for (let k = 1; k <= prefetch && at + k < order.length; k++) {
+      const v = order[at + k];
+      if (!this.inflight.has(key(v))) {
+        const p = this.gather(v, pass);
+        p.catch(() => undefined); // awaited (and its error raised) when the unit's turn comes
+        this.inflight.set(key(v), p);
+      }
+    }
+    return mine;
+  }
+
+  private async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+    const { coll, ledger, dtype } = this.ctx;
+    const gathered = ledger.alloc('gathered', dtype, u.padded);
+    await coll.allGather(this.params16.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);
+    const used = gathered.subarray(0, u.size);
+    return { f32: used instanceof Float32Array ? used : toF32(used, new Float32Array(u.size)), gathered };
+  }
+}
+
+export const SCHEME_CLASSES: Record<SchemeName, new () => Base> = { dp: DataParallel, zero1: Zero1, zero2: Zero2, zero3: Zero3 };
+
+export const SCHEME_TITLES: Record<SchemeName, string> = { dp: 'DP', zero1: 'ZeRO-1', zero2: 'ZeRO-2', zero3: 'ZeRO-3' };
+
+export function schemeFlags(name: SchemeName): SchemeFlags {
+  return new SCHEME_CLASSES[name]().flags; // constructing is free: bands are allocated by setup()
+}

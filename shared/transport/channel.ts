@@ -1,0 +1,276 @@
+// One link between two ranks: sends chunk frames, routes received frames to the collective they belong to
+// (asking it first where the payload should land), and counts bytes at three levels (payload, envelope,
+// socket). The transport underneath is ws on the listening end and our RingClient on the dialling end.
+import type { Socket } from 'node:net';
+import type WebSocket from 'ws';
+import { BufferPool } from './buffer-pool.js';
+import { bytesPerElement } from '../tensor/dtype.js';
+import type { Traffic } from '../control/messages.js';
+import { decodeChunkFragments, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
+import type { LinkEvents, RingClient } from './ring-client.js';
+import { closeReason, ProtocolError } from '../control/validate.js';
+
+/** What a collective listening on a link provides. */
+export interface FrameHandler {
+  /** Where the payload of this frame should be read to (exactly its byte length), or null for a fresh
+   *  buffer. Only the dialling end reads in place; frames may also arrive in a buffer of their own. */
+  destination?(h: ChunkHeader): Uint8Array | null;
+  frame(f: ChunkFrame): void;
+}
+
+/** The two ends of a link differ only in this. */
+export interface LinkTransport {
+  readonly socket: Socket;
+  readonly isOpen: boolean;
+  attach(events: LinkEvents): void;
+  /** Envelope and payload as one message; the payload must stay untouched until `onWritten`. */
+  sendData(envelope: Buffer, payload: Uint8Array, onWritten?: () => void): void;
+  ping(): void;
+  close(code: number, reason: string): void;
+  terminate(): void;
+}
+
+/** The listening end: a ws WebSocket. Sends unmasked; receives whole messages (ws copies them). */
+export class WsTransport implements LinkTransport {
+  readonly socket: Socket;
+  constructor(readonly ws: WebSocket) {
+    // ws keeps the net.Socket private; its byte counters are the only honest source for "on the wire".
+    this.socket = (ws as unknown as { _socket: Socket })._socket;
+  }
+  get isOpen(): boolean {
+    return this.ws.readyState === this.ws.OPEN;
+  }
+  attach(events: LinkEvents): void {
+    this.ws.binaryType = 'fragments'; // see decodeChunkFragments: no copy to join envelope and payload
+    this.ws.on('message', (data, isBinary) => {
+      events.heard();
+      try {
+        if (!isBinary) throw new ProtocolError('text message on a data connection');
+        events.frame(decodeChunkFragments(data as Buffer[]));
+      } catch (err) {
+        events.failed(err as Error);
+      }
+    });
+    this.ws.on('pong', () => events.heard());
+    this.ws.on('ping', () => events.heard());
+    this.ws.on('close', (code, reason) => events.closed(code, reason.toString()));
+    this.ws.on('error', (err) => events.failed(err));
+  }
+  sendData(envelope: Buffer, payload: Uint8Array, onWritten?: () => void): void {
+    // Two WebSocket fragments of one message: the envelope, then the payload itself, never copied together;
+    // corked so that both frames leave in one writev.
+    this.socket.cork();
+    this.ws.send(envelope, { binary: true, fin: false });
+    this.ws.send(payload, { binary: true, fin: true }, onWritten ? () => onWritten() : undefined);
+    this.socket.uncork();
+  }
+  ping(): void {
+    this.ws.ping();
+  }
+  close(code: number, reason: string): void {
+    if (this.isOpen) this.ws.close(code, reason);
+  }
+  terminate(): void {
+    this.ws.terminate();
+  }
+}
+
+/** The dialling end: our RingClient, which reads payloads in place. Sending from it masks and copies. */
+export class ClientTransport implements LinkTransport {
+  constructor(readonly client: RingClient) {}
+  get socket(): Socket {
+    return this.client.socket;
+  }
+  get isOpen(): boolean {
+    return this.client.isOpen;
+  }
+  attach(events: LinkEvents): void {
+    this.client.attach(events);
+  }
+  sendData(envelope: Buffer, payload: Uint8Array, onWritten?: () => void): void {
+    const whole = new Uint8Array(envelope.byteLength + payload.byteLength);
+    whole.set(envelope);
+    whole.set(payload, envelope.byteLength);
+    this.client.sendMessage(whole, onWritten);
+  }
+  ping(): void {
+    this.client.ping();
+  }
+  close(code: number, reason: string): void {
+    this.client.close(code, reason);
+  }
+  terminate(): void {
+    this.client.terminate();
+  }
+}
+
+/** Frames for collectives that have not started yet are held, but only this far ahead. */
+const MAX_COLLECTIVES_AHEAD = 8;
+/** Receive buffers a link keeps in its arena (virtual memory: pages are touched only as used). */
+const POOL_RETAINED_BYTES = 64 << 20;
+
+export function zeroTraffic(): Traffic {
+  return { payload: 0, envelope: 0, frame: 0 };
+}
+
+export function addTraffic(a: Traffic, b: Traffic): Traffic {
+  return { payload: a.payload + b.payload, envelope: a.envelope + b.envelope, frame: a.frame + b.frame };
+}
+
+export class PeerChannel {
+  private readonly socket: Socket;
+  private readonly sentCounts = zeroTraffic();
+  private readonly recvCounts = zeroTraffic();
+  private readonly socketAtOpen: { written: number; read: number };
+  private readonly pending = new Map<number, ChunkFrame[]>();
+  /** Collectives in flight on this link (more than one when ZeRO-3 prefetches), by id. */
+  private readonly handlers = new Map<number, FrameHandler>();
+  private readonly finished = new Set<number>(); // finished ids at or above the watermark
+  private finishedBelow = 0; // every collective below this id has finished
+  private failure: Error | null = null;
+  private readonly failureListeners = new Set<(err: Error) => void>();
+  private lastHeard = Date.now();
+  private keepaliveTimer: NodeJS.Timeout | null = null;
+  /** Buffers that received payloads are read into when no collective has chosen a place for them yet
+   *  (reduce-scatter draws from it too). Whoever ends up holding such a payload gives it back. */
+  readonly pool = new BufferPool(POOL_RETAINED_BYTES);
+
+  constructor(
+    readonly transport: LinkTransport,
+    readonly peerRank: number,
+    readonly describe: string,
+  ) {
+    this.socket = transport.socket;
+    this.socketAtOpen = { written: this.socket.bytesWritten, read: this.socket.bytesRead };
+    transport.attach({
+      destination: (h) => this.guard(() => this.destination(h)) ?? null,
+      frame: (f) => this.guard(() => this.onFrame(f)),
+      heard: () => (this.lastHeard = Date.now()),
+      closed: (code, reason) => this.fail(new Error(`${describe}: connection closed (${code}${reason.length ? ` ${reason}` : ''})`)),
+      failed: (err) => this.abort(new Error(`${describe}: ${err.message}`)),
+    });
+  }
+
+  /** Send one chunk. `payload` must not be modified until `onWritten` runs (the socket holds a reference).
+   *  Returns the envelope's size in bytes. */
+  send(h: ChunkHeader, payload: Uint8Array, onWritten?: () => void): number {
+    if (this.failure) throw this.failure;
+    const env = encodeChunkEnvelope(h, payload.byteLength);
+    this.transport.sendData(env, payload, onWritten);
+    this.sentCounts.payload += payload.byteLength;
+    this.sentCounts.envelope += env.byteLength;
+    return env.byteLength;
+  }
+
+  /** Route frames of collective `coll` to `handler` (including any that arrived early). Returns the
+   *  unsubscribe, which also marks the collective finished: later frames for it are a protocol error. */
+  listen(coll: number, handler: FrameHandler): () => void {
+    if (this.failure) throw this.failure;
+    this.handlers.set(coll, handler);
+    const early = this.pending.get(coll);
+    this.pending.delete(coll);
+    if (early) for (const f of early) handler.frame(f);
+    return () => {
+      this.handlers.delete(coll);
+      this.finished.add(coll);
+      while (this.finished.delete(this.finishedBelow)) this.finishedBelow++;
+    };
+  }
+
+  /** Ping the peer every `intervalMs`; fail the link when it has been silent for `timeoutMs`. A cut cable
+   *  or a frozen host sends no FIN, and without this a collective would wait for its full timeout. */
+  keepalive(intervalMs: number, timeoutMs: number): void {
+    this.lastHeard = Date.now();
+    this.keepaliveTimer = setInterval(() => {
+      const silent = Date.now() - this.lastHeard;
+      if (silent > timeoutMs) {
+        this.abort(new Error(`${this.describe}: peer silent for ${silent} ms (heartbeat timeout ${timeoutMs} ms)`));
+        this.transport.terminate();
+      } else if (this.transport.isOpen) this.transport.ping();
+    }, intervalMs);
+  }
+
+  onFailure(fn: (err: Error) => void): () => void {
+    this.failureListeners.add(fn);
+    return () => this.failureListeners.delete(fn);
+  }
+
+  get failed(): Error | null {
+    return this.failure;
+  }
+
+  sent(): Traffic {
+    return { ...this.sentCounts, frame: this.socket.bytesWritten - this.socketAtOpen.written };
+  }
+
+  received(): Traffic {
+    return { ...this.recvCounts, frame: this.socket.bytesRead - this.socketAtOpen.read };
+  }
+
+  /** This end's IP address (which interface the link leaves through). */
+  get localAddress(): string | null {
+    return this.socket.localAddress ?? null;
+  }
+
+  /** Raw TCP socket counters, handshake included. */
+  socketBytes(): { written: number; read: number } {
+    return { written: this.socket.bytesWritten, read: this.socket.bytesRead };
+  }
+
+  close(): void {
+    this.fail(new Error(`${this.describe}: closed locally`));
+    this.transport.close(1000, 'done');
+  }
+
+  /** Close the connection with a reason and fail every waiting collective. */
+  abort(err: Error): void {
+    this.fail(err);
+    this.transport.close(1008, closeReason(err.message));
+  }
+
+  /** Run `fn`; a violation by the peer aborts the link instead of escaping into the transport. */
+  private guard<T>(fn: () => T): T | undefined {
+    if (this.failure) return undefined;
+    try {
+      return fn();
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      this.abort(new Error(`${this.describe}: ${e.message}`));
+      return undefined;
+    }
+  }
+
+  /** Where a frame's payload should land: its collective decides; early frames get a buffer of their own. */
+  private destination(h: ChunkHeader): Uint8Array | null {
+    const handler = this.handlers.get(h.coll);
+    if (handler) return handler.destination?.(h) ?? null;
+    this.checkNotStale(h.coll);
+    return this.pool.take(h.elements * bytesPerElement(h.dtype));
+  }
+
+  private onFrame(f: ChunkFrame): void {
+    this.recvCounts.payload += f.payload.byteLength;
+    this.recvCounts.envelope += f.envelopeBytes;
+    const handler = this.handlers.get(f.coll);
+    if (handler) return handler.frame(f);
+    this.checkNotStale(f.coll);
+    const q = this.pending.get(f.coll) ?? [];
+    q.push(f);
+    this.pending.set(f.coll, q);
+  }
+
+  private checkNotStale(coll: number): void {
+    if (coll < this.finishedBelow || this.finished.has(coll)) throw new ProtocolError(`frame for collective ${coll}, which has already finished`);
+    if (coll > this.finishedBelow + MAX_COLLECTIVES_AHEAD) throw new ProtocolError(`frame for collective ${coll}, too far ahead of ${this.finishedBelow}`);
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
+    this.handlers.clear();
+    this.pending.clear();
+    for (const fn of this.failureListeners) fn(err);
+    this.failureListeners.clear();
+  }
+}

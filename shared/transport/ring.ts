@@ -1,0 +1,148 @@
+// Wiring ranks into a ring. Rank r listens; rank r+1 dials it. Bulk data flows r -> r+1 over the
+// connection r accepted, i.e. server-to-client, where RFC 6455 frames are not masked (no per-byte XOR).
+import { type WebSocket, WebSocketServer } from 'ws';
+import { ClientTransport, PeerChannel, WsTransport } from './channel.js';
+import { RingClient } from './ring-client.js';
+import { ENVELOPE_BYTES } from './frame.js';
+import { helloProof, validProof } from './auth.js';
+import { closeReason } from '../control/validate.js';
+import { decodeMsgpack, encodeMessage, MAX_CHUNK_BYTES, validateHello, type PeerHello } from '../control/messages.js';
+
+export const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
+
+export interface PeerAddress {
+  host: string;
+  port: number;
+}
+
+const WS_OPTIONS = { perMessageDeflate: false, maxPayload: MAX_PEER_MESSAGE } as const;
+
+/** A rank's listening socket: its next neighbour dials in here, and this rank sends to it over that link. */
+export class PeerListener {
+  private readonly waiting = new Map<number, { runId: string; ringKey: Uint8Array; resolve: (c: PeerChannel) => void; reject: (e: Error) => void }>();
+  /** Connections that said hello before this rank was told its ring key; checked when expect() runs. */
+  private readonly early: { ws: WebSocket; hello: PeerHello; from: string }[] = [];
+
+  private constructor(private readonly server: WebSocketServer) {
+    server.on('connection', (ws, req) => this.onConnection(ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
+  }
+
+  static open(port = 0, host = '0.0.0.0'): Promise<PeerListener> {
+    return new Promise((resolve, reject) => {
+      const server = new WebSocketServer({ port, host, ...WS_OPTIONS });
+      server.once('listening', () => resolve(new PeerListener(server)));
+      server.once('error', (err) => reject(new Error(`cannot listen for peers on ${host}:${port}: ${err.message}`)));
+    });
+  }
+
+  get port(): number {
+    const a = this.server.address();
+    if (typeof a === 'string' || a === null) throw new Error('peer listener has no TCP address');
+    return a.port;
+  }
+
+  /** Resolve with the channel to `rank` once it has connected and proved it belongs to this run. */
+  expect(rank: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
+    const candidates = this.early.filter((e) => e.hello.rank === rank);
+    const good = candidates.find((e) => e.hello.runId === runId && validProof(ringKey, runId, rank, e.hello.proof));
+    for (const e of candidates) {
+      this.early.splice(this.early.indexOf(e), 1);
+      if (e !== good) e.ws.close(1008, 'refused: not a member of this run');
+    }
+    if (good) return this.admit(good.ws, good.hello, good.from, runId, ringKey);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(rank);
+        reject(new Error(`rank ${rank} did not connect to this rank's peer port ${this.port} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiting.set(rank, {
+        runId,
+        ringKey,
+        resolve: (c) => (clearTimeout(timer), resolve(c)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+    });
+  }
+
+  /** Turn a connection into a channel if its hello proves it, or refuse it with a reason. */
+  private admit(ws: WebSocket, hello: PeerHello, from: string, runId: string, ringKey: Uint8Array): Promise<PeerChannel> {
+    if (hello.runId !== runId || !validProof(ringKey, runId, hello.rank, hello.proof)) {
+      ws.close(1008, 'refused: not a member of this run');
+      return Promise.reject(new Error(`a connection from ${from} claiming to be rank ${hello.rank} failed authentication`));
+    }
+    return Promise.resolve(new PeerChannel(new WsTransport(ws), hello.rank, `link to rank ${hello.rank} (${from})`));
+  }
+
+  close(): Promise<void> {
+    for (const w of this.waiting.values()) w.reject(new Error('peer listener closed'));
+    this.waiting.clear();
+    for (const c of this.server.clients) c.terminate();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private onConnection(ws: WebSocket, from: string): void {
+    ws.on('error', () => undefined); // protocol violations close the socket; nothing here may crash the rank
+    const timer = setTimeout(() => ws.close(1008, 'no hello'), 10_000);
+    ws.once('message', (data, isBinary) => {
+      clearTimeout(timer);
+      try {
+        if (!isBinary) throw new Error('text message');
+        const hello = validateHello(decodeMsgpack(data as Buffer));
+        const w = this.waiting.get(hello.rank);
+        if (!w) {
+          // This side has not been told its ring key yet: hold the connection until expect() checks it.
+          if (this.early.length >= 16) throw new Error('too many unauthenticated connections');
+          const entry = { ws, hello, from };
+          this.early.push(entry);
+          ws.once('close', () => this.early.includes(entry) && this.early.splice(this.early.indexOf(entry), 1));
+          return;
+        }
+        // A stranger claiming the rank we wait for is turned away; the wait goes on for the real one.
+        if (hello.runId !== w.runId || !validProof(w.ringKey, w.runId, hello.rank, hello.proof)) throw new Error('not a member of this run');
+        this.waiting.delete(hello.rank);
+        this.admit(ws, hello, from, w.runId, w.ringKey).then(w.resolve, w.reject);
+      } catch (err) {
+        ws.close(1008, closeReason(`refused: ${(err as Error).message}`));
+      }
+    });
+  }
+}
+
+/** Open a connection to `addr` and introduce ourselves. This end receives the bulk data, so it is our own
+ *  client (ring-client.ts), which reads payloads straight into the collective's buffers. */
+export async function dialPeer(addr: PeerAddress, self: number, peer: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
+  const where = `ws://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}/`;
+  let client: RingClient;
+  try {
+    client = await RingClient.connect(addr.host, addr.port, MAX_PEER_MESSAGE, timeoutMs);
+  } catch (err) {
+    throw new Error(`cannot reach rank ${peer} at ${where}: ${(err as Error).message}`);
+  }
+  client.sendMessage(encodeMessage({ type: 'hello', rank: self, runId, proof: helloProof(ringKey, runId, self) }));
+  return new PeerChannel(new ClientTransport(client), peer, `link from rank ${peer} (${where})`);
+}
+
+export class Ring {
+  constructor(
+    readonly rank: number,
+    readonly world: number,
+    /** We send to rank+1 over this (server side: unmasked). */
+    readonly next: PeerChannel | null,
+    /** We receive from rank-1 over this. */
+    readonly prev: PeerChannel | null,
+  ) {}
+
+  close(): void {
+    this.next?.close();
+    this.prev?.close();
+  }
+}
+
+export async function wireRing(opts: { rank: number; world: number; runId: string; ringKey: Uint8Array; listener: PeerListener; prev: PeerAddress; timeoutMs: number }): Promise<Ring> {
+  const { rank, world, runId, ringKey, listener } = opts;
+  if (world === 1) return new Ring(rank, world, null, null);
+  const nextRank = (rank + 1) % world;
+  const prevRank = (rank - 1 + world) % world;
+  const [next, prev] = await Promise.all([listener.expect(nextRank, runId, ringKey, opts.timeoutMs), dialPeer(opts.prev, rank, prevRank, runId, ringKey, opts.timeoutMs)]);
+  return new Ring(rank, world, next, prev);
+}
