@@ -1,6 +1,6 @@
 // `zerowire plan`: model states per rank for each scheme, and whether they fit.
 import { SCHEMES, type SchemeName } from '../shared/control/messages.js';
-import { schemeFlags, SCHEME_TITLES } from '../shared/training/schemes/schemes.js';
+import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
 import { bareSizes, memoryTheory } from '../shared/accounting/theory.js';
 import type { WireDtype } from '../shared/tensor/dtype.js';
@@ -13,7 +13,7 @@ export interface PlanRow {
 
 export function plan(params: number, world: number, memory: number | undefined, dtype: WireDtype): PlanRow[] {
   return SCHEMES.map((scheme) => {
-    const bytesPerRank = memoryTheory(schemeFlags(scheme), bareSizes(params, world), dtype).resident;
+    const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], bareSizes(params, world), dtype).resident;
     return { scheme, bytesPerRank, fits: memory === undefined ? null : bytesPerRank <= memory };
   });
 }
@@ -21,7 +21,7 @@ export function plan(params: number, world: number, memory: number | undefined, 
 export function formatPlan(rows: PlanRow[], params: number, world: number, memory: number | undefined, dtype: WireDtype): string {
   const gb = (b: number) => (b / 1e9).toFixed(2);
   const head = [['scheme', 'model states GB/rank', 'B/param', ...(memory === undefined ? [] : ['fits'])]];
-  const body = rows.map((r) => [SCHEME_TITLES[r.scheme], gb(r.bytesPerRank), (r.bytesPerRank / params).toFixed(3), ...(r.fits === null ? [] : [r.fits ? 'yes' : 'no'])]);
-  const left = memory === undefined ? '' : `\nleft for activations and buffers in ${gb(memory)} GB: ${rows.map((r) => `${SCHEME_TITLES[r.scheme]} ${gb(memory - r.bytesPerRank)} GB`).join(', ')}`;
+  const body = rows.map((r) => [schemeTitle(r.scheme), gb(r.bytesPerRank), (r.bytesPerRank / params).toFixed(3), ...(r.fits === null ? [] : [r.fits ? 'yes' : 'no'])]);
+  const left = memory === undefined ? '' : `\nleft for activations and buffers in ${gb(memory)} GB: ${rows.map((r) => `${schemeTitle(r.scheme)} ${gb(memory - r.bytesPerRank)} GB`).join(', ')}`;
   return `${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v); GB = 1e9 bytes\n${textTable(head, body)}${left}\nModel states only: activations, the gathered unit of ZeRO-3 and communication buffers come on top.`;
 }

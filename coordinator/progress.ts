@@ -1,7 +1,7 @@
 // The live progress line: step, loss and bytes/s of the scheme that is running.
 import type { Logger } from 'pino';
 import type { SchemeName, StepMetrics } from '../shared/control/messages.js';
-import { SCHEME_TITLES } from '../shared/training/schemes/schemes.js';
+import { schemeTitle } from '../shared/training/schemes/table.js';
 
 export class ProgressLine {
   private readonly tty = Boolean(process.stderr.isTTY);
@@ -30,7 +30,7 @@ export class ProgressLine {
     const rate = this.ms > 0 ? (this.bytes / this.ms) * 1000 : 0;
     this.bytes = 0;
     this.ms = 0;
-    const text = `${SCHEME_TITLES[scheme]} step ${step + 1}/${this.steps}  loss ${loss.toFixed(4)}  ${(rate / 1e6).toFixed(1)} MB/s sent per rank`;
+    const text = `${schemeTitle(scheme)} step ${step + 1}/${this.steps}  loss ${loss.toFixed(4)}  ${(rate / 1e6).toFixed(1)} MB/s sent per rank`;
     if (this.tty) {
       process.stderr.write(`\r\x1b[2K${text}`);
       this.shown = true;

@@ -11,7 +11,7 @@ import { ShardLayout } from '../shared/training/layout.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { MlpSpec } from '../shared/training/mlp.js';
 import type { CollectiveBrief, RunConfig, SchemeName, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
-import { SCHEME_CLASSES } from '../shared/training/schemes/schemes.js';
+import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 
 export interface SchemeRun {
   scheme: SchemeName;

@@ -2,7 +2,7 @@
 import { ShardLayout } from '../training/layout.js';
 import type { MlpSpec } from '../training/mlp.js';
 import type { RunConfig, SchemeName } from '../control/messages.js';
-import { schemeFlags, SCHEME_TITLES } from '../training/schemes/schemes.js';
+import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
 import { memoryTheory } from './theory.js';
 import { formatBytes } from './units.js';
 
@@ -19,12 +19,12 @@ export function fitCheck(config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype
   const refused: SchemeName[] = [];
   const fitting: SchemeName[] = [];
   for (const s of ['dp', 'zero1', 'zero2', 'zero3'] as const) {
-    const peak = memoryTheory(schemeFlags(s), sizes, config.wireDtype, config.prefetch).peak;
+    const peak = memoryTheory(SCHEME_TABLE[s], sizes, config.wireDtype, config.prefetch).peak;
     peaks[s] = peak;
     if (peak <= limitBytes) fitting.push(s);
     else if (config.schemes.includes(s)) refused.push(s);
   }
-  const names = (xs: SchemeName[]) => xs.map((x) => `${SCHEME_TITLES[x]} (${formatBytes(peaks[x])})`).join(', ');
+  const names = (xs: SchemeName[]) => xs.map((x) => `${schemeTitle(x)} (${formatBytes(peaks[x])})`).join(', ');
   const message = refused.length
     ? `model of ${spec.params} parameters on ${world} ranks does not fit in ${formatBytes(limitBytes)} per rank: ${names(refused)} at peak. ${fitting.length ? `Schemes that fit: ${names(fitting)}.` : 'No scheme fits.'}`
     : `every requested scheme fits in ${formatBytes(limitBytes)} per rank`;

@@ -4,7 +4,7 @@ import { ShardLayout } from '../training/layout.js';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
 import { MlpSpec } from '../training/mlp.js';
 import type { RunConfig, SchemeName, SchemeSummary } from '../control/messages.js';
-import { schemeFlags, SCHEME_TITLES } from '../training/schemes/schemes.js';
+import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
 import { textTable } from './table.js';
 import { memoryTheory, trafficTheory } from './theory.js';
 
@@ -57,7 +57,7 @@ export function finalParameters(config: RunConfig, world: number, scheme: Scheme
   const spec = new MlpSpec(config.model);
   const layout = new ShardLayout(spec, world, 0, config.unit);
   const f32 = (b: Uint8Array) => new Float32Array(Uint8Array.prototype.slice.call(b).buffer);
-  if (schemeFlags(scheme).shardOptimizer) return layout.assemble(summaries.map((s) => f32(s.master)));
+  if (SCHEME_TABLE[scheme].shardOptimizer) return layout.assemble(summaries.map((s) => f32(s.master)));
   return layout.unpad(f32(summaries[0].master));
 }
 
@@ -68,7 +68,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
   const finals = new Map<SchemeName, Float32Array>();
   const rows: SchemeRow[] = [];
   for (const [scheme, sums] of summaries) {
-    const flags = schemeFlags(scheme);
+    const flags = SCHEME_TABLE[scheme];
     const mem = memoryTheory(flags, sizes, config.wireDtype, config.prefetch);
     const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
     const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
@@ -80,7 +80,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
     const losses = sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss))); // fewer than `steps` after a resume
     rows.push({
       scheme,
-      title: SCHEME_TITLES[scheme],
+      title: schemeTitle(scheme),
       world,
       params: P,
       paddedParams: sizes.paddedTotal,

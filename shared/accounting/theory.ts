@@ -1,22 +1,9 @@
 // What the schemes should cost, from the seed's accounting: bytes per band and bytes sent per step.
 // Everything is computed over the padded layout so it can be compared with measured counters exactly.
 import { bytesPerElement, type WireDtype } from '../tensor/dtype.js';
+import type { LayoutSizes } from '../training/layout.js';
+import type { SchemeFlags } from '../training/schemes/table.js';
 
-export interface SchemeFlags {
-  shardOptimizer: boolean;
-  shardGradients: boolean;
-  shardParameters: boolean;
-}
-
-/** Sizes that the theory needs; a ShardLayout provides them, and `plan` builds them from a bare count. */
-export interface LayoutSizes {
-  params: number; // unpadded
-  paddedTotal: number; // full-size buffers
-  shardTotal: number; // one rank's shard
-  maxUnitPadded: number; // the largest unit (one gather, one gradient bucket)
-  unitPadded: number[]; // every unit, padded
-  world: number;
-}
 
 export const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
 

@@ -7,15 +7,9 @@ import { ShardLayout } from '../training/layout.js';
 import { MlpSpec } from '../training/mlp.js';
 import type { RunConfig, SchemeName } from '../control/messages.js';
 import { parseSafetensors, serializeSafetensors, writeFileAtomic, type StTensor } from './safetensors.js';
-import { schemeFlags } from '../training/schemes/schemes.js';
+import { SCHEME_TABLE } from '../training/schemes/table.js';
+import type { OptimizerState } from '../training/adam.js';
 import { toStateDict } from './state-dict.js';
-
-export interface OptimizerState {
-  master: Float32Array;
-  m: Float32Array;
-  v: Float32Array;
-  step: number; // Adam steps taken
-}
 
 export interface CheckpointIndex {
   format: 'zerowire-checkpoint-1';
@@ -55,7 +49,7 @@ export async function readRankShard(dir: string, scheme: SchemeName, step: numbe
 }
 
 export async function writeIndex(dir: string, config: RunConfig, world: number, scheme: SchemeName, step: number): Promise<string> {
-  const sharded = schemeFlags(scheme).shardOptimizer;
+  const sharded = SCHEME_TABLE[scheme].shardOptimizer;
   const index: CheckpointIndex = { format: 'zerowire-checkpoint-1', scheme, step, world, model: config.model, unit: config.unit, wireDtype: config.wireDtype, seed: config.seed, sharded, files: Array.from({ length: world }, (_, r) => rankFile(r)) };
   const path = join(stepDir(dir, scheme, step), 'index.json');
   await writeFileAtomic(path, JSON.stringify(index, null, 1));

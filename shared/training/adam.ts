@@ -19,3 +19,11 @@ export function adamUpdate(param: Float32Array, m: Float32Array, v: Float32Array
     param[i] -= (stepSize * mi) / (Math.sqrt(vi) / bc2Sqrt + h.eps);
   }
 }
+
+/** Everything Adam carries from step to step (what a checkpoint saves). */
+export interface OptimizerState {
+  master: Float32Array;
+  m: Float32Array;
+  v: Float32Array;
+  step: number; // Adam steps taken
+}

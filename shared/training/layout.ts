@@ -4,7 +4,16 @@
 // slices of all units.
 import type { LayerSpec, MlpSpec } from './mlp.js';
 import type { UnitMode } from '../control/messages.js';
-import type { LayoutSizes } from '../accounting/theory.js';
+
+/** Sizes the accounting needs; a ShardLayout provides them, and `plan` builds them from a bare count. */
+export interface LayoutSizes {
+  params: number; // unpadded
+  paddedTotal: number; // full-size buffers
+  shardTotal: number; // one rank's shard
+  maxUnitPadded: number; // the largest unit (one gather, one gradient bucket)
+  unitPadded: number[]; // every unit, padded
+  world: number;
+}
 
 export interface Unit {
   index: number;

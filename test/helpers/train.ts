@@ -6,7 +6,8 @@ import type { WireDtype } from '../../shared/tensor/dtype.js';
 import { ShardLayout } from '../../shared/training/layout.js';
 import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
 import type { SchemeName, UnitMode } from '../../shared/control/messages.js';
-import { SCHEME_CLASSES, type Base, type StepStats } from '../../shared/training/schemes/schemes.js';
+import type { Base, StepStats } from '../../shared/training/schemes/base.js';
+import { SCHEME_CLASSES } from '../../shared/training/schemes/index.js';
 import { closeAll, localRings, type LocalRank } from './rings.js';
 import { InlineCompute, type Compute } from '../../shared/training/compute.js';
 

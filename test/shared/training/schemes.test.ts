@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bytesPerElement } from '../../../shared/tensor/dtype.js';
 import { SCHEMES, type SchemeName } from '../../../shared/control/messages.js';
-import { schemeFlags } from '../../../shared/training/schemes/schemes.js';
+import { SCHEME_TABLE } from '../../../shared/training/schemes/table.js';
 import { memoryTheory, trafficTheory } from '../../../shared/accounting/theory.js';
 import { HYPER, maxAbsDiff, trainDistributed, trainReference, type TrainSetup } from '../../helpers/train.js';
 
@@ -50,7 +50,7 @@ describe('accounting: bytes on the wire and memory per band, measured against th
         const b = bytesPerElement(dtype);
         for (const scheme of SCHEMES) {
           const r = await trainDistributed(N, scheme, { ...base, steps: 2, dtype });
-          const flags = schemeFlags(scheme);
+          const flags = SCHEME_TABLE[scheme];
           const L = r.layouts[0];
           const want = trafficTheory(flags, L.sizes(), dtype);
           for (const rank of r.stats) for (const st of rank) expect(st.records.reduce((s, x) => s + x.sent.payload, 0)).toBe(want);
@@ -99,7 +99,7 @@ describe('accounting: bytes on the wire and memory per band, measured against th
   it('the seed table at N=8 (bf16, no padding): 16, 5.5, 3.75, 2.0 bytes per parameter resident', () => {
     const P = 8 * 1000;
     const sizes = { params: P, paddedTotal: P, shardTotal: P / 8, maxUnitPadded: P, unitPadded: [P], world: 8 };
-    const per = (s: SchemeName) => memoryTheory(schemeFlags(s), sizes, 'bf16').resident / P;
+    const per = (s: SchemeName) => memoryTheory(SCHEME_TABLE[s], sizes, 'bf16').resident / P;
     expect([per('dp'), per('zero1'), per('zero2'), per('zero3')]).toEqual([16, 5.5, 3.75, 2]);
   });
 });
@@ -113,7 +113,7 @@ describe('ZeRO-3 prefetch', () => {
       expect(ahead.losses).toEqual(plain.losses);
       expect(Array.from(ahead.final)).toEqual(Array.from(plain.final));
       const L = ahead.layouts[0];
-      const theory = memoryTheory(schemeFlags('zero3'), L.sizes(), 'fp32', depth);
+      const theory = memoryTheory(SCHEME_TABLE.zero3, L.sizes(), 'fp32', depth);
       const window = Math.max(...L.units.map((_, i) => L.units.slice(i, i + depth + 1).reduce((a, u) => a + u.padded, 0))) * 4;
       // Gathers are scheduled deterministically; buckets in flight free as their reduce-scatters finish,
       // so the measured peak lies between the gathered window and the theory's worst case.

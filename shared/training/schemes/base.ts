@@ -1,7 +1,7 @@
-// Data parallelism and ZeRO-1/2/3 as one SPMD class per rank. One base class holds the bands, the step and
-// the Adam update; the four schemes differ in three flags, and ZeRO-3 in how a unit's parameters are
-// fetched. Read the subclasses at the bottom: their diff is the explanation.
-import { adamUpdate, type AdamHyper } from '../adam.js';
+// One training step of one rank, for every scheme: the bands, the forward and backward passes unit by unit,
+// the gradient reduction and the Adam update. What differs between the schemes is read from their row of
+// SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
+import { adamUpdate, type AdamHyper, type OptimizerState } from '../adam.js';
 import { decodeBf16, encodeBf16 } from '../../tensor/bf16.js';
 import type { CollectiveRecord, Collectives } from '../../collectives/collectives.js';
 import type { Elems, WireDtype } from '../../tensor/dtype.js';
@@ -10,8 +10,7 @@ import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import { InlineCompute, type Compute } from '../compute.js';
 import type { Batch } from '../data.js';
 import type { SchemeName } from '../../control/messages.js';
-import type { SchemeFlags } from '../../accounting/theory.js';
-import type { OptimizerState } from '../../io/checkpoint.js';
+import { SCHEME_TABLE, type SchemeFlags } from './table.js';
 
 export interface SchemeContext {
   layout: ShardLayout;
@@ -37,13 +36,13 @@ export interface StepStats {
 }
 
 /** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
-interface UnitParams {
+export interface UnitParams {
   f32: Float32Array;
   gathered: Elems | null;
 }
 
 /** Element-typed copy between a working-copy buffer (fp32 or bf16 bits) and fp32. */
-function toF32(src: Elems, dst: Float32Array): Float32Array {
+export function toF32(src: Elems, dst: Float32Array): Float32Array {
   if (src instanceof Float32Array) dst.set(src);
   else decodeBf16(src, dst);
   return dst;
@@ -67,11 +66,8 @@ function busyTime(records: CollectiveRecord[]): number {
   return total;
 }
 
-export class Base implements SchemeFlags {
+export class Base {
   readonly name: SchemeName = 'dp';
-  shardOptimizer = false;
-  shardGradients = false;
-  shardParameters = false;
 
   protected ctx!: SchemeContext;
   protected compute!: Compute;
@@ -92,18 +88,19 @@ export class Base implements SchemeFlags {
     this.ctx = ctx;
     this.compute = ctx.compute ?? new InlineCompute(layout.spec);
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
-    this.params16 = ledger.alloc('params16', dtype, n(this.shardParameters));
-    this.grads = ledger.alloc('grads', dtype, n(this.shardGradients));
-    this.master = ledger.allocF32('master', n(this.shardOptimizer));
+    this.params16 = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
+    this.grads = ledger.alloc('grads', dtype, n(this.flags.shardGradients));
+    this.master = ledger.allocF32('master', n(this.flags.shardOptimizer));
     this.m = ledger.allocF32('m', this.master.length);
     this.v = ledger.allocF32('v', this.master.length);
-    this.master.set(this.shardOptimizer ? layout.shardOf(theta0) : layout.pad(theta0));
-    fromF32(this.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.params16);
+    this.master.set(this.flags.shardOptimizer ? layout.shardOf(theta0) : layout.pad(theta0));
+    fromF32(this.flags.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.params16);
     return this;
   }
 
+  /** This scheme's row of the table: all that DP, ZeRO-1 and ZeRO-2 differ in. */
   get flags(): SchemeFlags {
-    return { shardOptimizer: this.shardOptimizer, shardGradients: this.shardGradients, shardParameters: this.shardParameters };
+    return SCHEME_TABLE[this.name];
   }
 
   /** Everything Adam carries from step to step, for checkpoints. */
@@ -124,7 +121,7 @@ export class Base implements SchemeFlags {
 
   /** This rank's fp32 master weights: its shard, or (DP) the whole padded model. */
   masterState(): { data: Float32Array; sharded: boolean } {
-    return { data: this.master, sharded: this.shardOptimizer };
+    return { data: this.master, sharded: this.flags.shardOptimizer };
   }
 
   async step(batch: Batch): Promise<StepStats> {
@@ -206,7 +203,7 @@ export class Base implements SchemeFlags {
   /** Unit `u`'s gradient (fp32, padded length, already divided by N) has just been computed. */
   private async unitGradientReady(u: Unit, g: Float32Array): Promise<void> {
     const { coll, ledger, dtype } = this.ctx;
-    if (!this.shardGradients) {
+    if (!this.flags.shardGradients) {
       fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
       return;
     }
@@ -222,11 +219,11 @@ export class Base implements SchemeFlags {
 
   /** The backward pass is over. Gradients that were kept whole are reduced now. */
   private async gradientsReady(): Promise<void> {
-    if (this.shardGradients) return;
+    if (this.flags.shardGradients) return;
     const { coll, layout } = this.ctx;
     for (const u of layout.units) {
       const unit = this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded);
-      if (this.shardOptimizer) await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad u${u.index}`);
+      if (this.flags.shardOptimizer) await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad u${u.index}`);
       else await coll.allReduce(unit, `grad u${u.index}`);
     }
   }
@@ -235,7 +232,7 @@ export class Base implements SchemeFlags {
   private ownedGradients(): Float32Array {
     const { layout } = this.ctx;
     const out = new Float32Array(this.master.length);
-    if (this.shardGradients === this.shardOptimizer) return toF32(this.grads, out);
+    if (this.flags.shardGradients === this.flags.shardOptimizer) return toF32(this.grads, out);
     // ZeRO-1: whole gradients are resident, but only the owned segment of each unit was reduced.
     for (const u of layout.units) {
       const own = layout.ownOffset(u);
@@ -247,7 +244,7 @@ export class Base implements SchemeFlags {
   /** Bring the 16-bit working copy up to date with the new master weights. */
   private async refreshWorkingCopy(): Promise<void> {
     const { coll, layout } = this.ctx;
-    if (this.shardParameters || !this.shardOptimizer) {
+    if (this.flags.shardParameters || !this.flags.shardOptimizer) {
       fromF32(this.master, this.params16); // same layout on both sides
       return;
     }
@@ -260,61 +257,5 @@ export class Base implements SchemeFlags {
   }
 }
 
+/** Data parallelism is the base case: everything resident on every rank, gradients all-reduced. */
 export class DataParallel extends Base {}
-
-export class Zero1 extends DataParallel {
-  override readonly name: SchemeName = 'zero1';
-  override shardOptimizer = true;
-}
-
-/** Stage 2 adds no logic: it declines to keep gradients it does not own. */
-export class Zero2 extends Zero1 {
-  override readonly name: SchemeName = 'zero2';
-  override shardGradients = true;
-}
-
-/** Stage 3 also shards the parameters, so a unit must be gathered before each use and released after it:
- *  once for the forward pass and again for the backward pass. That second gather is the third P. */
-export class Zero3 extends Zero2 {
-  override readonly name: SchemeName = 'zero3';
-  override shardParameters = true;
-
-  /** Gathers already started, by pass and unit: the prefetch window. */
-  private readonly inflight = new Map<string, Promise<UnitParams>>();
-
-  protected override async acquireUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
-    const { layout, prefetch = 0 } = this.ctx;
-    const order = pass === 'forward' ? layout.units : [...layout.units].reverse();
-    const at = order.indexOf(u);
-    const key = (v: Unit) => `${pass}:${v.index}`;
-    const mine = this.inflight.get(key(u)) ?? this.gather(u, pass);
-    this.inflight.delete(key(u));
-    // Start the next units' gathers now, so their bytes move while this unit computes. Every rank issues
-    // them in the same order, so the ring collectives still pair up. Each is released after its own use.
-    for (let k = 1; k <= prefetch && at + k < order.length; k++) {
-      const v = order[at + k];
-      if (!this.inflight.has(key(v))) {
-        const p = this.gather(v, pass);
-        p.catch(() => undefined); // awaited (and its error raised) when the unit's turn comes
-        this.inflight.set(key(v), p);
-      }
-    }
-    return mine;
-  }
-
-  private async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
-    const { coll, ledger, dtype } = this.ctx;
-    const gathered = ledger.alloc('gathered', dtype, u.padded);
-    await coll.allGather(this.params16.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);
-    const used = gathered.subarray(0, u.size);
-    return { f32: used instanceof Float32Array ? used : toF32(used, new Float32Array(u.size)), gathered };
-  }
-}
-
-export const SCHEME_CLASSES: Record<SchemeName, new () => Base> = { dp: DataParallel, zero1: Zero1, zero2: Zero2, zero3: Zero3 };
-
-export const SCHEME_TITLES: Record<SchemeName, string> = { dp: 'DP', zero1: 'ZeRO-1', zero2: 'ZeRO-2', zero3: 'ZeRO-3' };
-
-export function schemeFlags(name: SchemeName): SchemeFlags {
-  return new SCHEME_CLASSES[name]().flags; // constructing is free: bands are allocated by setup()
-}

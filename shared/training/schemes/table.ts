@@ -1,0 +1,24 @@
+// The seed's table: the four schemes differ in three flags, and in nothing else that a planner, a report or
+// a checkpoint needs to know. Plain data, so those can read it without loading the training engine.
+import type { SchemeName } from '../../control/messages.js';
+
+export interface SchemeFlags {
+  shardOptimizer: boolean; // fp32 master weights, m and v: one slice per rank
+  shardGradients: boolean; // a rank keeps only the gradient slice it updates
+  shardParameters: boolean; // the 16-bit working copy too: units are gathered for each use
+}
+
+export interface SchemeEntry extends SchemeFlags {
+  title: string;
+}
+
+// prettier-ignore
+export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> = {
+  //      title                   shardOptimizer        shardGradients        shardParameters
+  dp:    { title: 'DP',     shardOptimizer: false, shardGradients: false, shardParameters: false },
+  zero1: { title: 'ZeRO-1', shardOptimizer: true,  shardGradients: false, shardParameters: false },
+  zero2: { title: 'ZeRO-2', shardOptimizer: true,  shardGradients: true,  shardParameters: false },
+  zero3: { title: 'ZeRO-3', shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
+};
+
+export const schemeTitle = (name: SchemeName): string => SCHEME_TABLE[name].title;

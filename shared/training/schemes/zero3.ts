@@ -1,0 +1,41 @@
+// ZeRO-3: the 16-bit parameters are sharded too, so a unit is all-gathered before each use and released
+// after it: once for the forward pass, and again for the backward pass (never kept in between). That second
+// gather is the third Psi of its traffic. Everything else is ZeRO-2's step.
+import type { SchemeName } from '../../control/messages.js';
+import type { Unit } from '../layout.js';
+import { toF32, type UnitParams } from './base.js';
+import { Zero2 } from './zero2.js';
+
+export class Zero3 extends Zero2 {
+  override readonly name: SchemeName = 'zero3';
+  /** Gathers already started, by pass and unit: the prefetch window. */
+  private readonly inflight = new Map<string, Promise<UnitParams>>();
+
+  protected override async acquireUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+    const { layout, prefetch = 0 } = this.ctx;
+    const order = pass === 'forward' ? layout.units : [...layout.units].reverse();
+    const at = order.indexOf(u);
+    const key = (v: Unit) => `${pass}:${v.index}`;
+    const mine = this.inflight.get(key(u)) ?? this.gather(u, pass);
+    this.inflight.delete(key(u));
+    // Start the next units' gathers now, so their bytes move while this unit computes. Every rank issues
+    // them in the same order, so the ring collectives still pair up. Each is released after its own use.
+    for (let k = 1; k <= prefetch && at + k < order.length; k++) {
+      const v = order[at + k];
+      if (!this.inflight.has(key(v))) {
+        const p = this.gather(v, pass);
+        p.catch(() => undefined); // awaited (and its error raised) when the unit's turn comes
+        this.inflight.set(key(v), p);
+      }
+    }
+    return mine;
+  }
+
+  private async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+    const { coll, ledger, dtype } = this.ctx;
+    const gathered = ledger.alloc('gathered', dtype, u.padded);
+    await coll.allGather(this.params16.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);
+    const used = gathered.subarray(0, u.size);
+    return { f32: used instanceof Float32Array ? used : toF32(used, new Float32Array(u.size)), gathered };
+  }
+}
