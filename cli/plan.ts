@@ -1,5 +1,5 @@
 // `zerowire plan`: model states per rank for each scheme, and whether they fit.
-import { SCHEMES, type SchemeName } from '../shared/control/messages.js';
+import { SCHEMES, type SchemeName } from '../shared/control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
 import { bareSizes, memoryTheory } from '../shared/accounting/theory.js';

@@ -9,8 +9,9 @@ import { MlpSpec } from '../shared/training/mlp.js';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { sameSecret } from '../shared/transport/auth.js';
 import { writeIndex } from '../shared/io/checkpoint.js';
-import { closeReason } from '../shared/control/validate.js';
-import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type RunConfig, type SchemeName, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
+import { closeReason } from '../shared/transport/close-reason.js';
+import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
+import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 
 export interface CoordinatorOptions {
   host: string;

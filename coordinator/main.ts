@@ -5,7 +5,7 @@ import { checkResumable, latestIndex } from '../shared/io/checkpoint.js';
 import { ConfigError } from '../shared/control/run-config.js';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { MlpSpec } from '../shared/training/mlp.js';
-import type { RunConfig, SchemeName } from '../shared/control/messages.js';
+import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { Coordinator, type CoordinatorOptions } from './coordinator.js';

@@ -1,6 +1,7 @@
 // The live progress line: step, loss and bytes/s of the scheme that is running.
 import type { Logger } from 'pino';
-import type { SchemeName, StepMetrics } from '../shared/control/messages.js';
+import type { StepMetrics } from '../shared/control/messages.js';
+import type { SchemeName } from '../shared/control/run-config.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
 
 export class ProgressLine {

@@ -10,7 +10,8 @@ import { readInterfaceCounters, type InterfaceCounters } from '../shared/account
 import { ShardLayout } from '../shared/training/layout.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { MlpSpec } from '../shared/training/mlp.js';
-import type { CollectiveBrief, RunConfig, SchemeName, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
+import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
+import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 
 export interface SchemeRun {

@@ -1,7 +1,7 @@
 // "Does it fit": per-rank peak of each scheme against a memory limit, before anything is allocated.
 import { ShardLayout } from '../training/layout.js';
 import type { MlpSpec } from '../training/mlp.js';
-import type { RunConfig, SchemeName } from '../control/messages.js';
+import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
 import { memoryTheory } from './theory.js';
 import { formatBytes } from './units.js';

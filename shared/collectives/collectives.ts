@@ -8,7 +8,7 @@ import { payloadAsBf16, payloadAsF32, type ChunkFrame, type ChunkHeader } from '
 import type { MemoryLedger } from '../tensor/memory-ledger.js';
 import type { Traffic } from '../control/messages.js';
 import type { Ring } from '../transport/ring.js';
-import { ProtocolError } from '../control/validate.js';
+import { ProtocolError } from '../control/schema.js';
 
 export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'broadcast' | 'barrier';
 

@@ -1,7 +1,55 @@
-// Building and checking a RunConfig from user options, with errors that name the option.
-import { WIRE_DTYPES, type WireDtype } from '../tensor/dtype.js';
-import { COMPUTE_MODES, MAX_CHUNK_BYTES, SCHEMES, UNITS, validateRunConfig, type RunConfig, type SchemeName, type UnitMode } from './messages.js';
+// The run config: one schema that says what a run is. The coordinator builds it from the command line
+// (makeRunConfig) and broadcasts it; every rank checks it on arrival with the same schema.
+import * as v from 'valibot';
+import { WIRE_DTYPES } from '../tensor/dtype.js';
+import { finite, int, issuePath, issueText, parse, text } from './schema.js';
 
+export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
+export type SchemeName = (typeof SCHEMES)[number];
+export const UNITS = ['layer', 'model'] as const;
+export type UnitMode = (typeof UNITS)[number];
+export const COMPUTE_MODES = ['inline', 'thread'] as const;
+export type ComputeMode = (typeof COMPUTE_MODES)[number];
+
+/** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
+export const MAX_CHUNK_BYTES = 64 << 20;
+
+export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
+
+const scheme = v.picklist(SCHEMES);
+const checkpointDir = text(4096);
+
+export const RunConfigSchema = v.object({
+  model: v.pipe(v.array(int(1)), v.minLength(2, 'at least two widths (input and output)')), // layer widths, e.g. [64, 256, 256, 10]
+  steps: int(1, 1e7),
+  batch: int(1, 1e7), // global batch, split evenly over ranks
+  lr: v.pipe(finite, v.gtValue(0)),
+  beta1: v.pipe(finite, v.minValue(0), v.ltValue(1)),
+  beta2: v.pipe(finite, v.minValue(0), v.ltValue(1)),
+  eps: v.pipe(finite, v.gtValue(0)),
+  seed: int(0, 2 ** 32 - 1),
+  samples: int(1, 1e8), // size of the synthetic data set
+  wireDtype: v.picklist(WIRE_DTYPES), // of the working copy, the gradients and the wire
+  unit: v.picklist(UNITS), // granularity of a gather and of a gradient bucket
+  chunkBytes: int(64, MAX_CHUNK_BYTES), // collective chunk size
+  timeoutMs: int(1, 1e9), // a collective that waits longer than this fails
+  schemes: v.pipe(v.array(scheme), v.minLength(1, 'at least one scheme')), // run back to back, same initial weights and data
+  prefetch: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
+  compute: v.picklist(COMPUTE_MODES), // forward/backward on the rank's main thread, or on a worker thread
+  // each rank writes its shards every `every` steps under dir/<scheme>/
+  checkpoint: v.optional(v.object({ every: int(1), dir: checkpointDir })),
+  // continue a scheme from a complete checkpoint
+  resume: v.optional(v.record(scheme, v.object({ step: int(1), dir: checkpointDir }))),
+});
+
+/** Everything a rank needs to know to train; the coordinator broadcasts one of these. */
+export type RunConfig = v.InferOutput<typeof RunConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
   scheme: string; // dp|zero1|zero2|zero3|all, or a comma list
   model: string; // "64,256,256,10"
@@ -15,68 +63,74 @@ export interface RunOptions {
   chunkKib: number;
   timeout: number; // seconds
   prefetch: number;
-  compute: string;
+  compute: string; // auto|inline|thread
 }
 
-export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
+/** The option each config field comes from, for error messages. */
+const OPTION: Record<string, string> = {
+  model: '--model',
+  steps: '--steps',
+  batch: '--batch',
+  lr: '--lr',
+  seed: '--seed',
+  samples: '--samples',
+  wireDtype: '--wire-dtype',
+  unit: '--unit',
+  chunkBytes: '--chunk-kib (in bytes)',
+  timeoutMs: '--timeout (in ms)',
+  schemes: '--scheme',
+  prefetch: '--prefetch',
+  compute: '--compute',
+};
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-export function parseSchemes(text: string): SchemeName[] {
-  const parts = text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+export function parseSchemes(list: string): SchemeName[] {
+  const parts = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (parts.length === 1 && parts[0] === 'all') return [...SCHEMES];
   const bad = parts.filter((p) => !(SCHEMES as readonly string[]).includes(p));
-  if (!parts.length || bad.length) throw new ConfigError(`--scheme: "${text}" is not one of ${SCHEMES.join('|')}|all (or a comma list)`);
+  if (!parts.length || bad.length) throw new ConfigError(`--scheme: "${list}" is not one of ${SCHEMES.join('|')}|all (or a comma list)`);
   return [...new Set(parts)] as SchemeName[];
 }
 
-export function parseWidths(text: string): number[] {
-  const parts = String(text).split(',').map((s) => s.trim());
-  const widths = parts.map(Number);
+export function parseWidths(list: string): number[] {
+  const widths = String(list).split(',').map((s) => Number(s.trim()));
   if (widths.length < 2 || widths.some((w) => !Number.isInteger(w) || w < 1)) {
-    throw new ConfigError(`--model: "${text}" must be at least two positive integer layer widths, e.g. 64,256,256,10`);
+    throw new ConfigError(`--model: "${list}" must be at least two positive integer layer widths, e.g. 64,256,256,10`);
   }
   return widths;
 }
 
-function positiveInt(v: number, name: string): number {
-  if (!Number.isInteger(v) || v < 1) throw new ConfigError(`--${name}: ${v} must be a positive integer`);
-  return v;
-}
-
+/** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
-  if (!(WIRE_DTYPES as readonly string[]).includes(o.wireDtype)) throw new ConfigError(`--wire-dtype: "${o.wireDtype}" is not one of ${WIRE_DTYPES.join('|')}`);
-  if (!(UNITS as readonly string[]).includes(o.unit)) throw new ConfigError(`--unit: "${o.unit}" is not one of ${UNITS.join('|')}`);
-  if (!(Number.isFinite(o.lr) && o.lr > 0)) throw new ConfigError(`--lr: ${o.lr} must be a positive number`);
-  if (!(Number.isFinite(o.timeout) && o.timeout > 0)) throw new ConfigError(`--timeout: ${o.timeout} must be a positive number of seconds`);
-  const chunkBytes = Math.round(o.chunkKib * 1024);
-  if (!(chunkBytes >= 64 && chunkBytes <= MAX_CHUNK_BYTES)) throw new ConfigError(`--chunk-kib: ${o.chunkKib} must lie between 0.0625 and ${MAX_CHUNK_BYTES / 1024}`);
-  if (!Number.isInteger(o.seed) || o.seed < 0 || o.seed > 2 ** 32 - 1) throw new ConfigError(`--seed: ${o.seed} must be an integer in [0, 2^32)`);
-  const config: RunConfig = {
+  const candidate = {
     model: parseWidths(o.model),
-    steps: positiveInt(o.steps, 'steps'),
-    batch: positiveInt(o.batch, 'batch'),
+    steps: o.steps,
+    batch: o.batch,
     lr: o.lr,
     beta1: 0.9,
     beta2: 0.999,
     eps: 1e-8,
     seed: o.seed,
-    samples: positiveInt(o.samples, 'samples'),
-    wireDtype: o.wireDtype as WireDtype,
-    unit: o.unit as UnitMode,
-    chunkBytes,
+    samples: o.samples,
+    wireDtype: o.wireDtype,
+    unit: o.unit,
+    chunkBytes: Math.round(o.chunkKib * 1024),
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
     prefetch: o.prefetch,
     // auto: overlap needs the compute off the event loop, so prefetching runs it on a thread; without
     // prefetch there is nothing to overlap and the thread would only add copies.
-    compute: (o.compute === 'auto' ? (o.prefetch > 0 ? 'thread' : 'inline') : o.compute) as RunConfig['compute'],
+    compute: o.compute === 'auto' ? (o.prefetch > 0 ? 'thread' : 'inline') : o.compute,
   };
-  if (o.compute !== 'auto' && !(COMPUTE_MODES as readonly string[]).includes(o.compute)) throw new ConfigError(`--compute: "${o.compute}" is not one of auto|${COMPUTE_MODES.join('|')}`);
-  if (![0, 1, 2].includes(o.prefetch)) throw new ConfigError(`--prefetch: ${o.prefetch} must be 0, 1 or 2`);
-  return validateRunConfig(config);
+  const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  const field = issuePath(issue).split(/[.[]/)[0];
+  throw new ConfigError(`${OPTION[field] ?? field}: ${issueText(issue).replace(/^field "[^"]*": /, '')}`);
+}
+
+/** A run config that arrived over the wire. */
+export function validateRunConfig(x: unknown): RunConfig {
+  return parse(RunConfigSchema, x, 'config');
 }
 
 /** Checks that need the world size. */

@@ -5,7 +5,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ShardLayout } from '../training/layout.js';
 import { MlpSpec } from '../training/mlp.js';
-import type { RunConfig, SchemeName } from '../control/messages.js';
+import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { parseSafetensors, serializeSafetensors, writeFileAtomic, type StTensor } from './safetensors.js';
 import { SCHEME_TABLE } from '../training/schemes/table.js';
 import type { OptimizerState } from '../training/adam.js';

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SyntheticData } from '../training/data.js';
 import { MlpSpec } from '../training/mlp.js';
-import type { RunConfig, SchemeName } from '../control/messages.js';
+import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { serializeSafetensors, writeFileAtomic, type StTensor } from './safetensors.js';
 import { toStateDict } from './state-dict.js';
 

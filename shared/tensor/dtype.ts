@@ -1,10 +1,9 @@
 // Element types on the wire and in the 16-bit working copy.
 // A bf16 tensor is a Uint16Array of raw bf16 bits; an fp32 tensor is a Float32Array.
 
-export type WireDtype = 'fp32' | 'bf16';
+export const WIRE_DTYPES = ['fp32', 'bf16'] as const;
+export type WireDtype = (typeof WIRE_DTYPES)[number];
 export type Elems = Float32Array | Uint16Array;
-
-export const WIRE_DTYPES: readonly WireDtype[] = ['fp32', 'bf16'];
 
 export function bytesPerElement(dtype: WireDtype): number {
   return dtype === 'fp32' ? 4 : 2;

@@ -3,7 +3,7 @@
 // rank r owns slice r of every unit. Full-size buffers use the padded layout; shards concatenate the owned
 // slices of all units.
 import type { LayerSpec, MlpSpec } from './mlp.js';
-import type { UnitMode } from '../control/messages.js';
+import type { UnitMode } from '../control/run-config.js';
 
 /** Sizes the accounting needs; a ShardLayout provides them, and `plan` builds them from a bare count. */
 export interface LayoutSizes {

@@ -8,7 +8,8 @@ import { bytesPerElement } from '../tensor/dtype.js';
 import type { Traffic } from '../control/messages.js';
 import { decodeChunkFragments, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
 import type { LinkEvents, RingClient } from './ring-client.js';
-import { closeReason, ProtocolError } from '../control/validate.js';
+import { ProtocolError } from '../control/schema.js';
+import { closeReason } from './close-reason.js';
 
 /** What a collective listening on a link provides. */
 export interface FrameHandler {

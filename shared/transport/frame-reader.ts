@@ -4,7 +4,7 @@
 // the payload straight into that buffer. A chunk of a collective then reaches user space exactly once, where
 // ws's receiver would copy it out of 64 KiB reads into a freshly allocated buffer.
 import { decodeChunkEnvelope, decodeChunkFrame, ENVELOPE_BYTES, type ChunkFrame, type ChunkHeader } from './frame.js';
-import { ProtocolError } from '../control/validate.js';
+import { ProtocolError } from '../control/schema.js';
 import { OP } from './ws-client-codec.js';
 
 export interface ReaderSink {

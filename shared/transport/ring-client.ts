@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import type { ChunkFrame, ChunkHeader } from './frame.js';
 import { FrameReader } from './frame-reader.js';
-import { closeReason } from '../control/validate.js';
+import { closeReason } from './close-reason.js';
 import { checkUpgradeResponse, clientFrame, closePayload, OP, upgradeRequest } from './ws-client-codec.js';
 
 /** What a link's owner hears from its transport (the same for both ends; see channel.ts). */

@@ -5,8 +5,9 @@ import { ClientTransport, PeerChannel, WsTransport } from './channel.js';
 import { RingClient } from './ring-client.js';
 import { ENVELOPE_BYTES } from './frame.js';
 import { helloProof, validProof } from './auth.js';
-import { closeReason } from '../control/validate.js';
-import { decodeMsgpack, encodeMessage, MAX_CHUNK_BYTES, validateHello, type PeerHello } from '../control/messages.js';
+import { closeReason } from './close-reason.js';
+import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../control/messages.js';
+import { MAX_CHUNK_BYTES } from '../control/run-config.js';
 
 export const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
 

@@ -1,7 +1,7 @@
 // The client half of RFC 6455 that the ring's receiving end needs: the opening handshake and masked frames
 // for the little it sends (hello, pings, pongs, close). Bulk data never travels client-to-server.
 import { createHash, randomBytes } from 'node:crypto';
-import { ProtocolError } from '../control/validate.js';
+import { ProtocolError } from '../control/schema.js';
 
 export const OP = { continuation: 0x0, text: 0x1, binary: 0x2, close: 0x8, ping: 0x9, pong: 0xa } as const;
 

@@ -5,7 +5,7 @@ import { SyntheticData } from '../../shared/training/data.js';
 import type { WireDtype } from '../../shared/tensor/dtype.js';
 import { ShardLayout } from '../../shared/training/layout.js';
 import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
-import type { SchemeName, UnitMode } from '../../shared/control/messages.js';
+import type { SchemeName, UnitMode } from '../../shared/control/run-config.js';
 import type { Base, StepStats } from '../../shared/training/schemes/base.js';
 import { SCHEME_CLASSES } from '../../shared/training/schemes/index.js';
 import { closeAll, localRings, type LocalRank } from './rings.js';

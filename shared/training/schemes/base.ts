@@ -9,7 +9,7 @@ import type { Unit, ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import { InlineCompute, type Compute } from '../compute.js';
 import type { Batch } from '../data.js';
-import type { SchemeName } from '../../control/messages.js';
+import type { SchemeName } from '../../control/run-config.js';
 import { SCHEME_TABLE, type SchemeFlags } from './table.js';
 
 export interface SchemeContext {

@@ -1,5 +1,5 @@
 // The four scheme classes by name. Their flags are the rows of SCHEME_TABLE (table.ts).
-import type { SchemeName } from '../../control/messages.js';
+import type { SchemeName } from '../../control/run-config.js';
 import { DataParallel, type Base } from './base.js';
 import { Zero1 } from './zero1.js';
 import { Zero2 } from './zero2.js';

@@ -1,6 +1,6 @@
 // The seed's table: the four schemes differ in three flags, and in nothing else that a planner, a report or
 // a checkpoint needs to know. Plain data, so those can read it without loading the training engine.
-import type { SchemeName } from '../../control/messages.js';
+import type { SchemeName } from '../../control/run-config.js';
 
 export interface SchemeFlags {
   shardOptimizer: boolean; // fp32 master weights, m and v: one slice per rank

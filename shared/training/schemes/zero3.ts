@@ -1,7 +1,7 @@
 // ZeRO-3: the 16-bit parameters are sharded too, so a unit is all-gathered before each use and released
 // after it: once for the forward pass, and again for the backward pass (never kept in between). That second
 // gather is the third Psi of its traffic. Everything else is ZeRO-2's step.
-import type { SchemeName } from '../../control/messages.js';
+import type { SchemeName } from '../../control/run-config.js';
 import type { Unit } from '../layout.js';
 import { toF32, type UnitParams } from './base.js';
 import { Zero2 } from './zero2.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bytesPerElement } from '../../../shared/tensor/dtype.js';
-import { SCHEMES, type SchemeName } from '../../../shared/control/messages.js';
+import { SCHEMES, type SchemeName } from '../../../shared/control/run-config.js';
 import { SCHEME_TABLE } from '../../../shared/training/schemes/table.js';
 import { memoryTheory, trafficTheory } from '../../../shared/accounting/theory.js';
 import { HYPER, maxAbsDiff, trainDistributed, trainReference, type TrainSetup } from '../../helpers/train.js';

@@ -6,7 +6,7 @@ import { pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from '../../../shared/transport/frame.js';
 import { FrameReader } from '../../../shared/transport/frame-reader.js';
-import { ProtocolError } from '../../../shared/control/validate.js';
+import { ProtocolError } from '../../../shared/control/schema.js';
 
 /** A server's (unmasked) frame. */
 function frame(opcode: number, payload: Uint8Array, fin = true, rsv = 0): Buffer {

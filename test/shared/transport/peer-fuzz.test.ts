@@ -8,7 +8,7 @@ import { WsTransport, type PeerChannel } from '../../../shared/transport/channel
 import { Collectives } from '../../../shared/collectives/collectives.js';
 import { decodeChunkFragments, encodeChunkEnvelope } from '../../../shared/transport/frame.js';
 import { PeerListener, Ring, dialPeer, wireRing } from '../../../shared/transport/ring.js';
-import { ProtocolError } from '../../../shared/control/validate.js';
+import { ProtocolError } from '../../../shared/control/schema.js';
 
 describe('frame decoder', () => {
   it('5000 random and mutated frames: a valid frame or a ProtocolError, never anything else', () => {

@@ -1,0 +1,52 @@
+// The schemas at the boundaries: what they accept round-trips through msgpack unchanged, and what they
+// refuse is refused with a ProtocolError that names the field.
+import { describe, expect, it } from 'vitest';
+import { decodeControl, encodeMessage, validateHello, type ControlMessage } from '../../../shared/control/messages.js';
+import { ConfigError, makeRunConfig, validateRunConfig, type RunOptions } from '../../../shared/control/run-config.js';
+import { ProtocolError } from '../../../shared/control/schema.js';
+
+const options: RunOptions = { scheme: 'all', model: '8,16,4', steps: 3, batch: 8, lr: 0.01, seed: 1, samples: 64, wireDtype: 'fp32', unit: 'layer', chunkKib: 64, timeout: 10, prefetch: 1, compute: 'auto' };
+const config = makeRunConfig(options);
+
+describe('control messages', () => {
+  it('a run config from options: defaults filled, compute chosen for prefetch, and it survives the wire', () => {
+    expect(config).toMatchObject({ model: [8, 16, 4], schemes: ['dp', 'zero1', 'zero2', 'zero3'], compute: 'thread', chunkBytes: 65536, timeoutMs: 10000, beta1: 0.9 });
+    const assign: ControlMessage = { type: 'assign', rank: 1, world: 2, runId: 'r', ringKey: new Uint8Array(32), prevHost: '127.0.0.1', prevPort: 9, config };
+    const back = decodeControl(encodeMessage(assign));
+    expect(back).toEqual({ ...assign, ringKey: Buffer.alloc(32) });
+  });
+
+  it.each([
+    [{ lr: 0 }, /^--lr: expected >0, got 0$/],
+    [{ prefetch: 3 }, /^--prefetch: expected <=2, got 3$/],
+    [{ steps: 1.5 }, /^--steps: expected an integer, got 1.5$/],
+    [{ compute: 'gpu' }, /^--compute: expected .*"inline".*got "gpu"$/],
+    [{ chunkKib: 0.01 }, /^--chunk-kib \(in bytes\): expected >=64, got 10$/],
+  ])('options %j are refused naming the option', (bad, message) => {
+    expect(() => makeRunConfig({ ...options, ...bad } as RunOptions)).toThrow(ConfigError);
+    expect(() => makeRunConfig({ ...options, ...bad } as RunOptions)).toThrow(message);
+  });
+
+  it.each([
+    [{ type: 'step', rank: 0, scheme: 'dp', metrics: { step: 0, loss: null } }, /field "metrics.loss": expected a number, got null/],
+    [{ type: 'nope' }, /field "type": expected .*"join".*got "nope"/],
+    [{ type: 'join', version: 1, peerPort: 0, hostname: 'h', pid: 1 }, /field "peerPort": expected >=1, got 0/],
+    [{ type: 'run', scheme: 'zero4' }, /field "scheme"/],
+    [{ type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(31), prevHost: 'h', prevPort: 1, config }, /field "ringKey": expected 32 bytes, got 31 bytes of binary/],
+    [{ type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(32), prevHost: 'h', prevPort: 1, config: { ...config, schemes: [] } }, /field "config.schemes": expected at least one scheme/],
+  ])('%j is refused naming the field', (msg, message) => {
+    expect(() => decodeControl(encodeMessage(msg as ControlMessage))).toThrow(ProtocolError);
+    expect(() => decodeControl(encodeMessage(msg as ControlMessage))).toThrow(message);
+  });
+
+  it('garbage bytes and non-objects are protocol errors, never raw decoder errors', () => {
+    expect(() => decodeControl(new Uint8Array([0xc1]))).toThrow(ProtocolError);
+    expect(() => decodeControl(encodeMessage(5 as never))).toThrow(ProtocolError);
+    expect(() => validateRunConfig({ ...config, steps: 0 })).toThrow(/config: field "steps": expected >=1, got 0/);
+  });
+
+  it('a peer hello needs a 32-byte proof', () => {
+    expect(validateHello({ type: 'hello', rank: 1, runId: 'x', proof: new Uint8Array(32) }).rank).toBe(1);
+    expect(() => validateHello({ type: 'hello', rank: 1, runId: 'x', proof: 'abc' })).toThrow(/field "proof": expected binary data/);
+  });
+});
