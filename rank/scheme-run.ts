@@ -1,9 +1,9 @@
 // One scheme on one rank, start to finish: allocate its bands, (resume,) train every step, report each step,
 // checkpoint when asked, and summarise what was measured.
 import type { Logger } from 'pino';
-import { addTraffic, zeroTraffic } from '../shared/transport/channel.js';
+import { addTraffic, zeroTraffic, type CollectiveRecord } from '../shared/collectives/record.js';
 import { readRankShard, writeRankShard } from '../shared/io/checkpoint.js';
-import type { CollectiveRecord, Collectives } from '../shared/collectives/collectives.js';
+import type { Collectives } from '../shared/collectives/collectives.js';
 import type { Compute } from '../shared/training/compute.js';
 import type { SyntheticData } from '../shared/training/data.js';
 import { readInterfaceCounters, type InterfaceCounters } from '../shared/accounting/iface.js';

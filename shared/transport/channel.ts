@@ -5,7 +5,6 @@ import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import { BufferPool } from './buffer-pool.js';
 import { bytesPerElement } from '../tensor/dtype.js';
-import type { Traffic } from '../control/messages.js';
 import { decodeChunkFragments, encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from './frame.js';
 import type { LinkEvents, RingClient } from './ring-client.js';
 import { ProtocolError } from '../control/schema.js';
@@ -24,8 +23,9 @@ export interface LinkTransport {
   readonly socket: Socket;
   readonly isOpen: boolean;
   attach(events: LinkEvents): void;
-  /** Envelope and payload as one message; the payload must stay untouched until `onWritten`. */
-  sendData(envelope: Buffer, payload: Uint8Array, onWritten?: () => void): void;
+  /** Envelope and payload as one message; the payload must stay untouched until `onWritten`. Only the
+   *  listening end sends data (rank r to r+1); the dialling end has none. */
+  sendData?(envelope: Buffer, payload: Uint8Array, onWritten?: () => void): void;
   ping(): void;
   close(code: number, reason: string): void;
   terminate(): void;
@@ -76,7 +76,7 @@ export class WsTransport implements LinkTransport {
   }
 }
 
-/** The dialling end: our RingClient, which reads payloads in place. Sending from it masks and copies. */
+/** The dialling end: our RingClient, which reads payloads in place and sends only its hello and control frames. */
 export class ClientTransport implements LinkTransport {
   constructor(readonly client: RingClient) {}
   get socket(): Socket {
@@ -87,12 +87,6 @@ export class ClientTransport implements LinkTransport {
   }
   attach(events: LinkEvents): void {
     this.client.attach(events);
-  }
-  sendData(envelope: Buffer, payload: Uint8Array, onWritten?: () => void): void {
-    const whole = new Uint8Array(envelope.byteLength + payload.byteLength);
-    whole.set(envelope);
-    whole.set(payload, envelope.byteLength);
-    this.client.sendMessage(whole, onWritten);
   }
   ping(): void {
     this.client.ping();
@@ -110,18 +104,8 @@ const MAX_COLLECTIVES_AHEAD = 8;
 /** Receive buffers a link keeps in its arena (virtual memory: pages are touched only as used). */
 const POOL_RETAINED_BYTES = 64 << 20;
 
-export function zeroTraffic(): Traffic {
-  return { payload: 0, envelope: 0, frame: 0 };
-}
-
-export function addTraffic(a: Traffic, b: Traffic): Traffic {
-  return { payload: a.payload + b.payload, envelope: a.envelope + b.envelope, frame: a.frame + b.frame };
-}
-
 export class PeerChannel {
   private readonly socket: Socket;
-  private readonly sentCounts = zeroTraffic();
-  private readonly recvCounts = zeroTraffic();
   private readonly socketAtOpen: { written: number; read: number };
   private readonly pending = new Map<number, ChunkFrame[]>();
   /** Collectives in flight on this link (more than one when ZeRO-3 prefetches), by id. */
@@ -157,9 +141,8 @@ export class PeerChannel {
   send(h: ChunkHeader, payload: Uint8Array, onWritten?: () => void): number {
     if (this.failure) throw this.failure;
     const env = encodeChunkEnvelope(h, payload.byteLength);
+    if (!this.transport.sendData) throw new Error(`${this.describe}: this end of the link only receives`);
     this.transport.sendData(env, payload, onWritten);
-    this.sentCounts.payload += payload.byteLength;
-    this.sentCounts.envelope += env.byteLength;
     return env.byteLength;
   }
 
@@ -200,12 +183,14 @@ export class PeerChannel {
     return this.failure;
   }
 
-  sent(): Traffic {
-    return { ...this.sentCounts, frame: this.socket.bytesWritten - this.socketAtOpen.written };
+  /** Bytes the socket has written since the link opened: WebSocket headers, envelopes, payloads, pings. */
+  socketSent(): number {
+    return this.socket.bytesWritten - this.socketAtOpen.written;
   }
 
-  received(): Traffic {
-    return { ...this.recvCounts, frame: this.socket.bytesRead - this.socketAtOpen.read };
+  /** Bytes the socket has read since the link opened. */
+  socketReceived(): number {
+    return this.socket.bytesRead - this.socketAtOpen.read;
   }
 
   /** This end's IP address (which interface the link leaves through). */
@@ -250,8 +235,6 @@ export class PeerChannel {
   }
 
   private onFrame(f: ChunkFrame): void {
-    this.recvCounts.payload += f.payload.byteLength;
-    this.recvCounts.envelope += f.envelopeBytes;
     const handler = this.handlers.get(f.coll);
     if (handler) return handler.frame(f);
     this.checkNotStale(f.coll);

@@ -33,9 +33,8 @@ export class FrameReader {
   private frameFin = false;
   private direct = false; // the last buffer handed out lies inside the current chunk's destination
   private largeFrames = false; // the last chunk was large: read only its headers into staging
-  /** Bytes the socket read straight into destinations, and into staging (tests and benchmarks read these). */
+  /** Bytes the socket read straight into destinations (the tests check that large payloads do). */
   directBytes = 0;
-  stagedBytes = 0;
 
   /** `handshake` receives the HTTP response head once it is complete; the frames follow it. */
   constructor(
@@ -73,7 +72,6 @@ export class FrameReader {
       this.endFrame();
       return;
     }
-    this.stagedBytes += n;
     this.end += n;
     if (this.handshake && !this.readHandshake()) return;
     for (;;) {

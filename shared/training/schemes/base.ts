@@ -3,7 +3,8 @@
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
 import { adamUpdate, type AdamHyper, type OptimizerState } from '../adam.js';
 import { decodeBf16, encodeBf16 } from '../../tensor/bf16.js';
-import type { CollectiveRecord, Collectives } from '../../collectives/collectives.js';
+import type { Collectives } from '../../collectives/collectives.js';
+import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { Elems, WireDtype } from '../../tensor/dtype.js';
 import type { Unit, ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
@@ -51,19 +52,6 @@ export function toF32(src: Elems, dst: Float32Array): Float32Array {
 function fromF32(src: Float32Array, dst: Elems): void {
   if (dst instanceof Float32Array) dst.set(src);
   else encodeBf16(src, dst);
-}
-
-/** Wall time covered by at least one of the collectives (they overlap when ZeRO-3 prefetches). */
-function busyTime(records: CollectiveRecord[]): number {
-  const spans = records.map((r) => [r.startMs, r.startMs + r.ms]).sort((a, b) => a[0] - b[0]);
-  let total = 0;
-  let end = -Infinity;
-  for (const [a, b] of spans) {
-    if (b <= end) continue;
-    total += b - Math.max(a, end);
-    end = b;
-  }
-  return total;
 }
 
 export class Base {
@@ -128,7 +116,7 @@ export class Base {
     const { coll, ledger, layout } = this.ctx;
     const t0 = performance.now();
     coll.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
-    const sock0 = { sent: coll.ring.next?.sent().frame ?? 0, recv: coll.ring.prev?.received().frame ?? 0 };
+    const sock0 = { sent: coll.ring.next?.socketSent() ?? 0, recv: coll.ring.prev?.socketReceived() ?? 0 };
     this.exposedMs = 0;
     ledger.resetPeak();
     let abPeak = 0;
@@ -175,8 +163,8 @@ export class Base {
     const records = coll.takeRecords();
     const commMs = busyTime(records);
     const stepMs = performance.now() - t0;
-    const sentFrame = (coll.ring.next?.sent().frame ?? 0) - sock0.sent;
-    const recvFrame = (coll.ring.prev?.received().frame ?? 0) - sock0.recv;
+    const sentFrame = (coll.ring.next?.socketSent() ?? 0) - sock0.sent;
+    const recvFrame = (coll.ring.prev?.socketReceived() ?? 0) - sock0.recv;
     return { loss, stepMs, commMs, exposedMs: this.exposedMs, computeMs: stepMs - this.exposedMs, sentFrame, recvFrame, records, arrayBuffersPeak: abPeak };
   }
 

@@ -85,14 +85,17 @@ describe('ring collectives, fp32, exact', () => {
     expect(rec.sent).toEqual({ payload: 0, envelope: 0, frame: 0 });
   });
 
-  it('broadcast and barrier', async () => {
+  it('a barrier returns on no rank before the last one has entered it', async () => {
     for (const N of [2, 3, 4]) {
       const ranks = await localRings(N, { chunkBytes: 64 });
-      const L = 1000;
-      const bufs = ranks.map((_, r) => (r === N - 1 ? ints(7, L) : new Float32Array(L)));
-      await Promise.all(ranks.map((rk, r) => rk.coll.broadcast(bufs[r], N - 1)));
-      for (const b of bufs) expect(Array.from(b)).toEqual(Array.from(ints(7, L)));
-      await Promise.all(ranks.map((rk) => rk.coll.barrier()));
+      let lateEntered = 0;
+      const late = new Promise<void>((resolve) => setTimeout(resolve, 150)).then(() => {
+        lateEntered = performance.now();
+        return ranks[N - 1].coll.barrier();
+      });
+      const left = await Promise.all(ranks.slice(0, N - 1).map((rk) => rk.coll.barrier().then(() => performance.now())));
+      await late;
+      for (const t of left) expect(t).toBeGreaterThanOrEqual(lateEntered);
       await closeAll(ranks);
     }
   });
