@@ -1,17 +1,18 @@
 // The coordinator: lets ranks join, assigns rank ids, wires them into a ring, runs each scheme and collects
 // what the ranks measured. It never touches tensors on the data plane.
 import { randomBytes } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { MlpSpec } from '../shared/training/mlp.js';
+import type { WebSocket } from 'ws';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { sameSecret } from '../shared/transport/auth.js';
-import { writeIndex } from '../shared/io/checkpoint.js';
-import { closeReason } from '../shared/transport/close-reason.js';
-import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
+import { decodeControl, encodeMessage, HEARTBEAT, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
+import { writeIndex } from '../shared/io/checkpoint.js';
+import { MlpSpec } from '../shared/training/mlp.js';
+import { closeReason } from '../shared/transport/close-reason.js';
+import { joinRefusal } from './admission.js';
+import { closeControl, listenControl, plainAddress, type ControlServer } from './control-server.js';
+import { RankReports } from './rank-reports.js';
+import { settleWorldSize } from './world-size.js';
 
 export interface CoordinatorOptions {
   host: string;
@@ -56,14 +57,8 @@ interface Member {
 }
 
 const JOIN_MESSAGE_TIMEOUT_MS = 10_000;
-
-function plainAddress(req: IncomingMessage): string {
-  return (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-}
-
 export class Coordinator {
-  private server: WebSocketServer | null = null;
-  private https: HttpsServer | null = null;
+  private server: ControlServer | null = null;
   private readonly members: Member[] = [];
   private phase: 'joining' | 'running' | 'finished' | 'failed' = 'joining';
   private failure: CoordinatorError | null = null;
@@ -71,40 +66,27 @@ export class Coordinator {
   private readonly ready = new Set<number>();
   private readonly done = new Map<SchemeName, SchemeSummary[]>();
   private current: { scheme: SchemeName; step: number } | null = null;
-  private readonly stepCounts = new Map<string, number>();
+  private readonly stepReports = new RankReports();
   onStep: StepListener = () => undefined;
   onJoin: (info: RankInfo) => void = () => undefined;
   onWorld: (world: number, how: string) => void = () => undefined;
   onCheckpoint: (scheme: SchemeName, step: number, index: string) => void = () => undefined;
-  private readonly checkpointReports = new Map<string, number>();
+  private readonly checkpointReports = new RankReports();
   private readonly indexWrites: Promise<void>[] = [];
   private heartbeat: NodeJS.Timeout | null = null;
   private pendingFailure: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: CoordinatorOptions) {}
 
-  listen(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const fail = (err: Error) => reject(new CoordinatorError(`cannot listen on ${this.opts.host}:${this.opts.port}: ${err.message}`));
-      // With a certificate the control plane is wss://; the WebSocket server then rides on an HTTPS server.
-      const https = this.opts.tls ? createHttpsServer({ cert: this.opts.tls.cert, key: this.opts.tls.key }) : null;
-      const options = { perMessageDeflate: false, maxPayload: 1 << 30 };
-      const server = https ? new WebSocketServer({ server: https, ...options }) : new WebSocketServer({ host: this.opts.host, port: this.opts.port, ...options });
-      const ready = () => {
-        this.server = server;
-        this.https = https;
-        server.on('connection', (ws, req) => this.onConnection(ws, req));
-        this.heartbeat = setInterval(() => this.checkHeartbeats(), this.opts.heartbeatMs ?? HEARTBEAT.intervalMs);
-        resolve(((https ?? server).address() as { port: number }).port);
-      };
-      if (https) {
-        https.once('error', fail);
-        https.listen(this.opts.port, this.opts.host, ready);
-      } else {
-        server.once('error', fail);
-        server.once('listening', ready);
-      }
-    });
+  async listen(): Promise<number> {
+    const { host, port, tls } = this.opts;
+    try {
+      this.server = await listenControl(host, port, tls, (ws, req) => this.onConnection(ws, req), 1 << 30);
+    } catch (err) {
+      throw new CoordinatorError((err as Error).message);
+    }
+    this.heartbeat = setInterval(() => this.checkHeartbeats(), this.opts.heartbeatMs ?? HEARTBEAT.intervalMs);
+    return this.server.port;
   }
 
   /** Run every scheme of the config and return what the ranks reported. */
@@ -142,36 +124,13 @@ export class Coordinator {
 
   /** How many ranks this run has: the number given, or (auto) what joined once things settled. */
   private async settleWorld(): Promise<number> {
-    const timeout = this.opts.joinTimeoutMs;
-    if (this.opts.world !== 'auto') {
-      const world = this.opts.world;
-      await this.until(() => this.members.length === world, timeout, () => `only ${this.members.length} of ${world} ranks joined within ${timeout} ms`);
+    try {
+      const { world, how } = await settleWorldSize(this.opts, () => this.members.length, (c, t, why) => this.until(c, t, why), () => this.failure);
+      if (how) this.onWorld(world, how);
       return world;
+    } catch (err) {
+      throw err instanceof CoordinatorError ? err : new CoordinatorError((err as Error).message);
     }
-    const settle = this.opts.settleMs ?? 3000;
-    const name = this.opts.discover;
-    const deadline = Date.now() + timeout;
-    let seen = -1;
-    let since = Date.now();
-    let expected = 0;
-    for (;;) {
-      if (this.failure) throw this.failure;
-      const joined = this.members.length;
-      if (name) expected = await lookup(name, { all: true }).then((a) => a.length, () => 0);
-      if (joined !== seen) {
-        seen = joined;
-        since = Date.now();
-      }
-      const complete = joined > 0 && (!name || joined === expected);
-      if (complete && Date.now() - since >= settle) break;
-      if (Date.now() > deadline) {
-        throw new CoordinatorError(name ? `${joined} ranks joined within ${timeout} ms, but ${name} resolves to ${expected} addresses` : `no rank joined within ${timeout} ms`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    const world = this.members.length;
-    this.onWorld(world, name ? `DNS name "${name}" resolves to ${expected} addresses, all joined, none new for ${settle} ms` : `no new rank for ${settle} ms`);
-    return world;
   }
 
   /** Tell every rank the run is over and close. */
@@ -207,14 +166,8 @@ export class Coordinator {
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.pendingFailure) clearTimeout(this.pendingFailure);
     const server = this.server;
-    if (!server) return;
     this.server = null;
-    // Give ranks a moment to close their side cleanly, then cut whatever is left.
-    const deadline = Date.now() + graceMs;
-    while (this.members.some((m) => m.ws.readyState === m.ws.OPEN) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    for (const c of server.clients) c.terminate();
-    await new Promise<void>((r) => server.close(() => r()));
-    if (this.https) await new Promise<void>((r) => this.https!.close(() => r()));
+    if (server) await closeControl(server, graceMs, () => this.members.some((m) => m.ws.readyState === m.ws.OPEN));
   }
 
   private missing(set: Set<number>): string {
@@ -278,7 +231,7 @@ export class Coordinator {
       if (!member) {
         clearTimeout(joinTimer);
         if (msg.type !== 'join') return refuse('the first message must be a join');
-        const why = this.joinRefusal(msg, from);
+        const why = joinRefusal(msg, from, { token: this.opts.token, phase: this.phase, world: this.opts.world, members: this.members.map((m) => m.info), model: this.opts.config.model });
         if (why) return refuse(why);
         const info: RankInfo = { rank: this.members.length, address: msg.advertise ?? from, peerPort: msg.peerPort, hostname: msg.hostname, pid: msg.pid, from };
         member = { ws, info, lastHeard: Date.now() };
@@ -305,18 +258,6 @@ export class Coordinator {
     ws.on('error', () => undefined); // 'close' follows and says what matters
   }
 
-  /** Why a join is refused, or null. The reason goes back to the rank as the close reason. */
-  private joinRefusal(msg: Extract<ControlMessage, { type: 'join' }>, from: string): string | null {
-    if (this.opts.token !== undefined && !sameSecret(msg.token ?? '', this.opts.token)) return 'refused: missing or wrong join token';
-    if (msg.version !== PROTOCOL_VERSION) return `refused: protocol version ${msg.version} is not ${PROTOCOL_VERSION}; run the same zerowire version everywhere`;
-    if (this.phase !== 'joining') return 'refused: the run has already started';
-    if (this.opts.world !== 'auto' && this.members.length >= this.opts.world) return `refused: the run is full (${this.opts.world} ranks)`;
-    if (this.members.some((m) => m.info.hostname === msg.hostname && m.info.pid === msg.pid && m.info.from === from)) return `refused: this process (${msg.hostname} pid ${msg.pid}) has already joined`;
-    const model = this.opts.config.model.join(',');
-    if (msg.model && msg.model.join(',') !== model) return `refused: this rank expects model ${msg.model.join(',')}, the run trains ${model}`;
-    return null;
-  }
-
   private onMessage(m: Member, msg: ControlMessage): void {
     switch (msg.type) {
       case 'ready':
@@ -324,10 +265,7 @@ export class Coordinator {
         break;
       case 'step': {
         if (!this.current || msg.scheme !== this.current.scheme) return this.failWith(new CoordinatorError(`${this.where(m)} reported a step of ${msg.scheme} out of turn`));
-        const key = `${msg.scheme}:${msg.metrics.step}`;
-        const n = (this.stepCounts.get(key) ?? 0) + 1;
-        if (n >= this.members.length) this.stepCounts.delete(key);
-        else this.stepCounts.set(key, n);
+        const n = this.stepReports.add(`${msg.scheme}:${msg.metrics.step}`, this.members.length);
         this.current.step = Math.max(this.current.step, msg.metrics.step);
         this.onStep(msg.scheme, msg.metrics.step, n, msg.metrics);
         break;
@@ -341,10 +279,7 @@ export class Coordinator {
       case 'checkpoint': {
         const c = this.opts.config.checkpoint;
         if (!c) return this.failWith(new CoordinatorError(`${this.where(m)} wrote a checkpoint nobody asked for`));
-        const key = `${msg.scheme}:${msg.step}`;
-        const n = (this.checkpointReports.get(key) ?? 0) + 1;
-        if (n >= this.members.length) this.checkpointReports.delete(key);
-        else this.checkpointReports.set(key, n);
+        const n = this.checkpointReports.add(`${msg.scheme}:${msg.step}`, this.members.length);
         // The index goes last: only when every rank's shard is on disk does the checkpoint exist.
         if (n === this.members.length) {
           this.indexWrites.push(

@@ -1,0 +1,32 @@
+// Who may join: the join token, the protocol version, the run's phase and size, duplicates, and the model a
+// rank insists on. A pure function of the join and the coordinator's state, so it is tested directly.
+import { sameSecret } from '../shared/transport/auth.js';
+import { PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
+
+export type JoinMessage = Extract<ControlMessage, { type: 'join' }>;
+
+export interface Joined {
+  hostname: string;
+  pid: number;
+  from: string; // remote address of its control connection
+}
+
+export interface AdmissionState {
+  token?: string; // compared in constant time, never logged
+  phase: 'joining' | 'running' | 'finished' | 'failed';
+  world: number | 'auto';
+  members: readonly Joined[];
+  model: readonly number[];
+}
+
+/** Why a join is refused, or null. The reason goes back to the rank as the close reason. */
+export function joinRefusal(msg: JoinMessage, from: string, s: AdmissionState): string | null {
+  if (s.token !== undefined && !sameSecret(msg.token ?? '', s.token)) return 'refused: missing or wrong join token';
+  if (msg.version !== PROTOCOL_VERSION) return `refused: protocol version ${msg.version} is not ${PROTOCOL_VERSION}; run the same zerowire version everywhere`;
+  if (s.phase !== 'joining') return 'refused: the run has already started';
+  if (s.world !== 'auto' && s.members.length >= s.world) return `refused: the run is full (${s.world} ranks)`;
+  if (s.members.some((m) => m.hostname === msg.hostname && m.pid === msg.pid && m.from === from)) return `refused: this process (${msg.hostname} pid ${msg.pid}) has already joined`;
+  const model = s.model.join(',');
+  if (msg.model && msg.model.join(',') !== model) return `refused: this rank expects model ${msg.model.join(',')}, the run trains ${model}`;
+  return null;
+}
