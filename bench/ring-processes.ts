@@ -9,9 +9,10 @@ const WORKER = fileURLToPath(new URL('./ring-worker.js', import.meta.url));
 export class RingProcesses {
   private constructor(private readonly children: ChildProcess[]) {}
 
-  static async start(world: number, env: Record<string, string> = {}): Promise<RingProcesses> {
+  /** `worker` is the compiled worker script (tests running this file from source pass dist's). */
+  static async start(world: number, env: Record<string, string> = {}, worker = WORKER): Promise<RingProcesses> {
     const children = Array.from({ length: world }, (_, rank) =>
-      fork(WORKER, [], { env: { ...process.env, ...env, RANK: String(rank), WORLD_SIZE: String(world) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+      fork(worker, [], { env: { ...process.env, ...env, RANK: String(rank), WORLD_SIZE: String(world) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
     );
     const procs = new RingProcesses(children);
     try {

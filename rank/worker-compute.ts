@@ -8,8 +8,9 @@ export class WorkerCompute implements Compute {
   private pending: { resolve: (r: ComputeReply) => void; reject: (e: Error) => void } | null = null;
   private failure: Error | null = null;
 
-  constructor(spec: MlpSpec) {
-    this.worker = new Worker(new URL('./compute-thread.js', import.meta.url), { workerData: { widths: spec.widths } });
+  /** `script` is the thread's compiled entry point (tests running this file from source pass dist's). */
+  constructor(spec: MlpSpec, script: URL = new URL('./compute-thread.js', import.meta.url)) {
+    this.worker = new Worker(script, { workerData: { widths: spec.widths } });
     this.worker.on('message', (r: ComputeReply) => {
       const p = this.pending;
       this.pending = null;

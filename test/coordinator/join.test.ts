@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { PROTOCOL_VERSION } from '../../shared/control/messages.js';
 import { eventually, logLines, runCli, startCli } from '../helpers/cli.js';
+import { seeded } from '../helpers/seed.js';
+
+const random = seeded();
 
 const TOKEN = 'correct horse battery staple';
 const MODEL = '16,32,4';
@@ -45,7 +48,7 @@ function sendOnce(data: Buffer | string, binary = true): Promise<{ code: number;
   });
 }
 
-describe('joining a run', () => {
+describe(`joining a run (seed ${random.seed})`, () => {
   it('refuses a rank without the token, or with a wrong one', async () => {
     expect(await sendOnce(join({ token: undefined }))).toEqual({ code: 1008, reason: 'refused: missing or wrong join token' });
     expect(await sendOnce(join({ token: 'correct horse battery stapler' }))).toEqual({ code: 1008, reason: 'refused: missing or wrong join token' });
@@ -55,7 +58,7 @@ describe('joining a run', () => {
   });
 
   it('refuses another protocol version and another model, naming the difference', async () => {
-    expect((await sendOnce(join({ version: PROTOCOL_VERSION + 1 }))).reason).toMatch(/protocol version 2 is not 1/);
+    expect(await sendOnce(join({ version: PROTOCOL_VERSION + 1 }))).toMatchObject({ code: 1008, reason: expect.stringMatching(/protocol version 2 is not 1/) });
     const r = await runCli(['rank', '--coordinator', `ws://127.0.0.1:${port}`, '--model', '16,64,4', '--connect-timeout', '2'], 20_000, { ZEROWIRE_TOKEN: TOKEN });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/refused: this rank expects model 16,64,4, the run trains 16,32,4/);
@@ -81,7 +84,7 @@ describe('joining a run', () => {
       if (i % 3 === 0) msg = randomBytes(1 + (i % 200));
       else {
         msg = Buffer.from(valid);
-        for (let k = 0; k < 1 + (i % 4); k++) msg[Math.floor(Math.random() * msg.length)] = Math.floor(Math.random() * 256);
+        for (let k = 0; k < 1 + (i % 4); k++) msg[random.int(msg.length)] = random.int(256);
       }
       const r = await sendOnce(msg);
       // A mutation of a host name or a port byte can leave a valid join with the right token: that is a

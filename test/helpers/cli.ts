@@ -4,6 +4,10 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/zerowire.js', import.meta.url));
 
+/** The compiled twin of a source file (`rank/compute-thread.ts` -> dist/rank/compute-thread.js): what a
+ *  worker thread or a forked process runs, since those load JavaScript, not the TypeScript vitest reads. */
+export const compiled = (sourcePath: string): URL => new URL(`../../dist/${sourcePath.replace(/\.ts$/, '.js')}`, import.meta.url);
+
 export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -1,6 +1,8 @@
-// Ranks as separate OS processes (compiled code from dist/, built by `npm test`'s pretest step).
+// Ranks as separate OS processes, each running the compiled worker (dist/, built by `npm test`'s pretest step).
 import { afterAll, describe, expect, it } from 'vitest';
-import { RingProcesses } from '../../../dist/bench/ring-processes.js';
+import { fileURLToPath } from 'node:url';
+import { RingProcesses } from '../../../bench/ring-processes.js';
+import { compiled } from '../../helpers/cli.js';
 
 let procs: RingProcesses | null = null;
 afterAll(async () => {
@@ -9,7 +11,7 @@ afterAll(async () => {
 
 describe('ring collectives across processes', () => {
   it('4 processes all-reduce 100003 fp32 elements exactly, with the expected payload bytes', async () => {
-    procs = await RingProcesses.start(4, { CHUNK_BYTES: String(64 << 10) });
+    procs = await RingProcesses.start(4, { CHUNK_BYTES: String(64 << 10) }, fileURLToPath(compiled('bench/ring-worker.ts')));
     const L = 100_003;
     const replies = await procs.all({ cmd: 'verify', length: L, dtype: 'fp32' }, 'verified');
     const padded = Math.ceil(L / 4) * 4;

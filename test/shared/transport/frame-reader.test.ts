@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { encodeChunkEnvelope, type ChunkFrame, type ChunkHeader } from '../../../shared/transport/frame.js';
 import { FrameReader } from '../../../shared/transport/frame-reader.js';
 import { ProtocolError } from '../../../shared/control/schema.js';
+import { seeded } from '../../helpers/seed.js';
+
+const random = seeded();
 
 /** A server's (unmasked) frame. */
 function frame(opcode: number, payload: Uint8Array, fin = true, rsv = 0): Buffer {
@@ -35,7 +38,7 @@ function feed(stream: Uint8Array, dest: (h: ChunkHeader) => Uint8Array | null, m
   const reader = new FrameReader({ destination: (h) => dest(h), frame: (f) => frames.push(f), control: (op) => controls.push(op) }, 64 << 20, () => heads++);
   for (let at = 0; at < stream.byteLength; ) {
     const buf = reader.readBuffer();
-    const n = Math.min(buf.byteLength, stream.byteLength - at, 1 + Math.floor(Math.random() * maxRead));
+    const n = Math.min(buf.byteLength, stream.byteLength - at, 1 + random.int(maxRead));
     buf.set(stream.subarray(at, at + n));
     at += n;
     reader.onRead(n);
@@ -43,7 +46,7 @@ function feed(stream: Uint8Array, dest: (h: ChunkHeader) => Uint8Array | null, m
   return { frames, controls, heads, reader };
 }
 
-describe('FrameReader', () => {
+describe(`FrameReader (seed ${random.seed})`, () => {
   it('delivers every frame, in order, from reads of any size; large payloads are read in place', () => {
     const big = new Float32Array(300_000).map((_, i) => i);
     const small = new Float32Array([1, 2, 3]);
@@ -106,7 +109,7 @@ describe('FrameReader', () => {
     let refused = 0;
     for (let i = 0; i < 2000; i++) {
       const body = i % 2 ? Buffer.from(good) : randomBytes(1 + (i % 97));
-      if (i % 2) for (let k = 0; k < 1 + (i % 4); k++) body[Math.floor(Math.random() * body.length)] = Math.floor(Math.random() * 256);
+      if (i % 2) for (let k = 0; k < 1 + (i % 4); k++) body[random.int(body.length)] = random.int(256);
       try {
         feed(Buffer.concat([HANDSHAKE, body]), () => null, 64);
       } catch (err) {

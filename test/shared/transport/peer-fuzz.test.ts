@@ -9,8 +9,11 @@ import { Collectives } from '../../../shared/collectives/collectives.js';
 import { decodeChunkFragments, encodeChunkEnvelope } from '../../../shared/transport/frame.js';
 import { PeerListener, Ring, dialPeer, wireRing } from '../../../shared/transport/ring.js';
 import { ProtocolError } from '../../../shared/control/schema.js';
+import { seeded } from '../../helpers/seed.js';
 
-describe('frame decoder', () => {
+const random = seeded();
+
+describe(`frame decoder (seed ${random.seed})`, () => {
   it('5000 random and mutated frames: a valid frame or a ProtocolError, never anything else', () => {
     const payload = Buffer.from(new Float32Array([1, 2, 3, 4]).buffer);
     const env = encodeChunkEnvelope({ coll: 3, step: 1, chunk: 0, dtype: 'fp32', elements: 4 }, payload.byteLength);
@@ -18,7 +21,7 @@ describe('frame decoder', () => {
     let refused = 0;
     for (let i = 0; i < 5000; i++) {
       const frags = i % 2 ? [Buffer.from(env), Buffer.from(payload)] : [randomBytes(1 + (i % 64)), randomBytes(i % 33)];
-      if (i % 2) for (let k = 0; k < 1 + (i % 3); k++) frags[0][Math.floor(Math.random() * frags[0].length)] = Math.floor(Math.random() * 256);
+      if (i % 2) for (let k = 0; k < 1 + (i % 3); k++) frags[0][random.int(frags[0].length)] = random.int(256);
       try {
         const f = decodeChunkFragments(frags);
         expect(f.payload.byteLength).toBe(f.elements * (f.dtype === 'fp32' ? 4 : 2));
