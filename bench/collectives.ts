@@ -40,12 +40,28 @@ function summarise(kind: string, bytes: number, n: number, perRank: Timing[]): M
   const perIter = perRank[0].seconds.map((_, i) => Math.max(...perRank.map((t) => t.seconds[i])));
   const seconds = median(perIter);
   const mean = (f: (t: Timing) => number) => perRank.reduce((s, t) => s + f(t), 0) / perRank.length;
-  return { seconds, busbw: (bytes / seconds / 1e9) * busFactor(kind, n), userMs: mean((t) => t.userMs), sysMs: mean((t) => t.sysMs), overhead: mean((t) => t.overhead) };
+  return {
+    seconds,
+    busbw: (bytes / seconds / 1e9) * busFactor(kind, n),
+    userMs: mean((t) => t.userMs),
+    sysMs: mean((t) => t.sysMs),
+    overhead: mean((t) => t.overhead),
+  };
 }
 
 async function zerowire(procs: RingProcesses, bytes: number, iters: number, kinds: string[]): Promise<Record<string, Measured>> {
   const replies = (await procs.all({ cmd: 'bench', bytes, dtype: argv.dtype, iters, kinds }, 'timings')) as Extract<WorkerReply, { kind: 'timings' }>[];
-  return Object.fromEntries(kinds.map((k) => [k, summarise(k, bytes, procs.world, replies.map((r) => r.results[k]))]));
+  return Object.fromEntries(
+    kinds.map((k) => [
+      k,
+      summarise(
+        k,
+        bytes,
+        procs.world,
+        replies.map((r) => r.results[k]),
+      ),
+    ]),
+  );
 }
 
 /** gloo's fp32 all-reduce of `bytes` over `world` processes, or null where torch is missing. */
@@ -76,13 +92,29 @@ async function main(): Promise<void> {
     for (let bytes = argv['min-kib'] * 1024; bytes <= big; bytes *= 4) {
       const iters = bytes >= 16 << 20 ? 5 : bytes >= 1 << 20 ? 10 : 30;
       const m = await zerowire(procs, bytes, iters, kinds);
-      for (const kind of kinds) row([fmtBytes(bytes), kind, (m[kind].seconds * 1000).toFixed(2), (bytes / m[kind].seconds / 1e9).toFixed(3), m[kind].busbw.toFixed(3), cpu(m[kind]), (100 * m[kind].overhead).toFixed(3)]);
+      for (const kind of kinds)
+        row([
+          fmtBytes(bytes),
+          kind,
+          (m[kind].seconds * 1000).toFixed(2),
+          (bytes / m[kind].seconds / 1e9).toFixed(3),
+          m[kind].busbw.toFixed(3),
+          cpu(m[kind]),
+          (100 * m[kind].overhead).toFixed(3),
+        ]);
     }
 
     const tcp = (await procs.all({ cmd: 'tcp', bytes: big, iters: 5 }, 'tcp')) as Extract<WorkerReply, { kind: 'tcp' }>[];
-    const plain = summarise('pipe', big, N, tcp.map((r) => r.timing));
+    const plain = summarise(
+      'pipe',
+      big,
+      N,
+      tcp.map((r) => r.timing),
+    );
     const pipe = big / plain.seconds / 1e9;
-    console.log(`\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once; 1 MiB writes, reads into one reused buffer): ${pipe.toFixed(3)} GB/s per link, cpu ${cpu(plain)} ms`);
+    console.log(
+      `\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once; 1 MiB writes, reads into one reused buffer): ${pipe.toFixed(3)} GB/s per link, cpu ${cpu(plain)} ms`,
+    );
     if (!kinds.includes('all-reduce') || argv.dtype !== 'fp32') return;
 
     // zerowire and gloo take turns, so that both see the same machine.
@@ -98,23 +130,39 @@ async function main(): Promise<void> {
     const zw = median(busbws(ours));
     console.log(`\n${fmtBytes(big)} fp32 all-reduce, ${argv.rounds} alternating rounds (medians; busbw of each round after the colon):`);
     row(['', 'busbw GB/s', 'cpu ms']);
-    console.log(`${[' zerowire', zw.toFixed(3), cpuOf(ours)].map((c) => c.padStart(15)).join('')}  : ${busbws(ours).map((b) => b.toFixed(2)).join(' ')}`);
+    console.log(
+      `${[' zerowire', zw.toFixed(3), cpuOf(ours)].map((c) => c.padStart(15)).join('')}  : ${busbws(ours)
+        .map((b) => b.toFixed(2))
+        .join(' ')}`,
+    );
     if (theirs.length === 0) {
       console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring`);
-      console.log(argv.gloo ? 'torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)' : 'torch.distributed gloo: not measured (--no-gloo)');
+      console.log(
+        argv.gloo
+          ? 'torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)'
+          : 'torch.distributed gloo: not measured (--no-gloo)',
+      );
       return;
     }
     const gl = median(busbws(theirs));
-    console.log(`${[' gloo', gl.toFixed(3), cpuOf(theirs)].map((c) => c.padStart(15)).join('')}  : ${busbws(theirs).map((b) => b.toFixed(2)).join(' ')}`);
+    console.log(
+      `${[' gloo', gl.toFixed(3), cpuOf(theirs)].map((c) => c.padStart(15)).join('')}  : ${busbws(theirs)
+        .map((b) => b.toFixed(2))
+        .join(' ')}`,
+    );
     const perRound = ours.map((m, i) => m.busbw / (theirs[i] ?? theirs[0]).busbw);
-    console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring; zerowire / gloo = ${(zw / gl).toFixed(2)}x (median of per-round ratios ${median(perRound).toFixed(2)}x)`);
+    console.log(
+      `zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring; zerowire / gloo = ${(zw / gl).toFixed(2)}x (median of per-round ratios ${median(perRound).toFixed(2)}x)`,
+    );
     const cores = availableParallelism();
     if (N > cores) {
       // More ranks than cores: the run is CPU-bound and busbw follows total CPU per all-reduce. The kernel's
       // share (TCP copies and stack) is the floor of any implementation on sockets.
       const total = (ms: Measured[]) => median(ms.map((m) => m.userMs + m.sysMs));
       const kernel = median(ours.map((m) => m.sysMs));
-      console.log(`CPU-bound (${N} ranks on ${cores} cores): CPU per rank per all-reduce ${total(ours).toFixed(1)} ms (zerowire) vs ${total(theirs).toFixed(1)} ms (gloo); even with no user time at all, zerowire / gloo could reach only about ${(total(theirs) / kernel).toFixed(2)}x (gloo's CPU / zerowire's kernel CPU)`);
+      console.log(
+        `CPU-bound (${N} ranks on ${cores} cores): CPU per rank per all-reduce ${total(ours).toFixed(1)} ms (zerowire) vs ${total(theirs).toFixed(1)} ms (gloo); even with no user time at all, zerowire / gloo could reach only about ${(total(theirs) / kernel).toFixed(2)}x (gloo's CPU / zerowire's kernel CPU)`,
+      );
     }
   } finally {
     process.off('SIGINT', stop);

@@ -19,7 +19,11 @@ const argv = yargs(hideBin(process.argv))
   .option('steps', { type: 'number', default: 8 })
   .option('prefetch', { type: 'number', default: 0 })
   .option('prefetch-rate', { type: 'string', default: '100mbit', describe: 'link rate of the ZeRO-3 prefetch comparison' })
-  .option('prefetch-model', { type: 'string', default: '512,512,512,512,512,512,10', describe: 'equal-sized units, so each gather can hide behind the previous unit' })
+  .option('prefetch-model', {
+    type: 'string',
+    default: '512,512,512,512,512,512,10',
+    describe: 'equal-sized units, so each gather can hide behind the previous unit',
+  })
   .option('prefetch-batch', { type: 'number', default: 256 })
   .option('svg', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.svg', import.meta.url)) })
   .strict()
@@ -42,7 +46,13 @@ function run(rate: string, out: string, options: string[] = ['--scheme', 'all', 
   // by TCP retransmission timeouts: give heartbeats more slack than the 1.2 s default here.
   const env = { ...process.env, NODE: process.execPath, ZEROWIRE_HEARTBEAT_TIMEOUT: process.env.ZEROWIRE_HEARTBEAT_TIMEOUT ?? '6' };
   const r = spawnSync('bash', args, { stdio: ['ignore', 'ignore', 'pipe'], env, encoding: 'utf8' });
-  if (r.status !== 0) process.stderr.write(r.stderr.split('\n').filter((l) => /"level":50|lan\.sh/.test(l)).join('\n'));
+  if (r.status !== 0)
+    process.stderr.write(
+      r.stderr
+        .split('\n')
+        .filter((l) => /"level":50|lan\.sh/.test(l))
+        .join('\n'),
+    );
   if (r.status !== 0) throw new Error(`lan.sh at ${rate} exited with ${r.status}`);
   return JSON.parse(readFileSync(out, 'utf8')) as Report;
 }
@@ -71,7 +81,9 @@ function svg(points: Point[], rates: string[]): string {
   });
   for (let k = 0; k <= 4; k++) {
     const v = (max / 4) * k;
-    parts.push(`<text x="${left - 6}" y="${y(v) + 4}" font-size="10" text-anchor="end">${v.toFixed(0)}</text><line x1="${left}" x2="${W - 20}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
+    parts.push(
+      `<text x="${left - 6}" y="${y(v) + 4}" font-size="10" text-anchor="end">${v.toFixed(0)}</text><line x1="${left}" x2="${W - 20}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
+    );
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif">
 <rect width="100%" height="100%" fill="white"/>
@@ -84,15 +96,31 @@ ${parts.join('\n')}
 
 /** ZeRO-3 at one rate: inline compute, then compute on a thread with prefetch depth 0, 1, 2. */
 function prefetchComparison(dir: string): void {
-  const configs = [['inline', 0], ['thread', 0], ['thread', 1], ['thread', 2]] as const;
+  const configs = [
+    ['inline', 0],
+    ['thread', 0],
+    ['thread', 1],
+    ['thread', 2],
+  ] as const;
   const rows: string[][] = [];
   let base = 0;
   for (const [compute, depth] of configs) {
-    const opts = ['--scheme', 'zero3', '--model', argv['prefetch-model'], '--batch', String(argv['prefetch-batch']), '--compute', compute, '--prefetch', String(depth)];
+    const opts = [
+      '--scheme',
+      'zero3',
+      '--model',
+      argv['prefetch-model'],
+      '--batch',
+      String(argv['prefetch-batch']),
+      '--compute',
+      compute,
+      '--prefetch',
+      String(depth),
+    ];
     const r = run(argv['prefetch-rate'], join(dir, `prefetch-${compute}-${depth}.json`), opts).rows[0];
     if (compute === 'thread' && depth === 0) base = r.time.exposedMs;
     const hidden = compute === 'thread' && depth > 0 && base > 0 ? `${(100 * (1 - r.time.exposedMs / base)).toFixed(0)}%` : '-';
-    rows.push([compute, String(depth), r.time.stepMs.toFixed(1), r.time.computeMs.toFixed(1), r.time.exposedMs.toFixed(1), hidden, (r.peak.measured).toFixed(2)]);
+    rows.push([compute, String(depth), r.time.stepMs.toFixed(1), r.time.computeMs.toFixed(1), r.time.exposedMs.toFixed(1), hidden, r.peak.measured.toFixed(2)]);
   }
   prefetchTable = `ZeRO-3 prefetch at ${argv['prefetch-rate']}, model ${argv['prefetch-model']}, global batch ${argv['prefetch-batch']}; mean ms per step
 ${textTable([['compute', 'prefetch', 'step', 'compute', 'exposed comm', 'hidden vs depth 0', 'peak B/param']], rows)}`;
@@ -108,7 +136,8 @@ function main(): void {
   try {
     for (const rate of rates) {
       const report = run(rate, join(dir, `${rate}.json`));
-      for (const r of report.rows) points.push({ rate, scheme: r.title, step: r.time.stepMs, compute: r.time.computeMs, exposed: r.time.exposedMs, hidden: r.time.overlappedMs });
+      for (const r of report.rows)
+        points.push({ rate, scheme: r.title, step: r.time.stepMs, compute: r.time.computeMs, exposed: r.time.exposedMs, hidden: r.time.overlappedMs });
       process.stderr.write(`${rate}: done\n`);
     }
     prefetchComparison(dir);
@@ -119,10 +148,18 @@ function main(): void {
     const dp = points.find((q) => q.rate === p.rate && q.scheme === 'DP')!;
     return [p.rate, p.scheme, p.step.toFixed(1), p.compute.toFixed(1), p.exposed.toFixed(1), p.hidden.toFixed(1), (p.step / dp.step).toFixed(2)];
   });
-  console.log(`${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${argv.model}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step`);
+  console.log(
+    `${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${argv.model}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step`,
+  );
   console.log(textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'overlap', 'step / DP']], rows));
   console.log(`\n${prefetchTable}`);
-  writeFileSync(argv.svg, svg(points.map((p) => ({ ...p, scheme: p.scheme.toLowerCase().replace('-', '') })), rates));
+  writeFileSync(
+    argv.svg,
+    svg(
+      points.map((p) => ({ ...p, scheme: p.scheme.toLowerCase().replace('-', '') })),
+      rates,
+    ),
+  );
   console.log(`chart: ${argv.svg}`);
 }
 

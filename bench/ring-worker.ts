@@ -58,7 +58,15 @@ async function main(): Promise<void> {
     try {
       if (m.cmd === 'wire') {
         const prev = (rank - 1 + world) % world;
-        const ring = await wireRing({ rank, world, runId: 'bench', ringKey: BENCH_KEY, listener, prev: { host: '127.0.0.1', port: m.ports[prev] }, timeoutMs: 10_000 });
+        const ring = await wireRing({
+          rank,
+          world,
+          runId: 'bench',
+          ringKey: BENCH_KEY,
+          listener,
+          prev: { host: '127.0.0.1', port: m.ports[prev] },
+          timeoutMs: 10_000,
+        });
         coll = new Collectives(ring, { chunkBytes, timeoutMs: 120_000 });
         tcpIn = connect({ port: m.tcpPorts[prev], host: '127.0.0.1', onread: { buffer: tcpReadBuffer, callback: (n: number) => tcpReceived(n) } });
         await new Promise((r) => tcpIn!.once('connect', r));
@@ -97,7 +105,13 @@ async function verify(c: Collectives, length: number, dtype: WireDtype): Promise
   const rec = await c.allReduce(buf);
   let bad = -1;
   for (let i = 0; i < length && bad < 0; i++) if (buf[i] !== want[i]) bad = i;
-  return { kind: 'verified', ok: bad < 0, detail: bad < 0 ? 'exact' : `element ${bad}: ${buf[bad]} != ${want[bad]}`, payloadSent: rec.sent.payload, frameSent: rec.sent.frame };
+  return {
+    kind: 'verified',
+    ok: bad < 0,
+    detail: bad < 0 ? 'exact' : `element ${bad}: ${buf[bad]} != ${want[bad]}`,
+    payloadSent: rec.sent.payload,
+    frameSent: rec.sent.frame,
+  };
 }
 
 /** The benchmark's tensors, made once per size and dtype and reused by every later round (as a training loop

@@ -39,10 +39,26 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
   const code = await runCoordinatorJob({ ...opts, token, host: '127.0.0.1', port: 0 }, log, (port, coord) => {
     for (let i = 0; i < opts.world; i++) {
       const hb = String((opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs) / 1000);
-      const child = spawn(process.execPath, [CLI, 'rank', '--coordinator', `ws://127.0.0.1:${port}`, '--log-level', opts.logLevel, '--peer-host', '127.0.0.1', '--heartbeat-timeout', hb, ...opts.rankArgs], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...rankEnv(), ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'rank',
+          '--coordinator',
+          `ws://127.0.0.1:${port}`,
+          '--log-level',
+          opts.logLevel,
+          '--peer-host',
+          '127.0.0.1',
+          '--heartbeat-timeout',
+          hb,
+          ...opts.rankArgs,
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...rankEnv(), ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
+        },
+      );
       children.push(child);
       forward(child, `[proc ${i}]`);
       exits.push(
@@ -50,7 +66,8 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
           child.once('exit', (code, signal) => {
             // The coordinator sees a joined rank's sockets close at once and names rank, host and step; this
             // only covers a process that died before joining, so it waits a moment to not pre-empt that.
-            if (!finished && code !== 0) setTimeout(() => void coord.abort(`rank process ${i} (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`), 500).unref();
+            if (!finished && code !== 0)
+              setTimeout(() => void coord.abort(`rank process ${i} (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`), 500).unref();
             resolve();
           });
           child.once('error', (err) => {

@@ -21,7 +21,15 @@ export function plan(params: number, world: number, memory: number | undefined, 
 export function formatPlan(rows: PlanRow[], params: number, world: number, memory: number | undefined, dtype: WireDtype): string {
   const gb = (b: number) => (b / 1e9).toFixed(2);
   const head = [['scheme', 'model states GB/rank', 'B/param', ...(memory === undefined ? [] : ['fits'])]];
-  const body = rows.map((r) => [schemeTitle(r.scheme), gb(r.bytesPerRank), (r.bytesPerRank / params).toFixed(3), ...(r.fits === null ? [] : [r.fits ? 'yes' : 'no'])]);
-  const left = memory === undefined ? '' : `\nleft for activations and buffers in ${gb(memory)} GB: ${rows.map((r) => `${schemeTitle(r.scheme)} ${gb(memory - r.bytesPerRank)} GB`).join(', ')}`;
+  const body = rows.map((r) => [
+    schemeTitle(r.scheme),
+    gb(r.bytesPerRank),
+    (r.bytesPerRank / params).toFixed(3),
+    ...(r.fits === null ? [] : [r.fits ? 'yes' : 'no']),
+  ]);
+  const left =
+    memory === undefined
+      ? ''
+      : `\nleft for activations and buffers in ${gb(memory)} GB: ${rows.map((r) => `${schemeTitle(r.scheme)} ${gb(memory - r.bytesPerRank)} GB`).join(', ')}`;
   return `${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v); GB = 1e9 bytes\n${textTable(head, body)}${left}\nModel states only: activations, the gathered unit of ZeRO-3 and communication buffers come on top.`;
 }

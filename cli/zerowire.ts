@@ -28,7 +28,11 @@ function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
 
 function runOptions<T>(y: Argv<T>) {
   return y
-    .option('world', { type: 'string', default: envWorld ?? '4', describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join" })
+    .option('world', {
+      type: 'string',
+      default: envWorld ?? '4',
+      describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join",
+    })
     .option('scheme', { type: 'string', default: 'all', describe: 'dp|zero1|zero2|zero3|all, or a comma list' })
     .option('model', { type: 'string', default: DEFAULT_MODEL, describe: 'MLP layer widths, input first' })
     .option('steps', { type: 'number', default: 20 })
@@ -38,22 +42,49 @@ function runOptions<T>(y: Argv<T>) {
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
     .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })
-    .option('compute', { choices: ['auto', 'inline', 'thread'], default: 'auto', describe: "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread when --prefetch > 0)" })
-    .option('prefetch', { type: 'number', default: 0, describe: 'ZeRO-3: gather this many units ahead of compute; ZeRO-2/3: let this many gradient reduce-scatters run behind the backward pass (0, 1, 2)' })
+    .option('compute', {
+      choices: ['auto', 'inline', 'thread'],
+      default: 'auto',
+      describe: "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread when --prefetch > 0)",
+    })
+    .option('prefetch', {
+      type: 'number',
+      default: 0,
+      describe: 'ZeRO-3: gather this many units ahead of compute; ZeRO-2/3: let this many gradient reduce-scatters run behind the backward pass (0, 1, 2)',
+    })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
     .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })
     .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })
     .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
     .option('token', { type: 'string', describe: 'ranks must present this join token (prefer the ZEROWIRE_TOKEN environment variable)' })
-    .option('heartbeat-timeout', { type: 'number', default: HEARTBEAT.timeoutMs / 1000, describe: 'seconds of silence after which a rank or the coordinator counts as lost' })
+    .option('heartbeat-timeout', {
+      type: 'number',
+      default: HEARTBEAT.timeoutMs / 1000,
+      describe: 'seconds of silence after which a rank or the coordinator counts as lost',
+    })
     .option('checkpoint-every', { type: 'number', describe: 'every K steps each rank writes its shards (fp32 master, m, v, step) under --checkpoint-dir' })
-    .option('checkpoint-dir', { type: 'string', describe: 'checkpoint folder (shared by all ranks: local disk for `local`, a shared file system across machines)' })
+    .option('checkpoint-dir', {
+      type: 'string',
+      describe: 'checkpoint folder (shared by all ranks: local disk for `local`, a shared file system across machines)',
+    })
     .option('resume', { type: 'string', describe: 'continue each scheme from its newest complete checkpoint in this folder' })
     .option('out', { type: 'string', describe: 'write the full report as JSON here' })
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
 }
 
-type RunArgv = RunOptions & { checkpointEvery?: number; checkpointDir?: string; resume?: string; world: string; joinTimeout: number; maxRankMemory?: string; out?: string; dump?: string; logLevel: string; token?: string; heartbeatTimeout: number };
+type RunArgv = RunOptions & {
+  checkpointEvery?: number;
+  checkpointDir?: string;
+  resume?: string;
+  world: string;
+  joinTimeout: number;
+  maxRankMemory?: string;
+  out?: string;
+  dump?: string;
+  logLevel: string;
+  token?: string;
+  heartbeatTimeout: number;
+};
 
 function readPem(path: string, option: string): Buffer {
   try {
@@ -73,12 +104,25 @@ function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) 
   const config = makeRunConfig(a);
   if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
   if (a.checkpointEvery !== undefined) {
-    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1) throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
+    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1)
+      throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
     config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
   }
   const world = parseWorld(a.world, allowAuto);
   if (world !== 'auto') checkWorld(config, world);
-  return { host, port, world, config, resumeDir: a.resume === undefined ? undefined : resolve(a.resume), token: a.token, ...heartbeat(a.heartbeatTimeout), joinTimeoutMs: a.joinTimeout * 1000, maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory), out: a.out, dump: a.dump };
+  return {
+    host,
+    port,
+    world,
+    config,
+    resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
+    token: a.token,
+    ...heartbeat(a.heartbeatTimeout),
+    joinTimeoutMs: a.joinTimeout * 1000,
+    maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
+    out: a.out,
+    dump: a.dump,
+  };
 }
 
 async function main(): Promise<number> {
@@ -102,7 +146,10 @@ async function main(): Promise<number> {
         const log = createLogger(a.logLevel, 'coordinator');
         if ((a.tlsCert === undefined) !== (a.tlsKey === undefined)) throw new ConfigError('--tls-cert and --tls-key go together');
         const tls = a.tlsCert ? { cert: readPem(a.tlsCert, '--tls-cert'), key: readPem(a.tlsKey!, '--tls-key') } : undefined;
-        exitCode = await runCoordinatorJob({ ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, tls }, log);
+        exitCode = await runCoordinatorJob(
+          { ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, tls },
+          log,
+        );
       },
     )
     .command(
@@ -119,7 +166,11 @@ async function main(): Promise<number> {
           .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
           .option('token', { type: 'string', describe: 'join token the coordinator requires (prefer ZEROWIRE_TOKEN)' })
           .option('model', { type: 'string', describe: 'join only a run that trains this model (layer widths)' })
-          .option('heartbeat-timeout', { type: 'number', default: HEARTBEAT.timeoutMs / 1000, describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up' })
+          .option('heartbeat-timeout', {
+            type: 'number',
+            default: HEARTBEAT.timeoutMs / 1000,
+            describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up',
+          })
           .option('tls-ca', { type: 'string', describe: 'PEM certificate to trust for a wss:// coordinator (e.g. its self-signed certificate)' }),
       async (a) => {
         const log = createLogger(a.logLevel, 'rank');
@@ -162,7 +213,10 @@ async function main(): Promise<number> {
       async (a) => {
         const index = await latestIndex(a.dir, a.scheme);
         if (!index) throw new ConfigError(`--dir ${a.dir}: no complete ${a.scheme} checkpoint (a checkpoint is complete once its index.json exists)`);
-        await writeFileAtomic(a.out, serializeSafetensors(await consolidate(a.dir, index), { scheme: index.scheme, step: String(index.step), model: index.model.join(',') }));
+        await writeFileAtomic(
+          a.out,
+          serializeSafetensors(await consolidate(a.dir, index), { scheme: index.scheme, step: String(index.step), model: index.model.join(',') }),
+        );
         process.stdout.write(`${a.out}: ${index.scheme} at step ${index.step}, ${index.world} shards, model ${index.model.join(',')}\n`);
       },
     )

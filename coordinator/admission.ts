@@ -5,7 +5,7 @@ import { PROTOCOL_VERSION, type ControlMessage } from '../shared/control/message
 
 export type JoinMessage = Extract<ControlMessage, { type: 'join' }>;
 
-export interface Joined {
+interface Joined {
   hostname: string;
   pid: number;
   from: string; // remote address of its control connection
@@ -25,7 +25,8 @@ export function joinRefusal(msg: JoinMessage, from: string, s: AdmissionState): 
   if (msg.version !== PROTOCOL_VERSION) return `refused: protocol version ${msg.version} is not ${PROTOCOL_VERSION}; run the same zerowire version everywhere`;
   if (s.phase !== 'joining') return 'refused: the run has already started';
   if (s.world !== 'auto' && s.members.length >= s.world) return `refused: the run is full (${s.world} ranks)`;
-  if (s.members.some((m) => m.hostname === msg.hostname && m.pid === msg.pid && m.from === from)) return `refused: this process (${msg.hostname} pid ${msg.pid}) has already joined`;
+  if (s.members.some((m) => m.hostname === msg.hostname && m.pid === msg.pid && m.from === from))
+    return `refused: this process (${msg.hostname} pid ${msg.pid}) has already joined`;
   const model = s.model.join(',');
   if (msg.model && msg.model.join(',') !== model) return `refused: this rank expects model ${msg.model.join(',')}, the run trains ${model}`;
   return null;

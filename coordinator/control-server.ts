@@ -15,7 +15,13 @@ export function plainAddress(req: IncomingMessage): string {
   return (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
 }
 
-export function listenControl(host: string, port: number, tls: { cert: Buffer; key: Buffer } | undefined, onConnection: (ws: WebSocket, req: IncomingMessage) => void, maxPayload: number): Promise<ControlServer> {
+export function listenControl(
+  host: string,
+  port: number,
+  tls: { cert: Buffer; key: Buffer } | undefined,
+  onConnection: (ws: WebSocket, req: IncomingMessage) => void,
+  maxPayload: number,
+): Promise<ControlServer> {
   return new Promise((resolve, reject) => {
     const fail = (err: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
     const https = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }) : null;

@@ -107,13 +107,21 @@ export class Coordinator {
       const prev = this.members[(m.info.rank - 1 + world) % world].info;
       this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, config });
     }
-    await this.until(() => this.ready.size === world, config.timeoutMs + 10_000, () => `ranks ${this.missing(this.ready)} did not wire the ring`);
+    await this.until(
+      () => this.ready.size === world,
+      config.timeoutMs + 10_000,
+      () => `ranks ${this.missing(this.ready)} did not wire the ring`,
+    );
     for (const scheme of config.schemes) {
       this.current = { scheme, step: 0 };
       this.done.set(scheme, []);
       for (const m of this.members) this.send(m, { type: 'run', scheme });
       const got = this.done.get(scheme)!;
-      await this.until(() => got.length === world, Number.POSITIVE_INFINITY, () => '');
+      await this.until(
+        () => got.length === world,
+        Number.POSITIVE_INFINITY,
+        () => '',
+      );
       got.sort((a, b) => a.rank - b.rank);
     }
     this.current = null;
@@ -125,7 +133,12 @@ export class Coordinator {
   /** How many ranks this run has: the number given, or (auto) what joined once things settled. */
   private async settleWorld(): Promise<number> {
     try {
-      const { world, how } = await settleWorldSize(this.opts, () => this.members.length, (c, t, why) => this.until(c, t, why), () => this.failure);
+      const { world, how } = await settleWorldSize(
+        this.opts,
+        () => this.members.length,
+        (c, t, why) => this.until(c, t, why),
+        () => this.failure,
+      );
       if (how) this.onWorld(world, how);
       return world;
     } catch (err) {
@@ -171,7 +184,10 @@ export class Coordinator {
   }
 
   private missing(set: Set<number>): string {
-    return this.members.filter((m) => !set.has(m.info.rank)).map((m) => m.info.rank).join(', ');
+    return this.members
+      .filter((m) => !set.has(m.info.rank))
+      .map((m) => m.info.rank)
+      .join(', ');
   }
 
   private send(m: Member, msg: ControlMessage): void {
@@ -231,9 +247,22 @@ export class Coordinator {
       if (!member) {
         clearTimeout(joinTimer);
         if (msg.type !== 'join') return refuse('the first message must be a join');
-        const why = joinRefusal(msg, from, { token: this.opts.token, phase: this.phase, world: this.opts.world, members: this.members.map((m) => m.info), model: this.opts.config.model });
+        const why = joinRefusal(msg, from, {
+          token: this.opts.token,
+          phase: this.phase,
+          world: this.opts.world,
+          members: this.members.map((m) => m.info),
+          model: this.opts.config.model,
+        });
         if (why) return refuse(why);
-        const info: RankInfo = { rank: this.members.length, address: msg.advertise ?? from, peerPort: msg.peerPort, hostname: msg.hostname, pid: msg.pid, from };
+        const info: RankInfo = {
+          rank: this.members.length,
+          address: msg.advertise ?? from,
+          peerPort: msg.peerPort,
+          hostname: msg.hostname,
+          pid: msg.pid,
+          from,
+        };
         member = { ws, info, lastHeard: Date.now() };
         ws.on('pong', () => (member!.lastHeard = Date.now()));
         this.members.push(member);
@@ -253,7 +282,8 @@ export class Coordinator {
         this.members.forEach((m, i) => (m.info.rank = i));
         return;
       }
-      if (this.phase === 'running') this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
+      if (this.phase === 'running')
+        this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
     });
     ws.on('error', () => undefined); // 'close' follows and says what matters
   }
@@ -264,7 +294,8 @@ export class Coordinator {
         this.ready.add(m.info.rank);
         break;
       case 'step': {
-        if (!this.current || msg.scheme !== this.current.scheme) return this.failWith(new CoordinatorError(`${this.where(m)} reported a step of ${msg.scheme} out of turn`));
+        if (!this.current || msg.scheme !== this.current.scheme)
+          return this.failWith(new CoordinatorError(`${this.where(m)} reported a step of ${msg.scheme} out of turn`));
         const n = this.stepReports.add(`${msg.scheme}:${msg.metrics.step}`, this.members.length);
         this.current.step = Math.max(this.current.step, msg.metrics.step);
         this.onStep(msg.scheme, msg.metrics.step, n, msg.metrics);
@@ -272,7 +303,8 @@ export class Coordinator {
       }
       case 'done': {
         const s = msg.summary;
-        if (!this.current || s.scheme !== this.current.scheme || s.rank !== m.info.rank) return this.failWith(new CoordinatorError(`${this.where(m)} sent an unexpected summary`));
+        if (!this.current || s.scheme !== this.current.scheme || s.rank !== m.info.rank)
+          return this.failWith(new CoordinatorError(`${this.where(m)} sent an unexpected summary`));
         this.done.get(s.scheme)!.push(s);
         break;
       }

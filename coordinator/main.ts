@@ -46,7 +46,10 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   const coord = new Coordinator(opts);
   coord.onCheckpoint = (scheme, step, index) => log.info({ scheme, step, index }, 'checkpoint complete');
   const port = await coord.listen();
-  log.info({ port, world: opts.world, schemes: opts.config.schemes }, `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`);
+  log.info(
+    { port, world: opts.world, schemes: opts.config.schemes },
+    `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`,
+  );
   const progress = new ProgressLine(opts.world === 'auto' ? 0 : opts.world, opts.config.steps);
   coord.onWorld = (world, how) => {
     progress.world = world;
@@ -84,4 +87,3 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     process.off('SIGINT', stop).off('SIGTERM', stop);
   }
 }
-

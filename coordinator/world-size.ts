@@ -16,11 +16,20 @@ export interface Settled {
 
 /** Resolves when the world size is settled. `joined` counts the members so far, `until` waits for a
  *  condition (failing after its timeout with `why`), `failed` is the run's failure, if any. */
-export async function settleWorldSize(o: WorldSizeOptions, joined: () => number, until: (check: () => boolean, timeoutMs: number, why: () => string) => Promise<void>, failed: () => Error | null): Promise<Settled> {
+export async function settleWorldSize(
+  o: WorldSizeOptions,
+  joined: () => number,
+  until: (check: () => boolean, timeoutMs: number, why: () => string) => Promise<void>,
+  failed: () => Error | null,
+): Promise<Settled> {
   const timeout = o.joinTimeoutMs;
   if (o.world !== 'auto') {
     const world = o.world;
-    await until(() => joined() === world, timeout, () => `only ${joined()} of ${world} ranks joined within ${timeout} ms`);
+    await until(
+      () => joined() === world,
+      timeout,
+      () => `only ${joined()} of ${world} ranks joined within ${timeout} ms`,
+    );
     return { world, how: null };
   }
   const settle = o.settleMs ?? 3000;
@@ -33,15 +42,23 @@ export async function settleWorldSize(o: WorldSizeOptions, joined: () => number,
     const err = failed();
     if (err) throw err;
     const n = joined();
-    if (name) expected = await lookup(name, { all: true }).then((a) => a.length, () => 0);
+    if (name)
+      expected = await lookup(name, { all: true }).then(
+        (a) => a.length,
+        () => 0,
+      );
     if (n !== seen) {
       seen = n;
       since = Date.now();
     }
     const complete = n > 0 && (!name || n === expected);
     if (complete && Date.now() - since >= settle) break;
-    if (Date.now() > deadline) throw new Error(name ? `${n} ranks joined within ${timeout} ms, but ${name} resolves to ${expected} addresses` : `no rank joined within ${timeout} ms`);
+    if (Date.now() > deadline)
+      throw new Error(name ? `${n} ranks joined within ${timeout} ms, but ${name} resolves to ${expected} addresses` : `no rank joined within ${timeout} ms`);
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { world: joined(), how: name ? `DNS name "${name}" resolves to ${expected} addresses, all joined, none new for ${settle} ms` : `no new rank for ${settle} ms` };
+  return {
+    world: joined(),
+    how: name ? `DNS name "${name}" resolves to ${expected} addresses, all joined, none new for ${settle} ms` : `no new rank for ${settle} ms`,
+  };
 }

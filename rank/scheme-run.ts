@@ -41,7 +41,16 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     const abBefore = process.memoryUsage().arrayBuffers;
     const sock0 = socketTotals(coll);
     const iface0 = ifaceCounters(run);
-    const s = new SCHEME_CLASSES[scheme]().setup({ layout, coll, ledger, hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps }, dtype: c.wireDtype, theta0: spec.init(c.seed), prefetch: c.prefetch, compute });
+    const s = new SCHEME_CLASSES[scheme]().setup({
+      layout,
+      coll,
+      ledger,
+      hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps },
+      dtype: c.wireDtype,
+      theta0: spec.init(c.seed),
+      prefetch: c.prefetch,
+      compute,
+    });
     const resume = c.resume?.[scheme];
     if (resume) {
       await s.loadOptimizerState(await readRankShard(resume.dir, scheme, resume.step, ring.rank, s.optimizerState().master.length));

@@ -28,7 +28,7 @@ export interface RankOptions {
   tlsCa?: Buffer; // trust this CA (or self-signed certificate) for a wss:// coordinator
 }
 
-export class RankError extends Error {
+class RankError extends Error {
   override name = 'RankError';
 }
 
@@ -56,7 +56,18 @@ export class RankSession {
     const ws = await this.connect();
     this.ws = ws;
     const { advertise, token, model } = this.opts;
-    ws.send(encodeMessage({ type: 'join', version: PROTOCOL_VERSION, peerPort: this.listener.port, hostname: hostname(), pid: process.pid, ...(advertise ? { advertise } : {}), ...(token !== undefined ? { token } : {}), ...(model ? { model } : {}) }));
+    ws.send(
+      encodeMessage({
+        type: 'join',
+        version: PROTOCOL_VERSION,
+        peerPort: this.listener.port,
+        hostname: hostname(),
+        pid: process.pid,
+        ...(advertise ? { advertise } : {}),
+        ...(token !== undefined ? { token } : {}),
+        ...(model ? { model } : {}),
+      }),
+    );
     let lastHeard = Date.now();
     const timeoutMs = this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs;
     try {
@@ -67,7 +78,8 @@ export class RankSession {
         };
         // The coordinator pings every rank; silence means it (or the link to it) is gone.
         this.watchdog = setInterval(() => {
-          if (Date.now() - lastHeard > timeoutMs) fail(new RankError(`coordinator silent for ${Date.now() - lastHeard} ms (heartbeat timeout ${timeoutMs} ms)`));
+          if (Date.now() - lastHeard > timeoutMs)
+            fail(new RankError(`coordinator silent for ${Date.now() - lastHeard} ms (heartbeat timeout ${timeoutMs} ms)`));
         }, 200);
         ws.on('ping', () => (lastHeard = Date.now()));
         ws.on('message', (data) => {
@@ -104,11 +116,14 @@ export class RankSession {
   /** Dial the coordinator, retrying until it is up (containers start in any order) or the timeout passes. */
   private async connect(): Promise<WebSocket> {
     const deadline = Date.now() + this.opts.connectTimeoutMs;
-    let last = '';
     for (;;) {
       try {
         return await new Promise<WebSocket>((resolve, reject) => {
-          const ws = new WebSocket(this.opts.coordinator, { perMessageDeflate: false, handshakeTimeout: Math.max(1000, this.opts.connectTimeoutMs), ...(this.opts.tlsCa ? { ca: this.opts.tlsCa } : {}) });
+          const ws = new WebSocket(this.opts.coordinator, {
+            perMessageDeflate: false,
+            handshakeTimeout: Math.max(1000, this.opts.connectTimeoutMs),
+            ...(this.opts.tlsCa ? { ca: this.opts.tlsCa } : {}),
+          });
           ws.once('open', () => {
             ws.removeAllListeners('error');
             resolve(ws);
@@ -116,10 +131,12 @@ export class RankSession {
           ws.once('error', reject);
         });
       } catch (err) {
-        last = (err as Error).message;
+        const last = (err as Error).message;
         // Not worth retrying: a malformed address, or a certificate we do not trust.
-        if (/Invalid URL|invalid url|protocol|certificate|self.signed|SSL|TLS/i.test(last)) throw new RankError(`--coordinator ${this.opts.coordinator}: ${last}`);
-        if (Date.now() + 500 > deadline) throw new RankError(`cannot reach the coordinator at ${this.opts.coordinator} within ${this.opts.connectTimeoutMs} ms: ${last}`);
+        if (/Invalid URL|invalid url|protocol|certificate|self.signed|SSL|TLS/i.test(last))
+          throw new RankError(`--coordinator ${this.opts.coordinator}: ${last}`);
+        if (Date.now() + 500 > deadline)
+          throw new RankError(`cannot reach the coordinator at ${this.opts.coordinator} within ${this.opts.connectTimeoutMs} ms: ${last}`);
         this.log.debug({ err: last }, 'coordinator not reachable yet; retrying');
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -143,8 +160,17 @@ export class RankSession {
         }
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
         this.data = new SyntheticData(spec.inputs, spec.classes, c.samples, c.seed);
-        this.ring = await wireRing({ rank: msg.rank, world: msg.world, runId: msg.runId, ringKey: msg.ringKey, listener: this.listener!, prev: { host: msg.prevHost, port: msg.prevPort }, timeoutMs: c.timeoutMs });
-        for (const link of [this.ring.next, this.ring.prev]) link?.keepalive(this.opts.heartbeatMs ?? HEARTBEAT.intervalMs, this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs);
+        this.ring = await wireRing({
+          rank: msg.rank,
+          world: msg.world,
+          runId: msg.runId,
+          ringKey: msg.ringKey,
+          listener: this.listener!,
+          prev: { host: msg.prevHost, port: msg.prevPort },
+          timeoutMs: c.timeoutMs,
+        });
+        for (const link of [this.ring.next, this.ring.prev])
+          link?.keepalive(this.opts.heartbeatMs ?? HEARTBEAT.intervalMs, this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs);
         this.coll = new Collectives(this.ring, { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs });
         this.send({ type: 'ready', rank: this.rank });
         return;

@@ -10,7 +10,7 @@ export interface InterfaceCounters {
 }
 
 /** The interface that holds `address`, e.g. the local end of a peer connection. */
-export function interfaceFor(address: string): string | null {
+function interfaceFor(address: string): string | null {
   const plain = address.replace(/^::ffff:/, '');
   for (const [name, addrs] of Object.entries(networkInterfaces())) {
     if (addrs?.some((a) => a.address === plain)) return name;

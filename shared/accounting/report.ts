@@ -17,7 +17,7 @@ export interface RankRecord {
   pid: number;
 }
 
-export interface SchemeRow {
+interface SchemeRow {
   scheme: SchemeName;
   title: string;
   world: number;
@@ -47,7 +47,7 @@ export interface Report {
 
 /** Losses of different schemes must agree this closely: fp32 on the wire is exact up to summation order;
  *  bf16 rounds gradients and parameters differently per scheme (bucket vs whole-model reductions). */
-export function lossTolerance(config: RunConfig): number {
+function lossTolerance(config: RunConfig): number {
   return config.wireDtype === 'fp32' ? 1e-5 : 2e-2;
 }
 
@@ -134,8 +134,46 @@ export function formatReport(r: Report): string {
   const c = r.config;
   const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
   const header = [
-    ['', '', '', 'resident B/param', '', 'peak B/param', '', 'sent KiB/rank/step', '', '', '', ...(hasIface ? [''] : []), '', 'step ms', '', 'comm', '', 'final'],
-    ['scheme', 'N', 'params', 'theory', 'measured', 'theory', 'measured', 'theory', 'payload', 'frame', 'TCP', ...(hasIface ? ['iface'] : []), 'xDP', 'total', 'compute', 'exposed', 'overlap', 'loss'],
+    [
+      '',
+      '',
+      '',
+      'resident B/param',
+      '',
+      'peak B/param',
+      '',
+      'sent KiB/rank/step',
+      '',
+      '',
+      '',
+      ...(hasIface ? [''] : []),
+      '',
+      'step ms',
+      '',
+      'comm',
+      '',
+      'final',
+    ],
+    [
+      'scheme',
+      'N',
+      'params',
+      'theory',
+      'measured',
+      'theory',
+      'measured',
+      'theory',
+      'payload',
+      'frame',
+      'TCP',
+      ...(hasIface ? ['iface'] : []),
+      'xDP',
+      'total',
+      'compute',
+      'exposed',
+      'overlap',
+      'loss',
+    ],
   ];
   const rows = r.rows.map((x) => [
     x.title,
@@ -163,6 +201,9 @@ export function formatReport(r: Report): string {
     `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
-  if (z3) notes.push(`ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`);
+  if (z3)
+    notes.push(
+      `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
+    );
   return `${textTable(header, rows)}\n\n${notes.join('\n')}`;
 }

@@ -4,8 +4,7 @@ import { bytesPerElement, type WireDtype } from '../tensor/dtype.js';
 import type { LayoutSizes } from '../training/layout.js';
 import type { SchemeFlags } from '../training/schemes/table.js';
 
-
-export const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
+const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
 
 export interface MemoryTheory {
   bands: { params16: number; grads: number; master: number; m: number; v: number };

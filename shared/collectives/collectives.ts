@@ -58,7 +58,9 @@ export class Collectives {
     const shardLen = paddedLength(buf.length, this.world) / this.world;
     if (shardLen * this.world === buf.length && this.world > 1) {
       const chunks = new Chunks(shardLen, this.opts.chunkBytes, dtypeOf(buf));
-      return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.run(t, chunks, 2 * (this.world - 1), allReducePhase(this.seat(), buf, chunks))));
+      return this.push(
+        await measure(this.ring, 'all-reduce', label, buf, (t) => this.run(t, chunks, 2 * (this.world - 1), allReducePhase(this.seat(), buf, chunks))),
+      );
     }
     const ledger = this.opts.ledger;
     const shard = ledger ? ledger.alloc('comm', dtypeOf(buf), shardLen) : emptyOf(dtypeOf(buf), shardLen);
@@ -109,7 +111,8 @@ export class Collectives {
     const N = this.world;
     const S = paddedLength(input.length, N) / N;
     const dtype = dtypeOf(input);
-    if (dtypeOf(output) !== dtype || output.length !== S) throw new RangeError(`reduce-scatter output must be ${dtype} of ${S} elements, got ${dtypeOf(output)} of ${output.length}`);
+    if (dtypeOf(output) !== dtype || output.length !== S)
+      throw new RangeError(`reduce-scatter output must be ${dtype} of ${S} elements, got ${dtypeOf(output)} of ${output.length}`);
     if (N === 1) {
       if (output !== input) output.set(input as never);
       return Promise.resolve();
@@ -122,7 +125,8 @@ export class Collectives {
     const N = this.world;
     const S = paddedLength(output.length, N) / N;
     const dtype = dtypeOf(output);
-    if (dtypeOf(input) !== dtype || input.length !== S) throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
+    if (dtypeOf(input) !== dtype || input.length !== S)
+      throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
     const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + this.rank * S * input.BYTES_PER_ELEMENT;
     const mine = Math.min(S, output.length - this.rank * S); // the last segments may be cut short, or empty
     if (!aliased && mine > 0) output.set(input.subarray(0, mine) as never, this.rank * S);

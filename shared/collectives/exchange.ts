@@ -14,7 +14,7 @@ import type { Tally } from './record.js';
 export type Sender = (step: number, chunk: number, data: Elems, written?: () => void) => void;
 
 /** Where a frame's payload should be read to, or null for a buffer of its own. */
-export type Destination = (h: ChunkHeader) => Uint8Array | null;
+type Destination = (h: ChunkHeader) => Uint8Array | null;
 
 /** One ring algorithm: its first sends, its handling of each frame, and where payloads land. Steps are its own. */
 export interface Phase {
@@ -23,7 +23,7 @@ export interface Phase {
   destination: Destination;
 }
 
-export class CollectiveError extends Error {
+class CollectiveError extends Error {
   override name = 'CollectiveError';
 }
 
@@ -62,7 +62,9 @@ export function exchange({ ring, coll, tally, timeoutMs, dtype, chunks, steps, p
       else resolve();
     };
     const timer = setTimeout(() => {
-      const e = new CollectiveError(`collective ${coll} on rank ${ring.rank} timed out after ${timeoutMs} ms: ${received}/${expected} frames from rank ${prev.peerRank}, ${unwritten} frames to rank ${next.peerRank} not yet written`);
+      const e = new CollectiveError(
+        `collective ${coll} on rank ${ring.rank} timed out after ${timeoutMs} ms: ${received}/${expected} frames from rank ${prev.peerRank}, ${unwritten} frames to rank ${next.peerRank} not yet written`,
+      );
       finish(e);
       prev.abort(e);
       next.abort(e);
@@ -80,7 +82,8 @@ export function exchange({ ring, coll, tally, timeoutMs, dtype, chunks, steps, p
     // since frames that arrived before this collective started skip the first check.
     const check = (h: ChunkHeader) => {
       if (h.dtype !== dtype) throw new ProtocolError(`frame dtype ${h.dtype}, expected ${dtype}`);
-      if (h.chunk >= chunks.count || h.elements !== chunks.length(h.chunk)) throw new ProtocolError(`frame chunk ${h.chunk} with ${h.elements} elements does not fit a segment of ${chunks.segment}`);
+      if (h.chunk >= chunks.count || h.elements !== chunks.length(h.chunk))
+        throw new ProtocolError(`frame chunk ${h.chunk} with ${h.elements} elements does not fit a segment of ${chunks.segment}`);
       const slot = h.step * chunks.count + h.chunk;
       if (slot >= expected || seen[slot]) throw new ProtocolError(`unexpected or repeated frame: step ${h.step}, chunk ${h.chunk}`);
       return slot;

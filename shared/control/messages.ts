@@ -16,7 +16,7 @@ const rank = int(0);
 const numberRecord = v.record(v.string(), finite);
 
 /** Bytes moved in one direction, all read from real objects. */
-export const TrafficSchema = v.object({
+const TrafficSchema = v.object({
   payload: finite, // tensor data only
   envelope: finite, // msgpack envelopes around that data
   frame: finite, // everything the WebSocket carried (ws headers + envelope + payload + control frames), from the socket
@@ -56,7 +56,6 @@ const MemoryMetricsSchema = v.object({
   arrayBuffersBefore: finite, // process.memoryUsage().arrayBuffers before the scheme allocated
   arrayBuffersPeak: finite, // highest sample while it ran
 });
-export type MemoryMetrics = v.InferOutput<typeof MemoryMetricsSchema>;
 
 const SchemeSummarySchema = v.object({
   scheme,
@@ -68,7 +67,10 @@ const SchemeSummarySchema = v.object({
   socket: v.object({ sent: finite, recv: finite }), // TCP socket bytes over the whole scheme, handshakes included
   iface: v.optional(v.object({ name: text(), tx: finite, rx: finite })), // the kernel's interface counters, when readable
   // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
-  master: v.pipe(binary, v.check((b) => b.byteLength % 4 === 0, 'fp32 bytes (a multiple of 4)')),
+  master: v.pipe(
+    binary,
+    v.check((b) => b.byteLength % 4 === 0, 'fp32 bytes (a multiple of 4)'),
+  ),
 });
 export type SchemeSummary = v.InferOutput<typeof SchemeSummarySchema>;
 
@@ -83,7 +85,16 @@ const ControlMessageSchema = v.variant('type', [
     token: v.optional(text(1024)),
     model: v.optional(v.array(int(1))), // join only a run of this model
   }),
-  v.object({ type: v.literal('assign'), rank, world: int(1), runId: text(64), ringKey: binaryOf(32), prevHost: text(255), prevPort: int(0, 65535), config: RunConfigSchema }),
+  v.object({
+    type: v.literal('assign'),
+    rank,
+    world: int(1),
+    runId: text(64),
+    ringKey: binaryOf(32),
+    prevHost: text(255),
+    prevPort: int(0, 65535),
+    config: RunConfigSchema,
+  }),
   v.object({ type: v.literal('ready'), rank }),
   v.object({ type: v.literal('run'), scheme }),
   v.object({ type: v.literal('step'), rank, scheme, metrics: StepMetricsSchema }),
@@ -99,7 +110,7 @@ export type ControlMessage = v.InferOutput<typeof ControlMessageSchema>;
 const PeerHelloSchema = v.object({ type: v.literal('hello'), rank, runId: text(64), proof: binaryOf(32) });
 export type PeerHello = v.InferOutput<typeof PeerHelloSchema>;
 
-export function validateControl(x: unknown): ControlMessage {
+function validateControl(x: unknown): ControlMessage {
   return parse(ControlMessageSchema, x, 'message');
 }
 

@@ -6,10 +6,9 @@ import { finite, int, issuePath, issueText, parse, text } from './schema.js';
 
 export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
 export type SchemeName = (typeof SCHEMES)[number];
-export const UNITS = ['layer', 'model'] as const;
+const UNITS = ['layer', 'model'] as const;
 export type UnitMode = (typeof UNITS)[number];
-export const COMPUTE_MODES = ['inline', 'thread'] as const;
-export type ComputeMode = (typeof COMPUTE_MODES)[number];
+const COMPUTE_MODES = ['inline', 'thread'] as const;
 
 /** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
 export const MAX_CHUNK_BYTES = 64 << 20;
@@ -83,8 +82,11 @@ const OPTION: Record<string, string> = {
   compute: '--compute',
 };
 
-export function parseSchemes(list: string): SchemeName[] {
-  const parts = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+function parseSchemes(list: string): SchemeName[] {
+  const parts = list
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   if (parts.length === 1 && parts[0] === 'all') return [...SCHEMES];
   const bad = parts.filter((p) => !(SCHEMES as readonly string[]).includes(p));
   if (!parts.length || bad.length) throw new ConfigError(`--scheme: "${list}" is not one of ${SCHEMES.join('|')}|all (or a comma list)`);
@@ -92,7 +94,9 @@ export function parseSchemes(list: string): SchemeName[] {
 }
 
 export function parseWidths(list: string): number[] {
-  const widths = String(list).split(',').map((s) => Number(s.trim()));
+  const widths = String(list)
+    .split(',')
+    .map((s) => Number(s.trim()));
   if (widths.length < 2 || widths.some((w) => !Number.isInteger(w) || w < 1)) {
     throw new ConfigError(`--model: "${list}" must be at least two positive integer layer widths, e.g. 64,256,256,10`);
   }
@@ -136,5 +140,6 @@ export function validateRunConfig(x: unknown): RunConfig {
 /** Checks that need the world size. */
 export function checkWorld(config: RunConfig, world: number): void {
   if (!Number.isInteger(world) || world < 1) throw new ConfigError(`--world: ${world} must be a positive integer`);
-  if (config.batch % world !== 0) throw new ConfigError(`--batch ${config.batch} does not divide evenly over --world ${world} ranks (each rank takes batch/world rows)`);
+  if (config.batch % world !== 0)
+    throw new ConfigError(`--batch ${config.batch} does not divide evenly over --world ${world} ranks (each rank takes batch/world rows)`);
 }

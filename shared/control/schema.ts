@@ -19,7 +19,11 @@ export const text = (max = 4096) => v.pipe(v.string(), v.maxLength(max));
 export const binary = v.custom<Uint8Array>((x) => x instanceof Uint8Array, 'binary data');
 
 /** Binary data of exactly `n` bytes. */
-export const binaryOf = (n: number) => v.pipe(binary, v.check((b) => b.byteLength === n, `${n} bytes`));
+export const binaryOf = (n: number) =>
+  v.pipe(
+    binary,
+    v.check((b) => b.byteLength === n, `${n} bytes`),
+  );
 
 /** Where an issue happened, as `a.b[2].c`. */
 export function issuePath(issue: v.BaseIssue<unknown>): string {
@@ -29,7 +33,7 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
 }
 
 /** A short, safe rendering of a value that failed a check (never the whole of a large input). */
-export function describe(x: unknown): string {
+function describe(x: unknown): string {
   if (x === undefined) return 'nothing';
   if (x instanceof Uint8Array) return `${x.byteLength} bytes of binary`;
   let s: string | undefined;
@@ -46,7 +50,14 @@ export function describe(x: unknown): string {
  *  begin "Invalid"), else what valibot says it expected. */
 function expectation(issue: v.BaseIssue<unknown>): string {
   if (!issue.message.startsWith('Invalid ')) return issue.message;
-  const words: Record<string, string> = { number: 'a number', integer: 'an integer', finite: 'a finite number', string: 'a string', object: 'an object', array: 'an array' };
+  const words: Record<string, string> = {
+    number: 'a number',
+    integer: 'an integer',
+    finite: 'a finite number',
+    string: 'a string',
+    object: 'an object',
+    array: 'an array',
+  };
   return words[issue.type] ?? issue.expected ?? issue.message;
 }
 

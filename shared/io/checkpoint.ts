@@ -24,14 +24,21 @@ export interface CheckpointIndex {
   files: string[]; // relative to the index, in rank order
 }
 
-export const stepDir = (dir: string, scheme: SchemeName, step: number) => join(dir, scheme, `step-${String(step).padStart(8, '0')}`);
-export const rankFile = (rank: number) => `rank-${String(rank).padStart(5, '0')}.safetensors`;
+const stepDir = (dir: string, scheme: SchemeName, step: number) => join(dir, scheme, `step-${String(step).padStart(8, '0')}`);
+const rankFile = (rank: number) => `rank-${String(rank).padStart(5, '0')}.safetensors`;
 
 export async function writeRankShard(dir: string, scheme: SchemeName, rank: number, world: number, s: OptimizerState): Promise<string> {
   const folder = stepDir(dir, scheme, s.step);
   await mkdir(folder, { recursive: true });
   const t = (data: Float32Array): StTensor => ({ dtype: 'F32', shape: [data.length], data });
-  const body = serializeSafetensors(new Map([['master', t(s.master)], ['m', t(s.m)], ['v', t(s.v)]]), { step: String(s.step), rank: String(rank), world: String(world), scheme });
+  const body = serializeSafetensors(
+    new Map([
+      ['master', t(s.master)],
+      ['m', t(s.m)],
+      ['v', t(s.v)],
+    ]),
+    { step: String(s.step), rank: String(rank), world: String(world), scheme },
+  );
   const path = join(folder, rankFile(rank));
   await writeFileAtomic(path, body);
   return path;
@@ -50,7 +57,18 @@ export async function readRankShard(dir: string, scheme: SchemeName, step: numbe
 
 export async function writeIndex(dir: string, config: RunConfig, world: number, scheme: SchemeName, step: number): Promise<string> {
   const sharded = SCHEME_TABLE[scheme].shardOptimizer;
-  const index: CheckpointIndex = { format: 'zerowire-checkpoint-1', scheme, step, world, model: config.model, unit: config.unit, wireDtype: config.wireDtype, seed: config.seed, sharded, files: Array.from({ length: world }, (_, r) => rankFile(r)) };
+  const index: CheckpointIndex = {
+    format: 'zerowire-checkpoint-1',
+    scheme,
+    step,
+    world,
+    model: config.model,
+    unit: config.unit,
+    wireDtype: config.wireDtype,
+    seed: config.seed,
+    sharded,
+    files: Array.from({ length: world }, (_, r) => rankFile(r)),
+  };
   const path = join(stepDir(dir, scheme, step), 'index.json');
   await writeFileAtomic(path, JSON.stringify(index, null, 1));
   return path;
@@ -64,7 +82,10 @@ export async function latestIndex(dir: string, scheme: SchemeName): Promise<Chec
   } catch {
     return null;
   }
-  for (const name of names.filter((n) => /^step-\d+$/.test(n)).sort().reverse()) {
+  for (const name of names
+    .filter((n) => /^step-\d+$/.test(n))
+    .sort()
+    .reverse()) {
     try {
       return JSON.parse(await readFile(join(dir, scheme, name, 'index.json'), 'utf8')) as CheckpointIndex;
     } catch {

@@ -11,7 +11,15 @@ import { toStateDict } from './state-dict.js';
 export async function writeDump(dir: string, config: RunConfig, world: number, finals: Map<SchemeName, Float32Array>): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const spec = new MlpSpec(config.model);
-  const meta = { model: config.model.join(','), world: String(world), seed: String(config.seed), wire_dtype: config.wireDtype, steps: String(config.steps), batch: String(config.batch), lr: String(config.lr) };
+  const meta = {
+    model: config.model.join(','),
+    world: String(world),
+    seed: String(config.seed),
+    wire_dtype: config.wireDtype,
+    steps: String(config.steps),
+    batch: String(config.batch),
+    lr: String(config.lr),
+  };
   const written: string[] = [];
   const put = async (name: string, tensors: Map<string, StTensor>, extra: Record<string, string> = {}) => {
     const path = join(dir, name);

@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 
-export type StDtype = 'F32' | 'BF16' | 'I64' | 'U16' | 'I32' | 'U8';
-export type StData = Float32Array | Uint16Array | BigInt64Array | Int32Array | Uint8Array;
+type StDtype = 'F32' | 'BF16' | 'I64' | 'U16' | 'I32' | 'U8';
+type StData = Float32Array | Uint16Array | BigInt64Array | Int32Array | Uint8Array;
 
 export interface StTensor {
   dtype: StDtype;
@@ -18,12 +18,17 @@ function view(dtype: StDtype, bytes: Uint8Array): StData {
   const own = Uint8Array.prototype.slice.call(bytes); // Buffer#slice would share memory
   const n = own.byteLength / ELEMENT_BYTES[dtype];
   switch (dtype) {
-    case 'F32': return new Float32Array(own.buffer, 0, n);
+    case 'F32':
+      return new Float32Array(own.buffer, 0, n);
     case 'BF16':
-    case 'U16': return new Uint16Array(own.buffer, 0, n);
-    case 'I64': return new BigInt64Array(own.buffer, 0, n);
-    case 'I32': return new Int32Array(own.buffer, 0, n);
-    case 'U8': return own;
+    case 'U16':
+      return new Uint16Array(own.buffer, 0, n);
+    case 'I64':
+      return new BigInt64Array(own.buffer, 0, n);
+    case 'I32':
+      return new Int32Array(own.buffer, 0, n);
+    case 'U8':
+      return own;
   }
 }
 

@@ -17,7 +17,10 @@ export function fromStateDict(spec: MlpSpec, tensors: Map<string, StTensor>, pre
   const flat = new Float32Array(spec.params);
   for (const l of spec.layers) {
     const nw = l.outputs * l.inputs;
-    for (const [name, at, n] of [[`${prefix}layers.${l.index}.weight`, l.offset, nw], [`${prefix}layers.${l.index}.bias`, l.offset + nw, l.outputs]] as const) {
+    for (const [name, at, n] of [
+      [`${prefix}layers.${l.index}.weight`, l.offset, nw],
+      [`${prefix}layers.${l.index}.bias`, l.offset + nw, l.outputs],
+    ] as const) {
       const t = tensors.get(name);
       if (!t) throw new Error(`state dict: missing tensor ${name}`);
       if (t.dtype !== 'F32' || t.data.length !== n) throw new Error(`state dict: ${name} should be F32 with ${n} values, got ${t.dtype} with ${t.data.length}`);

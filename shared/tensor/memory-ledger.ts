@@ -5,11 +5,11 @@ import { emptyOf, type Elems, type WireDtype } from './dtype.js';
 export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v'] as const;
 /** Transient bands that exist only inside a step: a gathered unit (ZeRO-3) and a unit's full gradient before
  *  it is reduce-scattered (ZeRO-2/3). They count toward the peak. */
-export const TRANSIENT_BANDS = ['gathered', 'bucket'] as const;
+const TRANSIENT_BANDS = ['gathered', 'bucket'] as const;
 /** Staging copies made by the collectives themselves; reported on their own, outside the model-state theory. */
-export const COMM_BAND = 'comm' as const;
+const COMM_BAND = 'comm' as const;
 export type Band = (typeof MODEL_BANDS)[number] | (typeof TRANSIENT_BANDS)[number] | typeof COMM_BAND;
-export const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND];
+const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND];
 
 export type BandBytes = Record<Band, number>;
 
@@ -18,7 +18,7 @@ function zeros(): BandBytes {
 }
 
 /** Sum of the bands the theory speaks about: model states plus in-step transients (not comm staging). */
-export function stateBytes(b: BandBytes): number {
+function stateBytes(b: BandBytes): number {
   let s = 0;
   for (const k of MODEL_BANDS) s += b[k];
   for (const k of TRANSIENT_BANDS) s += b[k];

@@ -25,7 +25,11 @@ const sleb = (v: number): number[] => {
   }
 };
 const vec = (bytes: number[]): number[] => [...uleb(bytes.length), ...bytes];
-const splat32 = (v: number): number[] => [0xfd, 0x0c, ...Array.from({ length: 4 }, () => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff]).flat()];
+const splat32 = (v: number): number[] => [
+  0xfd,
+  0x0c,
+  ...Array.from({ length: 4 }, () => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff]).flat(),
+];
 
 // The instructions used, by name. Every kernel takes (i32 $dst, i32 $src, i32 $n) with $n in elements.
 const get = (i: number) => [0x20, i];
@@ -61,23 +65,48 @@ const END = 3; // i32 local: where $dst stops
 const X = 4; // v128 locals: the lanes being rounded, then the constants of the rounding (set once per call)
 const [C1, C7FFF, C40] = [5, 6, 7];
 const HI = 8; // v128 local: x >> 16 of the lanes being rounded
-const CONSTANTS: [number, number][] = [[C1, 1], [C7FFF, 0x7fff], [C40, 0x40]];
+const CONSTANTS: [number, number][] = [
+  [C1, 1],
+  [C7FFF, 0x7fff],
+  [C40, 0x40],
+];
 
 /** Loop while $dst < $end (`setEnd` computes it): body; then $dst += dstStep; $src += srcStep. */
 function stepLoop(setEnd: number[], dstStep: number, srcStep: number, body: number[]): number[] {
   return [
     ...setEnd,
-    ...op.block, ...op.loop,
-    ...get(DST), ...get(END), ...op.i32GeU, ...op.brIfOut,
+    ...op.block,
+    ...op.loop,
+    ...get(DST),
+    ...get(END),
+    ...op.i32GeU,
+    ...op.brIfOut,
     ...body,
-    ...get(DST), ...i32(dstStep), ...op.i32Add, ...set(DST),
-    ...get(SRC), ...i32(srcStep), ...op.i32Add, ...set(SRC),
-    ...op.brLoop, ...op.end, ...op.end,
+    ...get(DST),
+    ...i32(dstStep),
+    ...op.i32Add,
+    ...set(DST),
+    ...get(SRC),
+    ...i32(srcStep),
+    ...op.i32Add,
+    ...set(SRC),
+    ...op.brLoop,
+    ...op.end,
+    ...op.end,
   ];
 }
 
 /** $end = $dst + ($n & mask) * dstBytes (the elements a loop covers, in $dst's bytes). */
-const endAt = (mask: number, dstBytes: number) => [...get(DST), ...get(N), ...i32(mask), ...op.i32And, ...i32(dstBytes), ...op.i32Mul, ...op.i32Add, ...set(END)];
+const endAt = (mask: number, dstBytes: number) => [
+  ...get(DST),
+  ...get(N),
+  ...i32(mask),
+  ...op.i32And,
+  ...i32(dstBytes),
+  ...op.i32Mul,
+  ...op.i32Add,
+  ...set(END),
+];
 
 /**
  * A kernel over $n elements, `perStep` of them per `lanes` (whose arguments are byte offsets from $dst and
@@ -89,7 +118,12 @@ function kernel(perStep: number, dstBytes: number, srcBytes: number, lanes: (dst
   const [d, s] = [perStep * dstBytes, perStep * srcBytes];
   return [
     ...prologue,
-    ...stepLoop(endAt(-4 * perStep, dstBytes), 4 * d, 4 * s, [0, 1, 2, 3].flatMap((k) => lanes(k * d, k * s))),
+    ...stepLoop(
+      endAt(-4 * perStep, dstBytes),
+      4 * d,
+      4 * s,
+      [0, 1, 2, 3].flatMap((k) => lanes(k * d, k * s)),
+    ),
     ...stepLoop(endAt(4 * perStep - 1, dstBytes), d, s, lanes(0, 0)),
   ];
 }
@@ -97,13 +131,28 @@ function kernel(perStep: number, dstBytes: number, srcBytes: number, lanes: (dst
 /** bf16 bits of the four fp32 lanes on the stack, round to nearest even, NaN kept quiet (as bf16.ts). */
 const roundToBf16 = [
   ...set(X),
-  ...get(X), ...i32(16), ...op.shrU, ...set(HI), // x >> 16
+  ...get(X),
+  ...i32(16),
+  ...op.shrU,
+  ...set(HI), // x >> 16
   // NaN: (x >> 16) | 0x40
-  ...get(HI), ...get(C40), ...op.or,
+  ...get(HI),
+  ...get(C40),
+  ...op.or,
   // otherwise: (x + 0x7fff + ((x >> 16) & 1)) >> 16, wrapping like the JavaScript reference
-  ...get(X), ...get(HI), ...get(C1), ...op.and, ...op.add32, ...get(C7FFF), ...op.add32, ...i32(16), ...op.shrU,
+  ...get(X),
+  ...get(HI),
+  ...get(C1),
+  ...op.and,
+  ...op.add32,
+  ...get(C7FFF),
+  ...op.add32,
+  ...i32(16),
+  ...op.shrU,
   // which one: x != x (NaN)
-  ...get(X), ...get(X), ...op.neF32,
+  ...get(X),
+  ...get(X),
+  ...op.neF32,
   ...op.bitselect,
 ];
 const roundingConstants = CONSTANTS.flatMap(([local, v]) => [...splat32(v), ...set(local)]);
@@ -116,12 +165,25 @@ const KERNELS: Record<string, number[]> = {
   add: kernel(4, 4, 4, (d, s) => [...get(DST), ...get(DST), ...op.loadAt(d), ...get(SRC), ...op.loadAt(s), ...op.addF32, ...op.storeAt(d)]),
   // dst[i] = bf16(fp32(dst[i]) + fp32(src[i])) for bf16 dst and src, 8 per step: one hop of a bf16
   // reduce-scatter in one pass (the sum in fp32, rounded once), with no fp32 accumulator in memory
-  addBf16: kernel(8, 2, 2, (d, s) => [
-    ...get(DST),
-    ...widened(DST, d), ...widened(SRC, s), ...op.addF32, ...roundToBf16,
-    ...widened(DST, d + 8), ...widened(SRC, s + 8), ...op.addF32, ...roundToBf16,
-    ...op.narrowU, ...op.storeAt(d),
-  ], roundingConstants),
+  addBf16: kernel(
+    8,
+    2,
+    2,
+    (d, s) => [
+      ...get(DST),
+      ...widened(DST, d),
+      ...widened(SRC, s),
+      ...op.addF32,
+      ...roundToBf16,
+      ...widened(DST, d + 8),
+      ...widened(SRC, s + 8),
+      ...op.addF32,
+      ...roundToBf16,
+      ...op.narrowU,
+      ...op.storeAt(d),
+    ],
+    roundingConstants,
+  ),
 };
 
 function assemble(): Uint8Array {
@@ -130,7 +192,14 @@ function assemble(): Uint8Array {
   const name = (s: string) => vec([...Buffer.from(s, 'ascii')]);
   const locals = [0x02, 0x01, 0x7f, 0x05, 0x7b]; // one i32 ($end), five v128 ($x, the constants, $hi)
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00, // "\0asm", version 1
     ...section(1, [0x01, 0x60, 0x03, 0x7f, 0x7f, 0x7f, 0x00]), // one type: (i32 i32 i32) -> ()
     ...section(2, [0x01, ...name('e'), ...name('m'), 0x02, 0x00, 0x01]), // import memory "e" "m", >= 1 page
     ...section(3, [names.length, ...names.map(() => 0x00)]),

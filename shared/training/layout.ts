@@ -71,7 +71,14 @@ export class ShardLayout {
 
   /** The sizes the theory needs. */
   sizes(): LayoutSizes {
-    return { params: this.params, paddedTotal: this.paddedTotal, shardTotal: this.shardTotal, maxUnitPadded: this.maxUnitPadded, unitPadded: this.units.map((u) => u.padded), world: this.world };
+    return {
+      params: this.params,
+      paddedTotal: this.paddedTotal,
+      shardTotal: this.shardTotal,
+      maxUnitPadded: this.maxUnitPadded,
+      unitPadded: this.units.map((u) => u.padded),
+      world: this.world,
+    };
   }
 
   /** Unpadded flat vector -> padded full layout. */

@@ -146,7 +146,8 @@ export class FrameReader {
       if (avail < head + len) return false;
       const env = decodeChunkEnvelope(s.subarray(at + head, at + head + len));
       if (env) {
-        if (env.payloadBytes + ENVELOPE_BYTES > this.maxMessage) throw new ProtocolError(`data frame of ${env.payloadBytes} bytes exceeds the limit of ${this.maxMessage}`);
+        if (env.payloadBytes + ENVELOPE_BYTES > this.maxMessage)
+          throw new ProtocolError(`data frame of ${env.payloadBytes} bytes exceeds the limit of ${this.maxMessage}`);
         this.start += head + len;
         const dest = this.sink.destination(env.header, env.payloadBytes) ?? new Uint8Array(env.payloadBytes);
         if (dest.byteLength !== env.payloadBytes) throw new Error(`destination of ${dest.byteLength} bytes for a payload of ${env.payloadBytes}`);
@@ -158,7 +159,8 @@ export class FrameReader {
     this.start += head;
     if (opcode === OP.binary) this.message = { kind: 'generic', parts: [], bytes: 0 };
     const m = this.message!;
-    if (m.kind === 'chunk' && m.filled + len > m.dest.byteLength) throw new ProtocolError(`data frame: payload longer than the ${m.dest.byteLength} bytes its envelope announced`);
+    if (m.kind === 'chunk' && m.filled + len > m.dest.byteLength)
+      throw new ProtocolError(`data frame: payload longer than the ${m.dest.byteLength} bytes its envelope announced`);
     if (m.kind === 'generic' && m.bytes + len > this.maxMessage) throw new ProtocolError(`message exceeds the limit of ${this.maxMessage} bytes`);
     this.frameLeft = len;
     this.frameFin = fin;

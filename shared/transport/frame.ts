@@ -66,7 +66,8 @@ export function decodeChunkEnvelope(e: Uint8Array): { header: ChunkHeader; paylo
   const [coll, step, chunk, code, elements] = fields;
   const dtype = CODE_DTYPE[code];
   if (dtype === undefined) throw new ProtocolError(`data frame: unknown dtype code ${code}`);
-  if (payloadBytes !== elements * bytesPerElement(dtype)) throw new ProtocolError(`data frame: payload has ${payloadBytes} bytes, header says ${elements} ${dtype} elements`);
+  if (payloadBytes !== elements * bytesPerElement(dtype))
+    throw new ProtocolError(`data frame: payload has ${payloadBytes} bytes, header says ${elements} ${dtype} elements`);
   return { header: { coll, step, chunk, dtype, elements }, payloadBytes };
 }
 

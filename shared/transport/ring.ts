@@ -9,7 +9,7 @@ import { closeReason } from './close-reason.js';
 import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../control/messages.js';
 import { MAX_CHUNK_BYTES } from '../control/run-config.js';
 
-export const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
+const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
 
 export interface PeerAddress {
   host: string;
@@ -117,7 +117,7 @@ export async function dialPeer(addr: PeerAddress, self: number, peer: number, ru
   try {
     client = await RingClient.connect(addr.host, addr.port, MAX_PEER_MESSAGE, timeoutMs);
   } catch (err) {
-    throw new Error(`cannot reach rank ${peer} at ${where}: ${(err as Error).message}`);
+    throw new Error(`cannot reach rank ${peer} at ${where}: ${(err as Error).message}`, { cause: err });
   }
   client.sendMessage(encodeMessage({ type: 'hello', rank: self, runId, proof: helloProof(ringKey, runId, self) }));
   return new PeerChannel(new ClientTransport(client), peer, `link from rank ${peer} (${where})`);
@@ -139,11 +139,22 @@ export class Ring {
   }
 }
 
-export async function wireRing(opts: { rank: number; world: number; runId: string; ringKey: Uint8Array; listener: PeerListener; prev: PeerAddress; timeoutMs: number }): Promise<Ring> {
+export async function wireRing(opts: {
+  rank: number;
+  world: number;
+  runId: string;
+  ringKey: Uint8Array;
+  listener: PeerListener;
+  prev: PeerAddress;
+  timeoutMs: number;
+}): Promise<Ring> {
   const { rank, world, runId, ringKey, listener } = opts;
   if (world === 1) return new Ring(rank, world, null, null);
   const nextRank = (rank + 1) % world;
   const prevRank = (rank - 1 + world) % world;
-  const [next, prev] = await Promise.all([listener.expect(nextRank, runId, ringKey, opts.timeoutMs), dialPeer(opts.prev, rank, prevRank, runId, ringKey, opts.timeoutMs)]);
+  const [next, prev] = await Promise.all([
+    listener.expect(nextRank, runId, ringKey, opts.timeoutMs),
+    dialPeer(opts.prev, rank, prevRank, runId, ringKey, opts.timeoutMs),
+  ]);
   return new Ring(rank, world, next, prev);
 }

@@ -11,8 +11,22 @@ const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 export function upgradeRequest(host: string, port: number): { request: string; accept: string } {
   const key = randomBytes(16).toString('base64');
   const hostHeader = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  const request = ['GET / HTTP/1.1', `Host: ${hostHeader}`, 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Key: ${key}`, 'Sec-WebSocket-Version: 13', '', ''].join('\r\n');
-  return { request, accept: createHash('sha1').update(key + GUID).digest('base64') };
+  const request = [
+    'GET / HTTP/1.1',
+    `Host: ${hostHeader}`,
+    'Upgrade: websocket',
+    'Connection: Upgrade',
+    `Sec-WebSocket-Key: ${key}`,
+    'Sec-WebSocket-Version: 13',
+    '',
+    '',
+  ].join('\r\n');
+  return {
+    request,
+    accept: createHash('sha1')
+      .update(key + GUID)
+      .digest('base64'),
+  };
 }
 
 /** Check the server's response head (status line and headers, without the blank line). */

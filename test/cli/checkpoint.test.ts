@@ -9,7 +9,25 @@ import { eventually, runCli, startCli } from '../helpers/cli.js';
 const dir = mkdtempSync(join(tmpdir(), 'zerowire-ckpt-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const base = (scheme: string, steps: number) => ['local', '--world', '4', '--scheme', scheme, '--model', '24,128,128,6', '--steps', String(steps), '--batch', '16', '--samples', '128', '--lr', '0.01', '--wire-dtype', 'fp32'];
+const base = (scheme: string, steps: number) => [
+  'local',
+  '--world',
+  '4',
+  '--scheme',
+  scheme,
+  '--model',
+  '24,128,128,6',
+  '--steps',
+  String(steps),
+  '--batch',
+  '16',
+  '--samples',
+  '128',
+  '--lr',
+  '0.01',
+  '--wire-dtype',
+  'fp32',
+];
 const tensors = (path: string) => parseSafetensors(readFileSync(path));
 
 describe('checkpoint, interrupt, resume', () => {
@@ -17,7 +35,15 @@ describe('checkpoint, interrupt, resume', () => {
     it(`${scheme}: the resumed run ends with exactly the parameters of an uninterrupted one`, async () => {
       const steps = 40;
       const ck = join(dir, `ck-${scheme}`);
-      const whole = await runCli([...base(scheme, steps), '--dump', join(dir, `whole-${scheme}`), '--checkpoint-every', String(steps), '--checkpoint-dir', join(dir, `final-${scheme}`)]);
+      const whole = await runCli([
+        ...base(scheme, steps),
+        '--dump',
+        join(dir, `whole-${scheme}`),
+        '--checkpoint-every',
+        String(steps),
+        '--checkpoint-dir',
+        join(dir, `final-${scheme}`),
+      ]);
       expect(whole.code).toBe(0);
 
       // A long run, interrupted once its step-3 checkpoint is complete.
@@ -48,7 +74,25 @@ describe('checkpoint, interrupt, resume', () => {
   }
 
   it('refuses to resume with another world size, naming the difference', async () => {
-    const r = await runCli(['local', '--world', '2', '--scheme', 'zero3', '--model', '24,128,128,6', '--steps', '40', '--batch', '16', '--samples', '128', '--wire-dtype', 'fp32', '--resume', join(dir, 'ck-zero3')]);
+    const r = await runCli([
+      'local',
+      '--world',
+      '2',
+      '--scheme',
+      'zero3',
+      '--model',
+      '24,128,128,6',
+      '--steps',
+      '40',
+      '--batch',
+      '16',
+      '--samples',
+      '128',
+      '--wire-dtype',
+      'fp32',
+      '--resume',
+      join(dir, 'ck-zero3'),
+    ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/cannot resume zero3 from its step-\d+ checkpoint: world 4 vs 2/);
   });

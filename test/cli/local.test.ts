@@ -20,7 +20,29 @@ describe('zerowire local --world 4 --scheme all', () => {
   it('runs every scheme in separate processes and reports wire and memory cost that match theory', async () => {
     const out = join(dir, 'report.json');
     const dump = join(dir, 'dump');
-    const r = await runCli(['local', '--world', '4', '--scheme', 'all', '--model', MODEL, '--steps', '6', '--batch', '16', '--samples', '96', '--lr', '0.01', '--wire-dtype', 'fp32', '--out', out, '--dump', dump]);
+    const r = await runCli([
+      'local',
+      '--world',
+      '4',
+      '--scheme',
+      'all',
+      '--model',
+      MODEL,
+      '--steps',
+      '6',
+      '--batch',
+      '16',
+      '--samples',
+      '96',
+      '--lr',
+      '0.01',
+      '--wire-dtype',
+      'fp32',
+      '--out',
+      out,
+      '--dump',
+      dump,
+    ]);
     expect(r.stderr).not.toMatch(/"level":50/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/ZeRO-3/);
@@ -74,7 +96,8 @@ describe('zerowire local --world 4 --scheme all', () => {
       expect(Math.abs(loss - row('dp').losses[t])).toBeLessThanOrEqual(1e-5);
       const g = new Float32Array(spec.params);
       let d: Float32Array | null = dOut;
-      for (const l of [...spec.layers].reverse()) d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, g.subarray(l.offset, l.offset + l.size));
+      for (const l of [...spec.layers].reverse())
+        d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, g.subarray(l.offset, l.offset + l.size));
       adamUpdate(theta, m, v, g, t + 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
     }
     for (const s of ['dp', 'zero1', 'zero2', 'zero3']) {
@@ -85,7 +108,23 @@ describe('zerowire local --world 4 --scheme all', () => {
 
   it('bf16 on the wire: ZeRO-3/DP payload ratio 1.5, half the fp32 bytes', async () => {
     const out = join(dir, 'bf16.json');
-    const r = await runCli(['local', '--world', '4', '--scheme', 'dp,zero3', '--model', MODEL, '--steps', '3', '--batch', '16', '--samples', '64', '--out', out]);
+    const r = await runCli([
+      'local',
+      '--world',
+      '4',
+      '--scheme',
+      'dp,zero3',
+      '--model',
+      MODEL,
+      '--steps',
+      '3',
+      '--batch',
+      '16',
+      '--samples',
+      '64',
+      '--out',
+      out,
+    ]);
     expect(r.code).toBe(0);
     const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
     const [dp, z3] = report.rows;

@@ -8,7 +8,21 @@ import { RankReports } from '../../coordinator/rank-reports.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type SchemeSummary } from '../../shared/control/messages.js';
 import { makeRunConfig } from '../../shared/control/run-config.js';
 
-const config = makeRunConfig({ scheme: 'dp', model: '4,4', steps: 1, batch: 2, lr: 0.01, seed: 0, samples: 8, wireDtype: 'fp32', unit: 'layer', chunkKib: 64, timeout: 5, prefetch: 0, compute: 'inline' });
+const config = makeRunConfig({
+  scheme: 'dp',
+  model: '4,4',
+  steps: 1,
+  batch: 2,
+  lr: 0.01,
+  seed: 0,
+  samples: 8,
+  wireDtype: 'fp32',
+  unit: 'layer',
+  chunkKib: 64,
+  timeout: 5,
+  prefetch: 0,
+  compute: 'inline',
+});
 const join: JoinMessage = { type: 'join', version: PROTOCOL_VERSION, peerPort: 9, hostname: 'h', pid: 1 };
 
 describe('admission', () => {
@@ -19,7 +33,18 @@ describe('admission', () => {
     ['the right token', { ...join, token: 't' }, { ...state, token: 't' }, null],
     ['another protocol version', { ...join, version: 99 }, state, /protocol version 99 is not 1/],
     ['a run already started', join, { ...state, phase: 'running' }, 'refused: the run has already started'],
-    ['a full run', join, { ...state, members: [{ hostname: 'a', pid: 1, from: 'x' }, { hostname: 'b', pid: 1, from: 'x' }] }, 'refused: the run is full (2 ranks)'],
+    [
+      'a full run',
+      join,
+      {
+        ...state,
+        members: [
+          { hostname: 'a', pid: 1, from: 'x' },
+          { hostname: 'b', pid: 1, from: 'x' },
+        ],
+      },
+      'refused: the run is full (2 ranks)',
+    ],
     ['the same process twice', join, { ...state, members: [{ hostname: 'h', pid: 1, from: '1.2.3.4' }] }, /already joined/],
     ['another model', { ...join, model: [4, 8] }, state, 'refused: this rank expects model 4,8, the run trains 4,4'],
   ] as const)('%s', (_, msg, s, expected) => {
@@ -135,7 +160,22 @@ describe('the coordinator, message by message', () => {
     await Promise.all(rs.map((r) => r.next('assign')));
     for (const [i, r] of rs.entries()) r.send({ type: 'ready', rank: i });
     await rs[0].next('run');
-    rs[1].send({ type: 'step', rank: 1, scheme: 'zero3', metrics: { step: 0, loss: 1, stepMs: 1, computeMs: 1, commMs: 0, exposedMs: 0, sent: { payload: 0, envelope: 0, frame: 0 }, recv: { payload: 0, envelope: 0, frame: 0 }, collectives: [] } });
+    rs[1].send({
+      type: 'step',
+      rank: 1,
+      scheme: 'zero3',
+      metrics: {
+        step: 0,
+        loss: 1,
+        stepMs: 1,
+        computeMs: 1,
+        commMs: 0,
+        exposedMs: 0,
+        sent: { payload: 0, envelope: 0, frame: 0 },
+        recv: { payload: 0, envelope: 0, frame: 0 },
+        collectives: [],
+      },
+    });
     await expect(run).rejects.toThrow(/rank 1 \(h, 127\.0\.0\.1, pid 101\) during dp step 0 reported a step of zero3 out of turn/);
     const abort = await rs[0].next('abort');
     expect(abort.type === 'abort' && abort.reason).toMatch(/out of turn/);

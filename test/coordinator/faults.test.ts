@@ -4,7 +4,23 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { alive, eventually, logLines, startCli } from '../helpers/cli.js';
 import { seeded } from '../helpers/seed.js';
 
-const run = (scheme: string) => ['local', '--world', '4', '--scheme', scheme, '--model', '32,256,256,10', '--steps', '400', '--batch', '16', '--samples', '64', '--log-level', 'debug'];
+const run = (scheme: string) => [
+  'local',
+  '--world',
+  '4',
+  '--scheme',
+  scheme,
+  '--model',
+  '32,256,256,10',
+  '--steps',
+  '400',
+  '--batch',
+  '16',
+  '--samples',
+  '64',
+  '--log-level',
+  'debug',
+];
 
 interface Live {
   child: ReturnType<typeof startCli>['child'];
@@ -36,7 +52,12 @@ function start(scheme: string): Live {
 
 /** pid of every rank, by rank id, once all have joined. */
 async function rankPids(live: Live): Promise<Map<number, number>> {
-  const found = () => new Map(logLines(live.stderr()).filter((l) => /^rank \d+ joined$/.test(String(l.msg))).map((l) => [l.rank as number, l.pid as number]));
+  const found = () =>
+    new Map(
+      logLines(live.stderr())
+        .filter((l) => /^rank \d+ joined$/.test(String(l.msg)))
+        .map((l) => [l.rank as number, l.pid as number]),
+    );
   expect(await eventually(() => found().size === 4, 20_000)).toBe(true);
   const pids = found();
   leftovers.push(...pids.values());
@@ -75,7 +96,12 @@ describe(`a rank lost mid-run (seed ${random.seed})`, () => {
       const survivors = [...pids.values()].filter((p) => p !== victim);
       expect(await eventually(() => survivors.every((p) => !alive(p)), Math.max(0, killedAt + 5000 - Date.now()))).toBe(true);
       // Every survivor said why it stopped, and exited with an error (local reports code/signal of each).
-      for (const [rank, pid] of pids) if (pid !== victim) expect(logLines(live.stderr()).some((l) => l.pid === pid && l.level === 50), `rank ${rank} logged an error`).toBe(true);
+      for (const [rank, pid] of pids)
+        if (pid !== victim)
+          expect(
+            logLines(live.stderr()).some((l) => l.pid === pid && l.level === 50),
+            `rank ${rank} logged an error`,
+          ).toBe(true);
     });
   }
 

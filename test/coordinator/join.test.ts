@@ -17,14 +17,36 @@ let stderr = '';
 let port = 0;
 
 beforeAll(async () => {
-  coordinator = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '127.0.0.1', '--model', MODEL, '--steps', '3', '--batch', '8', '--samples', '32', '--scheme', 'dp,zero3'], { ZEROWIRE_TOKEN: TOKEN });
+  coordinator = startCli(
+    [
+      'coordinator',
+      '--world',
+      '2',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--model',
+      MODEL,
+      '--steps',
+      '3',
+      '--batch',
+      '8',
+      '--samples',
+      '32',
+      '--scheme',
+      'dp,zero3',
+    ],
+    { ZEROWIRE_TOKEN: TOKEN },
+  );
   coordinator.child.stderr!.on('data', (d) => (stderr += d));
   expect(await eventually(() => logLines(stderr).some((l) => typeof l.port === 'number'), 10_000)).toBe(true);
   port = logLines(stderr).find((l) => typeof l.port === 'number')!.port as number;
 });
 afterAll(() => coordinator.child.kill('SIGKILL'));
 
-const join = (extra: Record<string, unknown> = {}) => pack({ type: 'join', version: PROTOCOL_VERSION, peerPort: 9, hostname: 'test', pid: 1, token: TOKEN, ...extra });
+const join = (extra: Record<string, unknown> = {}) =>
+  pack({ type: 'join', version: PROTOCOL_VERSION, peerPort: 9, hostname: 'test', pid: 1, token: TOKEN, ...extra });
 
 /** Send one message as a fresh client; resolve with the close code and reason the coordinator gave, or
  *  'admitted' when it kept the connection open (the message was a valid join); we then leave again. */
@@ -59,7 +81,9 @@ describe(`joining a run (seed ${random.seed})`, () => {
 
   it('refuses another protocol version and another model, naming the difference', async () => {
     expect(await sendOnce(join({ version: PROTOCOL_VERSION + 1 }))).toMatchObject({ code: 1008, reason: expect.stringMatching(/protocol version 2 is not 1/) });
-    const r = await runCli(['rank', '--coordinator', `ws://127.0.0.1:${port}`, '--model', '16,64,4', '--connect-timeout', '2'], 20_000, { ZEROWIRE_TOKEN: TOKEN });
+    const r = await runCli(['rank', '--coordinator', `ws://127.0.0.1:${port}`, '--model', '16,64,4', '--connect-timeout', '2'], 20_000, {
+      ZEROWIRE_TOKEN: TOKEN,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/refused: this rank expects model 16,64,4, the run trains 16,32,4/);
   });
@@ -124,7 +148,25 @@ describe(`joining a run (seed ${random.seed})`, () => {
 
 describe('joining late', () => {
   it('a rank that arrives after the run started is refused', async () => {
-    const c = startCli(['coordinator', '--world', '1', '--port', '0', '--host', '127.0.0.1', '--model', '16,32,4', '--steps', '100000', '--batch', '8', '--samples', '32', '--scheme', 'dp']);
+    const c = startCli([
+      'coordinator',
+      '--world',
+      '1',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--model',
+      '16,32,4',
+      '--steps',
+      '100000',
+      '--batch',
+      '8',
+      '--samples',
+      '32',
+      '--scheme',
+      'dp',
+    ]);
     let err = '';
     c.child.stderr!.on('data', (d) => (err += d));
     try {

@@ -13,8 +13,50 @@ describe('wss:// coordinator', () => {
   it('ranks that trust the certificate run; a rank that does not is refused with a clear error', async () => {
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
-    const coord = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '127.0.0.1', '--tls-cert', cert, '--tls-key', key, '--model', '16,32,4', '--steps', '2', '--batch', '8', '--samples', '32', '--scheme', 'zero3']);
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
+    const coord = startCli([
+      'coordinator',
+      '--world',
+      '2',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+      '--model',
+      '16,32,4',
+      '--steps',
+      '2',
+      '--batch',
+      '8',
+      '--samples',
+      '32',
+      '--scheme',
+      'zero3',
+    ]);
     let err = '';
     coord.child.stderr!.on('data', (d) => (err += d));
     try {
@@ -23,7 +65,9 @@ describe('wss:// coordinator', () => {
       const untrusting = await runCli(['rank', '--coordinator', `wss://127.0.0.1:${port}`, '--connect-timeout', '3'], 20_000);
       expect(untrusting.code).toBe(1);
       expect(untrusting.stderr).toMatch(/self.signed certificate|certificate/i);
-      const ranks = await Promise.all([0, 1].map(() => runCli(['rank', '--coordinator', `wss://127.0.0.1:${port}`, '--tls-ca', cert, '--peer-host', '127.0.0.1'], 60_000)));
+      const ranks = await Promise.all(
+        [0, 1].map(() => runCli(['rank', '--coordinator', `wss://127.0.0.1:${port}`, '--tls-ca', cert, '--peer-host', '127.0.0.1'], 60_000)),
+      );
       for (const r of ranks) expect(r.code).toBe(0);
       const done = await coord.done;
       expect(done.code).toBe(0);

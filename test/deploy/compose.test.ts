@@ -40,14 +40,19 @@ function freePort(): Promise<number> {
   });
 }
 
-describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => {  const downs: (() => Promise<unknown>)[] = [];
+describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => {
+  const downs: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
     for (const d of downs) await d().catch(() => undefined);
     rmSync(results, { recursive: true, force: true });
   });
 
   /** Build the image (offline path), bring the compose project up with 4 ranks, and arrange its removal. */
-  async function composeUp(project: string, extra: Record<string, string>, wait: (c: DockerComposeEnvironment) => DockerComposeEnvironment): Promise<StartedDockerComposeEnvironment> {
+  async function composeUp(
+    project: string,
+    extra: Record<string, string>,
+    wait: (c: DockerComposeEnvironment) => DockerComposeEnvironment,
+  ): Promise<StartedDockerComposeEnvironment> {
     execFileSync('bash', [join(repo, 'deploy/offline/prepare.sh')], { stdio: 'inherit' });
     // No registry here for the Ryuk reaper image: the test removes what it started itself (afterAll).
     process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
@@ -90,7 +95,9 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     const { Wait } = await import('testcontainers');
     const project = `zwfault${process.pid}`;
     const env = await composeUp(project, { ZEROWIRE_STEPS: '100000', ZEROWIRE_SCHEME: 'zero3' }, (c) =>
-      c.withDefaultWaitStrategy(Wait.forLogMessage(/assigned; wiring the ring/)).withWaitStrategy(`${project}_coordinator_1`, Wait.forLogMessage(/ZeRO-3 step 1\//)),
+      c
+        .withDefaultWaitStrategy(Wait.forLogMessage(/assigned; wiring the ring/))
+        .withWaitStrategy(`${project}_coordinator_1`, Wait.forLogMessage(/ZeRO-3 step 1\//)),
     );
     const id = (name: string) => env.getContainer(name).getId();
     const coordinator = id(`${project}_coordinator_1`);

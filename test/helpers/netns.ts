@@ -12,5 +12,8 @@ export function netnsAvailable(): { ok: boolean; why: string } {
 
 export function namespaces(): string[] {
   const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
-  return r.stdout.split('\n').map((l) => l.split(' ')[0]).filter(Boolean);
+  return r.stdout
+    .split('\n')
+    .map((l) => l.split(' ')[0])
+    .filter(Boolean);
 }

@@ -44,7 +44,18 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
   try {
     const layouts = ranks.map((_, r) => new ShardLayout(spec, world, r, s.unit));
     computes = ranks.map(() => (s.compute ? s.compute(spec) : new InlineCompute(spec)));
-    const schemes = ranks.map((rk, r) => new SCHEME_CLASSES[scheme]().setup({ layout: layouts[r], coll: rk.coll, ledger: rk.ledger, hyper: s.hyper, dtype: s.dtype, theta0, prefetch: s.prefetch, compute: computes[r] }));
+    const schemes = ranks.map((rk, r) =>
+      new SCHEME_CLASSES[scheme]().setup({
+        layout: layouts[r],
+        coll: rk.coll,
+        ledger: rk.ledger,
+        hyper: s.hyper,
+        dtype: s.dtype,
+        theta0,
+        prefetch: s.prefetch,
+        compute: computes[r],
+      }),
+    );
     const stats: StepStats[][] = ranks.map(() => []);
     const losses: number[] = [];
     for (let t = 0; t < s.steps; t++) {
@@ -77,7 +88,8 @@ export function trainReference(s: TrainSetup): { losses: number[]; final: Float3
     const { loss, dOut } = mlp.loss(acts, b.y);
     const grad = new Float32Array(spec.params);
     let d: Float32Array | null = dOut;
-    for (const l of [...spec.layers].reverse()) d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, grad.subarray(l.offset, l.offset + l.size));
+    for (const l of [...spec.layers].reverse())
+      d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, grad.subarray(l.offset, l.offset + l.size));
     adamUpdate(theta, m, v, grad, t + 1, s.hyper);
     losses.push(loss);
   }

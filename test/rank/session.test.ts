@@ -7,11 +7,29 @@ import { RankSession } from '../../rank/session.js';
 import { decodeControl, encodeMessage, type ControlMessage } from '../../shared/control/messages.js';
 import { makeRunConfig } from '../../shared/control/run-config.js';
 
-const config = makeRunConfig({ scheme: 'dp,zero3', model: '4,8,3', steps: 2, batch: 4, lr: 0.01, seed: 0, samples: 16, wireDtype: 'fp32', unit: 'layer', chunkKib: 64, timeout: 5, prefetch: 0, compute: 'inline' });
+const config = makeRunConfig({
+  scheme: 'dp,zero3',
+  model: '4,8,3',
+  steps: 2,
+  batch: 4,
+  lr: 0.01,
+  seed: 0,
+  samples: 16,
+  wireDtype: 'fp32',
+  unit: 'layer',
+  chunkKib: 64,
+  timeout: 5,
+  prefetch: 0,
+  compute: 'inline',
+});
 const silent = pino({ level: 'silent' });
 
 /** A coordinator that accepts one rank and hands its messages to the test. */
-async function fakeCoordinator(): Promise<{ url: string; rank: Promise<{ ws: WebSocket; inbox: ControlMessage[]; next: (t: ControlMessage['type']) => Promise<ControlMessage> }>; close: () => Promise<void> }> {
+async function fakeCoordinator(): Promise<{
+  url: string;
+  rank: Promise<{ ws: WebSocket; inbox: ControlMessage[]; next: (t: ControlMessage['type']) => Promise<ControlMessage> }>;
+  close: () => Promise<void>;
+}> {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise((r) => server.once('listening', r));
   const rank = new Promise<{ ws: WebSocket; inbox: ControlMessage[]; next: (t: ControlMessage['type']) => Promise<ControlMessage> }>((resolve) =>
@@ -30,14 +48,17 @@ async function fakeCoordinator(): Promise<{ url: string; rank: Promise<{ ws: Web
     }),
   );
   const port = (server.address() as { port: number }).port;
-  return { url: `ws://127.0.0.1:${port}`, rank, close: () => {
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    rank,
+    close: () => {
       for (const c of server.clients) c.terminate();
       return new Promise<void>((r) => server.close(() => r()));
     },
   };
 }
 
-let cleanup: (() => Promise<void>)[] = [];
+const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });

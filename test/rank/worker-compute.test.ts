@@ -8,7 +8,17 @@ import { HYPER, trainDistributed } from '../helpers/train.js';
 
 describe('compute on a worker thread', () => {
   it('ZeRO-3 with prefetch 1: identical losses and parameters to inline compute', async () => {
-    const setup = { widths: [13, 29, 17, 23, 5], steps: 3, batch: 8, samples: 64, seed: 7, dtype: 'fp32' as const, unit: 'layer' as const, hyper: HYPER, prefetch: 1 };
+    const setup = {
+      widths: [13, 29, 17, 23, 5],
+      steps: 3,
+      batch: 8,
+      samples: 64,
+      seed: 7,
+      dtype: 'fp32' as const,
+      unit: 'layer' as const,
+      hyper: HYPER,
+      prefetch: 1,
+    };
     const inline = await trainDistributed(4, 'zero3', setup);
     const threaded = await trainDistributed(4, 'zero3', { ...setup, compute: (spec: MlpSpec) => new WorkerCompute(spec, compiled('rank/compute-thread.ts')) });
     expect(threaded.losses).toEqual(inline.losses);

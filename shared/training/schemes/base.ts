@@ -99,7 +99,11 @@ export class Base {
   /** Continue from a checkpoint: same layout, so the arrays drop straight in. The 16-bit working copy is
    *  rebuilt from the masters as after any update (ZeRO-1/2: an all-gather, outside any step's metrics). */
   async loadOptimizerState(s: OptimizerState): Promise<void> {
-    for (const [name, from, to] of [['master', s.master, this.master], ['m', s.m, this.m], ['v', s.v, this.v]] as const) {
+    for (const [name, from, to] of [
+      ['master', s.master, this.master],
+      ['m', s.m, this.m],
+      ['v', s.v, this.v],
+    ] as const) {
       if (from.length !== to.length) throw new RangeError(`checkpoint ${name} has ${from.length} values, this rank holds ${to.length}`);
       to.set(from);
     }
@@ -141,7 +145,12 @@ export class Base {
       const p = await this.waitFor(this.acquireUnit(u, 'backward'));
       sample();
       g.fill(0);
-      for (const l of [...u.layers].reverse()) await this.compute.backward(l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size), g.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      for (const l of [...u.layers].reverse())
+        await this.compute.backward(
+          l.index,
+          p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
+          g.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
+        );
       this.releaseUnit(p);
       // Pre-divide by N: the sum over ranks is then the gradient of the global mean loss.
       const inv = 1 / layout.world;

@@ -14,7 +14,6 @@ export interface SchemeEntry extends SchemeFlags {
 
 // prettier-ignore
 export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> = {
-  //      title                   shardOptimizer        shardGradients        shardParameters
   dp:    { title: 'DP',     shardOptimizer: false, shardGradients: false, shardParameters: false },
   zero1: { title: 'ZeRO-1', shardOptimizer: true,  shardGradients: false, shardParameters: false },
   zero2: { title: 'ZeRO-2', shardOptimizer: true,  shardGradients: true,  shardParameters: false },

@@ -5,12 +5,33 @@ import { decodeControl, encodeMessage, validateHello, type ControlMessage } from
 import { ConfigError, makeRunConfig, validateRunConfig, type RunOptions } from '../../../shared/control/run-config.js';
 import { ProtocolError } from '../../../shared/control/schema.js';
 
-const options: RunOptions = { scheme: 'all', model: '8,16,4', steps: 3, batch: 8, lr: 0.01, seed: 1, samples: 64, wireDtype: 'fp32', unit: 'layer', chunkKib: 64, timeout: 10, prefetch: 1, compute: 'auto' };
+const options: RunOptions = {
+  scheme: 'all',
+  model: '8,16,4',
+  steps: 3,
+  batch: 8,
+  lr: 0.01,
+  seed: 1,
+  samples: 64,
+  wireDtype: 'fp32',
+  unit: 'layer',
+  chunkKib: 64,
+  timeout: 10,
+  prefetch: 1,
+  compute: 'auto',
+};
 const config = makeRunConfig(options);
 
 describe('control messages', () => {
   it('a run config from options: defaults filled, compute chosen for prefetch, and it survives the wire', () => {
-    expect(config).toMatchObject({ model: [8, 16, 4], schemes: ['dp', 'zero1', 'zero2', 'zero3'], compute: 'thread', chunkBytes: 65536, timeoutMs: 10000, beta1: 0.9 });
+    expect(config).toMatchObject({
+      model: [8, 16, 4],
+      schemes: ['dp', 'zero1', 'zero2', 'zero3'],
+      compute: 'thread',
+      chunkBytes: 65536,
+      timeoutMs: 10000,
+      beta1: 0.9,
+    });
     const assign: ControlMessage = { type: 'assign', rank: 1, world: 2, runId: 'r', ringKey: new Uint8Array(32), prevHost: '127.0.0.1', prevPort: 9, config };
     const back = decodeControl(encodeMessage(assign));
     expect(back).toEqual({ ...assign, ringKey: Buffer.alloc(32) });
@@ -32,8 +53,14 @@ describe('control messages', () => {
     [{ type: 'nope' }, /field "type": expected .*"join".*got "nope"/],
     [{ type: 'join', version: 1, peerPort: 0, hostname: 'h', pid: 1 }, /field "peerPort": expected >=1, got 0/],
     [{ type: 'run', scheme: 'zero4' }, /field "scheme"/],
-    [{ type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(31), prevHost: 'h', prevPort: 1, config }, /field "ringKey": expected 32 bytes, got 31 bytes of binary/],
-    [{ type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(32), prevHost: 'h', prevPort: 1, config: { ...config, schemes: [] } }, /field "config.schemes": expected at least one scheme/],
+    [
+      { type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(31), prevHost: 'h', prevPort: 1, config },
+      /field "ringKey": expected 32 bytes, got 31 bytes of binary/,
+    ],
+    [
+      { type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(32), prevHost: 'h', prevPort: 1, config: { ...config, schemes: [] } },
+      /field "config.schemes": expected at least one scheme/,
+    ],
   ])('%j is refused naming the field', (msg, message) => {
     expect(() => decodeControl(encodeMessage(msg as ControlMessage))).toThrow(ProtocolError);
     expect(() => decodeControl(encodeMessage(msg as ControlMessage))).toThrow(message);

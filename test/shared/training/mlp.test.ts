@@ -27,7 +27,8 @@ function lossAndGrad(theta: Float32Array) {
   const { loss, dOut } = mlp.loss(acts, y);
   const grad = new Float32Array(spec.params);
   let d: Float32Array | null = dOut;
-  for (const l of [...spec.layers].reverse()) d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, grad.subarray(l.offset, l.offset + l.size));
+  for (const l of [...spec.layers].reverse())
+    d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, grad.subarray(l.offset, l.offset + l.size));
   return { loss, grad, acts };
 }
 

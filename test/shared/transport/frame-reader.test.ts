@@ -36,7 +36,7 @@ function feed(stream: Uint8Array, dest: (h: ChunkHeader) => Uint8Array | null, m
   const controls: number[] = [];
   let heads = 0;
   const reader = new FrameReader({ destination: (h) => dest(h), frame: (f) => frames.push(f), control: (op) => controls.push(op) }, 64 << 20, () => heads++);
-  for (let at = 0; at < stream.byteLength; ) {
+  for (let at = 0; at < stream.byteLength;) {
     const buf = reader.readBuffer();
     const n = Math.min(buf.byteLength, stream.byteLength - at, 1 + random.int(maxRead));
     buf.set(stream.subarray(at, at + n));
@@ -62,11 +62,15 @@ describe(`FrameReader (seed ${random.seed})`, () => {
     ]);
     for (const maxRead of [1, 7, 4096, 1 << 20]) {
       const targets = new Map<number, Uint8Array>();
-      const { frames, controls, heads, reader } = feed(stream, (hd) => {
-        const t = new Uint8Array(hd.elements * 4);
-        targets.set(hd.coll, t);
-        return t;
-      }, maxRead);
+      const { frames, controls, heads, reader } = feed(
+        stream,
+        (hd) => {
+          const t = new Uint8Array(hd.elements * 4);
+          targets.set(hd.coll, t);
+          return t;
+        },
+        maxRead,
+      );
       expect(heads).toBe(1);
       expect(controls).toEqual([9]);
       expect(frames.map((f) => f.coll)).toEqual([1, 2, 9, 3]);
@@ -81,7 +85,13 @@ describe(`FrameReader (seed ${random.seed})`, () => {
   it('a payload split over several continuation frames is joined in its destination', () => {
     const payload = randomBytes(40_000);
     const env = encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'bf16', elements: 20_000 }, payload.byteLength);
-    const stream = Buffer.concat([HANDSHAKE, frame(2, env, false), frame(0, payload.subarray(0, 10), false), frame(10, new Uint8Array(0)), frame(0, payload.subarray(10))]);
+    const stream = Buffer.concat([
+      HANDSHAKE,
+      frame(2, env, false),
+      frame(0, payload.subarray(0, 10), false),
+      frame(10, new Uint8Array(0)),
+      frame(0, payload.subarray(10)),
+    ]);
     const { frames, controls } = feed(stream, () => null, 5000);
     expect(controls).toEqual([10]);
     expect(Buffer.from(frames[0].payload).equals(payload)).toBe(true);
@@ -93,8 +103,16 @@ describe(`FrameReader (seed ${random.seed})`, () => {
     ['a text message', frame(1, Buffer.from('x')), /text message/],
     ['an unknown opcode', frame(3, Buffer.from('x')), /opcode 3/],
     ['a continuation outside a message', frame(0, Buffer.from('x')), /continuation/],
-    ['a payload longer than announced', Buffer.concat([frame(2, encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 1 }, 4), false), frame(0, Buffer.alloc(8))]), /longer than/],
-    ['a payload shorter than announced', Buffer.concat([frame(2, encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 2 }, 8), false), frame(0, Buffer.alloc(4))]), /payload has 4 bytes/],
+    [
+      'a payload longer than announced',
+      Buffer.concat([frame(2, encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 1 }, 4), false), frame(0, Buffer.alloc(8))]),
+      /longer than/,
+    ],
+    [
+      'a payload shorter than announced',
+      Buffer.concat([frame(2, encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 2 }, 8), false), frame(0, Buffer.alloc(4))]),
+      /payload has 4 bytes/,
+    ],
     ['a fragmented ping', frame(9, Buffer.from('x'), false), /control frame/],
     ['garbage msgpack', frame(2, Buffer.from([0xc1, 0xc1])), /not msgpack/],
   ];

@@ -50,7 +50,11 @@ describe('peer port', () => {
       for (let i = 0; i < 60; i++) {
         const ws = new WebSocket(`ws://127.0.0.1:${a.port}`);
         const message =
-          i % 3 === 0 ? randomBytes(1 + i) : i % 3 === 1 ? pack({ type: 'hello', rank: 1, runId, proof: randomBytes(32) }) : pack({ type: 'hello', rank: 1, runId: 'other', proof: helloProof(key, 'other', 1) });
+          i % 3 === 0
+            ? randomBytes(1 + i)
+            : i % 3 === 1
+              ? pack({ type: 'hello', rank: 1, runId, proof: randomBytes(32) })
+              : pack({ type: 'hello', rank: 1, runId: 'other', proof: helloProof(key, 'other', 1) });
         ws.on('open', () => ws.send(message));
         ws.on('error', () => undefined);
         strangers.push(closed(ws));
@@ -110,14 +114,22 @@ describe('malformed frames inside an established link', () => {
     ['a wrong step', (c) => c.send({ coll: 0, step: 5, chunk: 0, dtype: 'fp32', elements: 4 }, f32(4)), /unexpected or repeated frame: step 5/],
     ['a wrong chunk', (c) => c.send({ coll: 0, step: 0, chunk: 9, dtype: 'fp32', elements: 4 }, f32(4)), /frame chunk 9/],
     ['a wrong dtype', (c) => c.send({ coll: 0, step: 0, chunk: 0, dtype: 'bf16', elements: 4 }, new Uint8Array(8)), /frame dtype bf16, expected fp32/],
-    ['a length that does not match the header', (c, raw) => {
-      raw.send(encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 4 }, 12), { fin: false });
-      raw.send(f32(3), { fin: true });
-    }, /data frame/],
-    ['a repeated frame', (c) => {
-      c.send({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 4 }, f32(4));
-      c.send({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 4 }, f32(4));
-    }, /unexpected or repeated frame|collective 0, which has already finished/],
+    [
+      'a length that does not match the header',
+      (c, raw) => {
+        raw.send(encodeChunkEnvelope({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 4 }, 12), { fin: false });
+        raw.send(f32(3), { fin: true });
+      },
+      /data frame/,
+    ],
+    [
+      'a repeated frame',
+      (c) => {
+        c.send({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 4 }, f32(4));
+        c.send({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 4 }, f32(4));
+      },
+      /unexpected or repeated frame|collective 0, which has already finished/,
+    ],
   ];
   for (const [name, inject, why] of cases) {
     it(`${name}: the collective fails with a clear error and the link is closed`, async () => {
@@ -136,7 +148,7 @@ describe('malformed frames inside an established link', () => {
 });
 
 describe('a collective that fails in the middle of a payload', () => {
-  it('leaves the caller\'s buffer alone afterwards, even while a large payload was being read straight into it', async () => {
+  it("leaves the caller's buffer alone afterwards, even while a large payload was being read straight into it", async () => {
     const { victim, raw, close } = await victimRing(64 << 10, 300);
     try {
       const S = 16384; // one 64 KiB chunk per segment: read in place, into the caller's output

@@ -1,0 +1,15 @@
+// Lint: typescript-eslint's recommended rules, type-aware where it catches real bugs (promises left
+// floating or misused), for the code and the tests alike.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config({ ignores: ['dist/', 'node_modules/', 'deploy/offline/npm-cache/'] }, js.configs.recommended, ...tseslint.configs.recommended, {
+  files: ['**/*.ts'],
+  languageOptions: { parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname } },
+  rules: {
+    '@typescript-eslint/no-floating-promises': 'error',
+    '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+    '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    '@typescript-eslint/no-namespace': ['error', { allowDeclarations: true }],
+  },
+});

@@ -1,0 +1,105 @@
+// The operations a model is made of, each a plain function over flat fp32 arrays (the forward and, where
+// it has one, the backward of a Linear layer, GELU, and softmax cross-entropy). They know nothing about
+// layers, units or ranks.
+
+// erf with |relative error| < 1.2e-7 (Numerical Recipes' Chebyshev fit of erfc); exact enough for fp32.
+function erf(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return x >= 0 ? 1 - r : r - 1;
+}
+
+const INV_SQRT2 = Math.SQRT1_2;
+const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
+
+/** out = x W^T + b for `rows` rows; W is (outputs, inputs) row-major. */
+export function linearForward(x: Float32Array, w: Float32Array, b: Float32Array, rows: number, inputs: number, outputs: number, out: Float32Array): void {
+  for (let r = 0; r < rows; r++) {
+    const xo = r * inputs;
+    for (let o = 0; o < outputs; o++) {
+      const wo = o * inputs;
+      let s = 0;
+      for (let i = 0; i < inputs; i++) s += x[xo + i] * w[wo + i];
+      out[r * outputs + o] = s + b[o];
+    }
+  }
+}
+
+/** Given dOut (rows, outputs): gw += dOut^T x, gb += sum of dOut rows, and (if dx) dx = dOut W. */
+export function linearBackward(
+  x: Float32Array,
+  w: Float32Array,
+  dOut: Float32Array,
+  rows: number,
+  inputs: number,
+  outputs: number,
+  gw: Float32Array,
+  gb: Float32Array,
+  dx: Float32Array | null,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const xo = r * inputs;
+    for (let o = 0; o < outputs; o++) {
+      const g = dOut[r * outputs + o];
+      if (g === 0) continue;
+      gb[o] += g;
+      const wo = o * inputs;
+      for (let i = 0; i < inputs; i++) gw[wo + i] += g * x[xo + i];
+    }
+  }
+  if (!dx) return;
+  dx.fill(0);
+  for (let r = 0; r < rows; r++) {
+    const xo = r * inputs;
+    for (let o = 0; o < outputs; o++) {
+      const g = dOut[r * outputs + o];
+      if (g === 0) continue;
+      const wo = o * inputs;
+      for (let i = 0; i < inputs; i++) dx[xo + i] += g * w[wo + i];
+    }
+  }
+}
+
+export function gelu(pre: Float32Array, out: Float32Array): void {
+  for (let i = 0; i < pre.length; i++) {
+    const v = pre[i];
+    out[i] = 0.5 * v * (1 + erf(v * INV_SQRT2));
+  }
+}
+
+/** d(gelu)/d(pre) applied to the incoming gradient, in place: g *= Phi(x) + x phi(x). */
+export function geluBackward(pre: Float32Array, g: Float32Array): void {
+  for (let i = 0; i < pre.length; i++) {
+    const v = pre[i];
+    g[i] *= 0.5 * (1 + erf(v * INV_SQRT2)) + v * INV_SQRT_2PI * Math.exp(-0.5 * v * v);
+  }
+}
+
+/** Mean softmax cross-entropy over rows, and its gradient with respect to the logits. */
+export function crossEntropy(logits: Float32Array, labels: Int32Array, rows: number, classes: number, dLogits: Float32Array): number {
+  let total = 0;
+  for (let r = 0; r < rows; r++) {
+    const o = r * classes;
+    let max = -Infinity;
+    for (let c = 0; c < classes; c++) max = Math.max(max, logits[o + c]);
+    let sum = 0;
+    for (let c = 0; c < classes; c++) sum += Math.exp(logits[o + c] - max);
+    const logSum = Math.log(sum) + max;
+    const y = labels[r];
+    if (!(y >= 0 && y < classes)) throw new RangeError(`label ${y} at row ${r} is not a class in 0..${classes - 1}`);
+    total += logSum - logits[o + y];
+    for (let c = 0; c < classes; c++) dLogits[o + c] = (Math.exp(logits[o + c] - logSum) - (c === y ? 1 : 0)) / rows;
+  }
+  return total / rows;
+}
