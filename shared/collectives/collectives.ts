@@ -104,7 +104,7 @@ export class Collectives {
   }
 
   private run(tally: Tally, chunks: Chunks, steps: number, phase: Phase): Promise<void> {
-    return exchange({ ring: this.ring, coll: this.seq++, tally, timeoutMs: this.opts.timeoutMs, dtype: chunks.dtype, chunks, steps, phase });
+    return exchange({ ring: this.ring, coll: this.seq++, tally, timeoutMs: this.opts.timeoutMs, chunks, steps, phase });
   }
 
   private rs(tally: Tally, input: Elems, output: Elems): Promise<void> {

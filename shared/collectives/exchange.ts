@@ -3,7 +3,7 @@
 // all-gather.ts, all-reduce.ts) only say what to send first, what to do with each frame that arrives, and
 // where an arriving payload should land.
 import { ProtocolError } from '../control/schema.js';
-import { bytesOf, type Elems, type WireDtype } from '../tensor/dtype.js';
+import { bytesOf, type Elems } from '../tensor/dtype.js';
 import type { PeerChannel } from '../transport/channel.js';
 import type { ChunkFrame, ChunkHeader } from '../transport/frame.js';
 import type { Ring } from '../transport/ring.js';
@@ -32,8 +32,7 @@ export interface Exchange {
   coll: number; // sequence number of the collective on this ring
   tally: Tally;
   timeoutMs: number;
-  dtype: WireDtype;
-  chunks: Chunks;
+  chunks: Chunks; // and the dtype of every frame
   steps: number; // ring steps: every chunk of every step arrives exactly once
   phase: Phase;
 }
@@ -42,7 +41,8 @@ export interface Exchange {
  * Run one collective's frame exchange. It ends only when every frame has been received and every frame this
  * rank sent has been written to the socket, so callers may reuse their buffers as soon as it resolves.
  */
-export function exchange({ ring, coll, tally, timeoutMs, dtype, chunks, steps, phase }: Exchange): Promise<void> {
+export function exchange({ ring, coll, tally, timeoutMs, chunks, steps, phase }: Exchange): Promise<void> {
+  const dtype = chunks.dtype;
   const next = ring.next as PeerChannel;
   const prev = ring.prev as PeerChannel;
   const expected = steps * chunks.count;

@@ -6,23 +6,9 @@ import { joinRefusal, type AdmissionState, type JoinMessage } from '../../coordi
 import { Coordinator, type CoordinatorOptions } from '../../coordinator/coordinator.js';
 import { RankReports } from '../../coordinator/rank-reports.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type SchemeSummary } from '../../shared/control/messages.js';
-import { makeRunConfig } from '../../shared/control/run-config.js';
+import { smallConfig } from '../helpers/config.js';
 
-const config = makeRunConfig({
-  scheme: 'dp',
-  model: '4,4',
-  steps: 1,
-  batch: 2,
-  lr: 0.01,
-  seed: 0,
-  samples: 8,
-  wireDtype: 'fp32',
-  unit: 'layer',
-  chunkKib: 64,
-  timeout: 5,
-  prefetch: 0,
-  compute: 'inline',
-});
+const config = smallConfig();
 const join: JoinMessage = { type: 'join', version: PROTOCOL_VERSION, peerPort: 9, hostname: 'h', pid: 1 };
 
 describe('admission', () => {

@@ -5,23 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { RankSession } from '../../rank/session.js';
 import { decodeControl, encodeMessage, type ControlMessage } from '../../shared/control/messages.js';
-import { makeRunConfig } from '../../shared/control/run-config.js';
+import { smallConfig } from '../helpers/config.js';
 
-const config = makeRunConfig({
-  scheme: 'dp,zero3',
-  model: '4,8,3',
-  steps: 2,
-  batch: 4,
-  lr: 0.01,
-  seed: 0,
-  samples: 16,
-  wireDtype: 'fp32',
-  unit: 'layer',
-  chunkKib: 64,
-  timeout: 5,
-  prefetch: 0,
-  compute: 'inline',
-});
+const config = smallConfig({ scheme: 'dp,zero3', model: '4,8,3', steps: 2, batch: 4, samples: 16 });
 const silent = pino({ level: 'silent' });
 
 /** A coordinator that accepts one rank and hands its messages to the test. */

@@ -4,18 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { decodeControl, encodeMessage, validateHello, type ControlMessage } from '../../../shared/control/messages.js';
 import { ConfigError, makeRunConfig, validateRunConfig, type RunOptions } from '../../../shared/control/run-config.js';
 import { ProtocolError } from '../../../shared/control/schema.js';
+import { SMALL_OPTIONS } from '../../helpers/config.js';
 
 const options: RunOptions = {
+  ...SMALL_OPTIONS,
   scheme: 'all',
   model: '8,16,4',
   steps: 3,
   batch: 8,
-  lr: 0.01,
   seed: 1,
   samples: 64,
-  wireDtype: 'fp32',
-  unit: 'layer',
-  chunkKib: 64,
   timeout: 10,
   prefetch: 1,
   compute: 'auto',
