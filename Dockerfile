@@ -17,12 +17,14 @@ COPY deploy/offline/ deploy/offline/
 # --ignore-scripts: the `node` devDependency would download a second Node binary; the image has its own.
 RUN npm ci --ignore-scripts --no-audit --no-fund ${NPM_FLAGS}
 COPY tsconfig.json ./
+COPY scripts/ scripts/
 COPY shared/ shared/
 COPY coordinator/ coordinator/
 COPY rank/ rank/
 COPY cli/ cli/
 COPY bench/ bench/
-RUN node node_modules/typescript/bin/tsc -p tsconfig.json \
+RUN node scripts/assemble-wasm.mjs \
+ && node node_modules/typescript/bin/tsc -p tsconfig.json \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund ${NPM_FLAGS}
 
 FROM ${NODE_IMAGE}

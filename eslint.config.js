@@ -3,13 +3,19 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config({ ignores: ['dist/', 'node_modules/', 'deploy/offline/npm-cache/'] }, js.configs.recommended, ...tseslint.configs.recommended, {
-  files: ['**/*.ts'],
-  languageOptions: { parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname } },
-  rules: {
-    '@typescript-eslint/no-floating-promises': 'error',
-    '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
-    '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
-    '@typescript-eslint/no-namespace': ['error', { allowDeclarations: true }],
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'deploy/offline/npm-cache/', 'shared/tensor/wasm/modules.generated.ts'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { Buffer: 'readonly', console: 'readonly', process: 'readonly' } } },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-namespace': ['error', { allowDeclarations: true }],
+    },
   },
-});
+);

@@ -1,8 +1,9 @@
-// The few WebAssembly JavaScript API types that simd-kernels.ts uses (TypeScript ships them only in lib.dom).
+// The few WebAssembly JavaScript API types the kernels use (TypeScript ships them only in lib.dom).
 declare namespace WebAssembly {
   class Memory {
     constructor(descriptor: { initial: number; maximum?: number });
     readonly buffer: ArrayBuffer;
+    grow(pages: number): number;
   }
   class Module {
     constructor(bytes: Uint8Array);
