@@ -1,6 +1,7 @@
 // Compute on a worker thread: while it runs a layer, the rank's event loop keeps serving the ring.
 import { Worker } from 'node:worker_threads';
 import type { Compute, ComputeReply, ComputeRequest } from '../shared/training/compute.js';
+import type { Elems } from '../shared/tensor/dtype.js';
 import type { MlpSpec } from '../shared/training/mlp.js';
 
 export class WorkerCompute implements Compute {
@@ -43,7 +44,7 @@ export class WorkerCompute implements Compute {
     await this.call({ op: 'start', x: copy, rows }, [copy.buffer]);
   }
 
-  async forward(layer: number, params: Float32Array): Promise<void> {
+  async forward(layer: number, params: Elems): Promise<void> {
     const copy = params.slice();
     await this.call({ op: 'forward', layer, params: copy }, [copy.buffer]);
   }
@@ -54,7 +55,7 @@ export class WorkerCompute implements Compute {
     return r.ok ? r.loss! : NaN;
   }
 
-  async backward(layer: number, params: Float32Array, grad: Float32Array): Promise<void> {
+  async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
     const copy = params.slice();
     const r = await this.call({ op: 'backward', layer, params: copy }, [copy.buffer]);
     if (r.ok) grad.set(r.grad!);

@@ -2,30 +2,31 @@
 // time and gets gradients back; activations stay with the compute. Inline runs on the calling thread;
 // a worker thread (rank/compute-thread.ts) leaves the event loop free to move ring frames meanwhile,
 // which is what lets ZeRO-3 prefetch overlap communication with compute.
-import { Mlp, type Activations, type MlpSpec } from './mlp.js';
+import type { Elems } from '../tensor/dtype.js';
+import { Mlp, type MlpSpec } from './mlp.js';
 
 export interface Compute {
   start(x: Float32Array, rows: number): Promise<void>;
-  forward(layer: number, params: Float32Array): Promise<void>;
+  /** `params`: the layer's weight then bias, fp32 or bf16 bits (widened inside the compute). */
+  forward(layer: number, params: Elems): Promise<void>;
   loss(labels: Int32Array): Promise<number>;
   /** Fills `grad` (the layer's size) with the layer's parameter gradient. */
-  backward(layer: number, params: Float32Array, grad: Float32Array): Promise<void>;
+  backward(layer: number, params: Elems, grad: Float32Array): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Requests and replies between a rank and its compute thread. */
 export type ComputeRequest =
   | { op: 'start'; x: Float32Array; rows: number }
-  | { op: 'forward'; layer: number; params: Float32Array }
+  | { op: 'forward'; layer: number; params: Elems }
   | { op: 'loss'; labels: Int32Array }
-  | { op: 'backward'; layer: number; params: Float32Array };
+  | { op: 'backward'; layer: number; params: Elems };
 export type ComputeReply = { ok: true; loss?: number; grad?: Float32Array } | { ok: false; error: string };
 
-/** The model's state between calls: the activations of the batch in flight and the gradient flowing back. */
+/** The model between calls: the batch in flight lives in the model's kernel arena. */
 export class ComputeState {
-  private readonly mlp: Mlp;
-  private acts: Activations | null = null;
-  private d: Float32Array | null = null;
+  readonly mlp: Mlp;
+  private started = false;
 
   constructor(spec: MlpSpec) {
     this.mlp = new Mlp(spec);
@@ -34,54 +35,50 @@ export class ComputeState {
   handle(req: ComputeRequest): ComputeReply {
     switch (req.op) {
       case 'start':
-        this.acts = this.mlp.startForward(req.x, req.rows);
+        this.mlp.start(req.x, req.rows);
+        this.started = true;
         return { ok: true };
       case 'forward':
-        this.mlp.forwardLayer(this.need(), req.layer, req.params);
+        this.need().forward(req.layer, req.params);
         return { ok: true };
-      case 'loss': {
-        const { loss, dOut } = this.mlp.loss(this.need(), req.labels);
-        this.d = dOut;
-        return { ok: true, loss };
-      }
+      case 'loss':
+        return { ok: true, loss: this.need().loss(req.labels) };
       case 'backward': {
         const grad = new Float32Array(this.mlp.spec.layers[req.layer].size);
-        this.d = this.mlp.backwardLayer(this.need(), req.layer, req.params, this.d!, grad);
+        this.need().backward(req.layer, req.params, grad);
         return { ok: true, grad };
       }
     }
   }
 
-  private need(): Activations {
-    if (!this.acts) throw new Error('compute: no batch started');
-    return this.acts;
+  private need(): Mlp {
+    if (!this.started) throw new Error('compute: no batch started');
+    return this.mlp;
   }
 }
 
-/** Compute on the calling thread. */
+/** Compute on the calling thread: the model writes each gradient straight into the caller's array. */
 export class InlineCompute implements Compute {
-  private readonly state: ComputeState;
+  readonly mlp: Mlp;
 
   constructor(spec: MlpSpec) {
-    this.state = new ComputeState(spec);
+    this.mlp = new Mlp(spec);
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {
-    this.state.handle({ op: 'start', x, rows });
+    this.mlp.start(x, rows);
   }
 
-  async forward(layer: number, params: Float32Array): Promise<void> {
-    this.state.handle({ op: 'forward', layer, params });
+  async forward(layer: number, params: Elems): Promise<void> {
+    this.mlp.forward(layer, params);
   }
 
   async loss(labels: Int32Array): Promise<number> {
-    const r = this.state.handle({ op: 'loss', labels });
-    return r.ok ? r.loss! : NaN;
+    return this.mlp.loss(labels);
   }
 
-  async backward(layer: number, params: Float32Array, grad: Float32Array): Promise<void> {
-    const r = this.state.handle({ op: 'backward', layer, params });
-    if (r.ok) grad.set(r.grad!);
+  async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
+    this.mlp.backward(layer, params, grad);
   }
 
   async close(): Promise<void> {}

@@ -28,9 +28,9 @@ export class SyntheticData {
     const teacher = new MlpSpec([inputs, 32, classes]);
     const theta = teacher.init(seed ^ 0x7eac4e2);
     const mlp = new Mlp(teacher);
-    const acts = mlp.startForward(this.x, samples);
-    for (const l of teacher.layers) mlp.forwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size));
-    const logits = acts.pre[teacher.layers.length - 1];
+    mlp.start(this.x, samples);
+    for (const l of teacher.layers) mlp.forward(l.index, theta.subarray(l.offset, l.offset + l.size));
+    const logits = mlp.pre(teacher.layers.length - 1);
     this.y = new Int32Array(samples);
     for (let r = 0; r < samples; r++) {
       let best = 0;

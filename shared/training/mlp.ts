@@ -1,6 +1,7 @@
 // An MLP laid out like torch.nn.Linear layers (weight (out, in) row-major, then bias), exact-erf GELU between
 // layers, softmax cross-entropy with mean reduction. Pure compute: it knows nothing about ranks or shards.
-import { crossEntropy, gelu, geluBackward, linearBackward, linearForward } from './ops.js';
+import { KernelArena } from '../tensor/kernel-arena.js';
+import { crossEntropy, gelu, geluBackward } from './ops.js';
 import { Rng } from './rng.js';
 
 export interface LayerSpec {
@@ -48,52 +49,98 @@ export class MlpSpec {
   }
 }
 
-/** What one forward pass keeps for the backward pass: each layer's input and pre-activation. */
-export interface Activations {
-  rows: number;
-  inputs: Float32Array[];
-  pre: Float32Array[];
-}
-
-/** The forward and backward pass of one layer at a time, so a caller can fetch each layer's weights just in time. */
+/**
+ * The forward and backward pass of one layer at a time, so a caller can fetch each layer's weights just in
+ * time. The products run in WebAssembly SIMD kernels (tensor/wasm/matmul.wat) on a kernel arena that holds
+ * what a batch needs, sized once per batch shape: each layer's input and pre-activation (what the backward
+ * pass reads), one layer's parameters and gradient, and the gradient flowing back. GELU and the loss run in
+ * JavaScript on views of the same memory.
+ */
 export class Mlp {
+  readonly arena = new KernelArena();
+  private rows = 0;
+  private dIn = 'd'; // the region holding the gradient w.r.t. the current layer's output
+  private dOut = 'dx';
+
   constructor(readonly spec: MlpSpec) {}
 
-  startForward(x: Float32Array, rows: number): Activations {
+  /** Bytes the arena holds: activations, one layer's parameters and gradient, the backward scratch. */
+  get bytes(): number {
+    return this.arena.bytes;
+  }
+
+  /** A new batch of `rows` rows (row-major, `inputs` values each). */
+  start(x: Float32Array, rows: number): void {
     if (x.length !== rows * this.spec.inputs) throw new RangeError(`input has ${x.length} values, expected ${rows} rows of ${this.spec.inputs}`);
-    return { rows, inputs: [x], pre: [] };
+    if (rows !== this.rows) {
+      const regions: Record<string, number> = {};
+      for (const l of this.spec.layers) {
+        regions[`in${l.index}`] = rows * l.inputs;
+        regions[`pre${l.index}`] = rows * l.outputs;
+      }
+      const widest = Math.max(...this.spec.widths);
+      const largest = Math.max(...this.spec.layers.map((l) => l.size));
+      Object.assign(regions, { p: largest, g: largest, d: rows * widest, dx: rows * widest });
+      this.arena.layout(regions);
+      this.rows = rows;
+    }
+    this.arena.load('in0', x);
   }
 
-  /** Run layer `l` with its parameters `p` (weight then bias, fp32). Returns the layer's output. */
-  forwardLayer(acts: Activations, l: number, p: Float32Array): Float32Array {
-    const L = this.spec.layers[l];
-    const x = acts.inputs[l];
-    const pre = new Float32Array(acts.rows * L.outputs);
-    linearForward(x, p.subarray(0, L.outputs * L.inputs), p.subarray(L.outputs * L.inputs, L.size), acts.rows, L.inputs, L.outputs, pre);
-    acts.pre[l] = pre;
-    if (l === this.spec.layers.length - 1) return pre;
-    const out = new Float32Array(pre.length);
-    gelu(pre, out);
-    acts.inputs[l + 1] = out;
-    return out;
+  /** Run layer `l` with its parameters `p` (weight then bias; fp32, or bf16 bits widened on the way). */
+  forward(l: number, p: Float32Array | Uint16Array): void {
+    const L = this.layer(l, p);
+    const a = this.arena;
+    a.load('p', p);
+    a.k.linear_forward(a.at(`in${l}`), a.at('p'), a.at('p') + L.outputs * L.inputs * 4, a.at(`pre${l}`), this.rows, L.inputs, L.outputs);
+    if (l < this.spec.layers.length - 1) gelu(this.pre(l), a.f32(`in${l + 1}`, this.rows * L.outputs));
   }
 
-  /** Loss of the logits (the last layer's output) and the gradient that starts the backward pass. */
-  loss(acts: Activations, labels: Int32Array): { loss: number; dOut: Float32Array } {
-    const logits = acts.pre[this.spec.layers.length - 1];
-    const dOut = new Float32Array(logits.length);
-    return { loss: crossEntropy(logits, labels, acts.rows, this.spec.classes, dOut), dOut };
+  /** Layer `l`'s pre-activation of the current batch (a view, valid until the next start()). */
+  pre(l: number): Float32Array {
+    return this.arena.f32(`pre${l}`, this.rows * this.spec.layers[l].outputs);
   }
 
-  /** Backward through layer `l`: writes its parameter gradient into `grad` (weight then bias) and returns
-   *  the gradient with respect to its input (null for the first layer). */
-  backwardLayer(acts: Activations, l: number, p: Float32Array, dOut: Float32Array, grad: Float32Array): Float32Array | null {
-    const L = this.spec.layers[l];
-    if (l < this.spec.layers.length - 1) geluBackward(acts.pre[l], dOut);
-    grad.fill(0);
-    const dx = l > 0 ? new Float32Array(acts.rows * L.inputs) : null;
+  /** Mean cross-entropy of the logits (the last layer's output); its gradient starts the backward pass. */
+  loss(labels: Int32Array): number {
+    const last = this.spec.layers.length - 1;
+    this.dIn = 'd';
+    this.dOut = 'dx';
+    return crossEntropy(this.pre(last), labels, this.rows, this.spec.classes, this.arena.f32('d', this.rows * this.spec.classes));
+  }
+
+  /** Backward through layer `l`: its parameter gradient (weight then bias) into `grad`; the gradient with
+   *  respect to its input goes on to layer l-1. */
+  backward(l: number, p: Float32Array | Uint16Array, grad: Float32Array): void {
+    const L = this.layer(l, p);
+    const a = this.arena;
+    const rows = this.rows;
+    if (l < this.spec.layers.length - 1) geluBackward(this.pre(l), a.f32(this.dIn, rows * L.outputs));
     const nw = L.outputs * L.inputs;
-    linearBackward(acts.inputs[l], p.subarray(0, nw), dOut, acts.rows, L.inputs, L.outputs, grad.subarray(0, nw), grad.subarray(nw, L.size), dx);
-    return dx;
+    a.k.matmul_tn(a.at(this.dIn), a.at(`in${l}`), a.at('g'), L.outputs, L.inputs, rows); // dW = dYᵀ·X
+    a.k.colsum(a.at(this.dIn), a.at('g') + nw * 4, rows, L.outputs); // db = Σ rows of dY
+    grad.set(a.f32('g', L.size));
+    if (l === 0) return;
+    a.load('p', p);
+    a.k.matmul_nn(a.at(this.dIn), a.at('p'), a.at(this.dOut), rows, L.inputs, L.outputs); // dX = dY·W
+    [this.dIn, this.dOut] = [this.dOut, this.dIn];
+  }
+
+  /** A whole model's forward and backward at once, as one process training alone does: the loss, and the
+   *  gradient of every parameter in `grad` (laid out like `theta`). */
+  lossAndGradient(theta: Float32Array, x: Float32Array, rows: number, labels: Int32Array, grad: Float32Array): number {
+    const of = (a: Float32Array, l: LayerSpec) => a.subarray(l.offset, l.offset + l.size);
+    this.start(x, rows);
+    for (const l of this.spec.layers) this.forward(l.index, of(theta, l));
+    const loss = this.loss(labels);
+    for (const l of [...this.spec.layers].reverse()) this.backward(l.index, of(theta, l), of(grad, l));
+    return loss;
+  }
+
+  private layer(l: number, p: Float32Array | Uint16Array): LayerSpec {
+    const L = this.spec.layers[l];
+    if (!L) throw new RangeError(`layer ${l} is not a layer of ${this.spec.widths.join(',')}`);
+    if (p.length < L.size) throw new RangeError(`layer ${l} needs ${L.size} parameters, got ${p.length}`);
+    return L;
   }
 }

@@ -1,6 +1,7 @@
-// The operations a model is made of, each a plain function over flat fp32 arrays (the forward and, where
-// it has one, the backward of a Linear layer, GELU, and softmax cross-entropy). They know nothing about
-// layers, units or ranks.
+// The operations a model is made of, as plain functions over flat fp32 arrays: GELU and softmax
+// cross-entropy, which the model runs as they are, and the Linear layer's products, which it runs in
+// WebAssembly SIMD kernels (tensor/wasm/matmul.wat) and which are kept here as the reference those kernels
+// are tested against. They know nothing about layers, units or ranks.
 
 // erf with |relative error| < 1.2e-7 (Numerical Recipes' Chebyshev fit of erfc); exact enough for fp32.
 function erf(x: number): number {

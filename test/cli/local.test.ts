@@ -90,14 +90,9 @@ describe('zerowire local --world 4 --scheme all', () => {
         bx.set(x.subarray(row * spec.inputs, (row + 1) * spec.inputs), i * spec.inputs);
         by[i] = y[row];
       });
-      const acts = mlp.startForward(bx, 16);
-      for (const l of spec.layers) mlp.forwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size));
-      const { loss, dOut } = mlp.loss(acts, by);
-      expect(Math.abs(loss - row('dp').losses[t])).toBeLessThanOrEqual(1e-5);
       const g = new Float32Array(spec.params);
-      let d: Float32Array | null = dOut;
-      for (const l of [...spec.layers].reverse())
-        d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, g.subarray(l.offset, l.offset + l.size));
+      const loss = mlp.lossAndGradient(theta, bx, 16, by, g);
+      expect(Math.abs(loss - row('dp').losses[t])).toBeLessThanOrEqual(1e-5);
       adamUpdate(theta, m, v, g, t + 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
     }
     for (const s of ['dp', 'zero1', 'zero2', 'zero3']) {

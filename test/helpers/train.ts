@@ -83,13 +83,8 @@ export function trainReference(s: TrainSetup): { losses: number[]; final: Float3
   const losses: number[] = [];
   for (let t = 0; t < s.steps; t++) {
     const b = data.rankBatch(t, s.batch, 0, 1);
-    const acts = mlp.startForward(b.x, b.rows);
-    for (const l of spec.layers) mlp.forwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size));
-    const { loss, dOut } = mlp.loss(acts, b.y);
     const grad = new Float32Array(spec.params);
-    let d: Float32Array | null = dOut;
-    for (const l of [...spec.layers].reverse())
-      d = mlp.backwardLayer(acts, l.index, theta.subarray(l.offset, l.offset + l.size), d!, grad.subarray(l.offset, l.offset + l.size));
+    const loss = mlp.lossAndGradient(theta, b.x, b.rows, b.y, grad);
     adamUpdate(theta, m, v, grad, t + 1, s.hyper);
     losses.push(loss);
   }

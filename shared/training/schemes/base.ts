@@ -38,12 +38,12 @@ export interface StepStats {
 
 /** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
 export interface UnitParams {
-  f32: Float32Array;
+  elems: Elems; // the unit's unpadded parameters in the working dtype: the compute widens bf16 itself
   gathered: Elems | null;
 }
 
 /** Element-typed copy between a working-copy buffer (fp32 or bf16 bits) and fp32. */
-export function toF32(src: Elems, dst: Float32Array): Float32Array {
+function toF32(src: Elems, dst: Float32Array): Float32Array {
   if (src instanceof Float32Array) dst.set(src);
   else decodeBf16(src, dst);
   return dst;
@@ -131,7 +131,7 @@ export class Base {
     for (const u of layout.units) {
       const p = await this.waitFor(this.acquireUnit(u, 'forward'));
       sample();
-      for (const l of u.layers) await this.compute.forward(l.index, p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      for (const l of u.layers) await this.compute.forward(l.index, p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
       this.releaseUnit(p);
     }
     const loss = await this.compute.loss(batch.y);
@@ -148,7 +148,7 @@ export class Base {
       for (const l of [...u.layers].reverse())
         await this.compute.backward(
           l.index,
-          p.f32.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
+          p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
           g.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
         );
       this.releaseUnit(p);
@@ -189,8 +189,7 @@ export class Base {
 
   /** Parameters of unit `u` for compute. Without sharded parameters they are already here. */
   protected async acquireUnit(u: Unit, _pass: 'forward' | 'backward'): Promise<UnitParams> {
-    const view = this.params16.subarray(u.paddedOffset, u.paddedOffset + u.size);
-    return { f32: view instanceof Float32Array ? view : toF32(view, new Float32Array(u.size)), gathered: null };
+    return { elems: this.params16.subarray(u.paddedOffset, u.paddedOffset + u.size), gathered: null };
   }
 
   protected releaseUnit(p: UnitParams): void {

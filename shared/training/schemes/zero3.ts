@@ -3,7 +3,7 @@
 // gather is the third Psi of its traffic. Everything else is ZeRO-2's step.
 import type { SchemeName } from '../../control/run-config.js';
 import type { Unit } from '../layout.js';
-import { toF32, type UnitParams } from './base.js';
+import type { UnitParams } from './base.js';
 import { Zero2 } from './zero2.js';
 
 export class Zero3 extends Zero2 {
@@ -35,7 +35,6 @@ export class Zero3 extends Zero2 {
     const { coll, ledger, dtype } = this.ctx;
     const gathered = ledger.alloc('gathered', dtype, u.padded);
     await coll.allGather(this.params16.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);
-    const used = gathered.subarray(0, u.size);
-    return { f32: used instanceof Float32Array ? used : toF32(used, new Float32Array(u.size)), gathered };
+    return { elems: gathered.subarray(0, u.size), gathered };
   }
 }

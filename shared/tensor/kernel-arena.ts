@@ -1,0 +1,79 @@
+// A WebAssembly memory that the compute kernels (wasm/matmul.wat) work in, cut into named regions: the
+// activations a forward pass keeps, one layer's parameters and gradient, the gradient flowing back. The
+// memory only grows, and growing detaches every view, so regions are byte offsets and views are made
+// when used, never kept.
+import { instantiate, type SimdFlavour } from './wasm/load.js';
+
+const PAGE = 65536;
+
+interface ComputeKernels {
+  linear_forward(x: number, w: number, b: number, y: number, M: number, K: number, N: number): void;
+  matmul_nn(a: number, b: number, c: number, M: number, N: number, K: number): void;
+  matmul_tn(a: number, b: number, c: number, M: number, N: number, K: number): void;
+  colsum(a: number, c: number, M: number, N: number): void;
+  widen_bf16(src: number, dst: number, n: number): void;
+}
+
+export class KernelArena {
+  readonly memory: WebAssembly.Memory;
+  readonly k: ComputeKernels;
+  readonly flavour: SimdFlavour;
+  private readonly regions = new Map<string, { at: number; bytes: number }>();
+  private end = 0;
+
+  /** `flavour`: a build to use instead of the best this engine runs (the tests check both). */
+  constructor(flavour?: SimdFlavour) {
+    this.memory = new WebAssembly.Memory({ initial: 1 });
+    const bound = instantiate<ComputeKernels>('matmul', this.memory, flavour);
+    if (!bound) throw new Error('the compute kernels need WebAssembly SIMD, which this JavaScript engine does not offer');
+    this.k = bound.exports;
+    this.flavour = bound.flavour;
+  }
+
+  /** Bytes of memory the arena holds (what it has grown to). */
+  get bytes(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** Lay out regions of `floats` fp32 elements each, in order, replacing any earlier layout. */
+  layout(regions: Record<string, number>): void {
+    this.regions.clear();
+    let at = 0;
+    for (const [name, floats] of Object.entries(regions)) {
+      const bytes = Math.ceil((floats * 4) / 16) * 16; // 16-byte aligned starts
+      this.regions.set(name, { at, bytes });
+      at += bytes;
+    }
+    this.end = at;
+    const need = Math.ceil(this.end / PAGE) - this.memory.buffer.byteLength / PAGE;
+    if (need > 0) this.memory.grow(need);
+  }
+
+  /** Byte offset of a region, for the kernels. */
+  at(name: string): number {
+    const r = this.regions.get(name);
+    if (!r) throw new Error(`kernel arena: no region ${name}`);
+    return r.at;
+  }
+
+  /** A region (or `n` elements of it from element `from`) as fp32: a fresh view, valid until the next layout(). */
+  f32(name: string, n?: number, from = 0): Float32Array {
+    const r = this.regions.get(name);
+    if (!r) throw new Error(`kernel arena: no region ${name}`);
+    const len = n ?? r.bytes / 4 - from;
+    if ((from + len) * 4 > r.bytes) throw new RangeError(`kernel arena: ${name} holds ${r.bytes / 4} floats, asked for ${from}+${len}`);
+    return new Float32Array(this.memory.buffer, r.at + from * 4, len);
+  }
+
+  /** Copy `src` (fp32, or bf16 bits widened on the way) into region `name` from element 0. */
+  load(name: string, src: Float32Array | Uint16Array): void {
+    if (src instanceof Float32Array) return void this.f32(name, src.length).set(src);
+    // bf16 bits: stage them at the region's far end (it has room for the fp32 result; half of that holds
+    // the bits), then widen front to back: element i's write (bytes 4i..4i+3) never reaches bits not yet read.
+    const r = this.regions.get(name)!;
+    const stage = r.at + r.bytes - src.byteLength;
+    if (stage < r.at + src.byteLength) throw new RangeError(`kernel arena: ${name} cannot stage ${src.length} bf16 values`);
+    new Uint16Array(this.memory.buffer, stage, src.length).set(src);
+    this.k.widen_bf16(stage, r.at, src.length);
+  }
+}

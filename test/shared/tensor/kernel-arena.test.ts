@@ -1,0 +1,58 @@
+// The compute kernels (tensor/wasm/matmul.wat) against the plain JavaScript products of training/ops.ts,
+// on awkward shapes (1, 3, 17, 129 rows and columns: none a multiple of the tiles), in every build this
+// engine runs.
+import { describe, expect, it } from 'vitest';
+import { toBf16, fromBf16 } from '../../../shared/tensor/bf16.js';
+import { KernelArena } from '../../../shared/tensor/kernel-arena.js';
+import { flavoursOf } from '../../../shared/tensor/wasm/load.js';
+import { linearBackward, linearForward } from '../../../shared/training/ops.js';
+import { seeded } from '../../helpers/seed.js';
+
+const random = seeded();
+const SIZES = [1, 3, 17, 129];
+const values = (n: number) => Float32Array.from({ length: n }, () => random.int(2001) / 1000 - 1);
+
+/** |a - b| within a few fp32 roundings of a sum of `terms` products of magnitude <= 1. */
+function expectClose(actual: Float32Array, expected: Float32Array, terms: number): void {
+  expect(actual.length).toBe(expected.length);
+  const tol = 4 * terms * 2 ** -23;
+  for (let i = 0; i < expected.length; i++) if (!(Math.abs(actual[i] - expected[i]) <= tol)) expect(actual[i], `element ${i}`).toBeCloseTo(expected[i], 6);
+}
+
+describe.each(flavoursOf('matmul'))(`compute kernels, %s build (seed ${random.seed})`, (flavour) => {
+  const arena = new KernelArena(flavour);
+
+  it('is the build asked for', () => expect(arena.flavour).toBe(flavour));
+
+  it.each(SIZES.flatMap((M) => SIZES.flatMap((K) => SIZES.map((N) => [M, K, N]))))(
+    'M=%i K=%i N=%i: Y = X·Wᵀ + b, dX = dY·W, dW = dYᵀ·X, db = Σ dY',
+    (M, K, N) => {
+      const [x, w, b, dy] = [values(M * K), values(N * K), values(N), values(M * N)];
+      arena.layout({ x: x.length, w: w.length, b: b.length, y: M * N, dy: dy.length, dx: M * K, dw: N * K, db: N });
+      arena.load('x', x);
+      arena.load('w', w);
+      arena.load('b', b);
+      arena.load('dy', dy);
+      const k = arena.k;
+      k.linear_forward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), M, K, N);
+      const y = new Float32Array(M * N);
+      linearForward(x, w, b, M, K, N, y);
+      expectClose(arena.f32('y', M * N), y, K + 1);
+      const [dx, dw, db] = [new Float32Array(M * K), new Float32Array(N * K), new Float32Array(N)];
+      linearBackward(x, w, dy, M, K, N, dw, db, dx);
+      k.matmul_nn(arena.at('dy'), arena.at('w'), arena.at('dx'), M, K, N);
+      expectClose(arena.f32('dx', M * K), dx, N);
+      k.matmul_tn(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, M);
+      expectClose(arena.f32('dw', N * K), dw, M);
+      k.colsum(arena.at('dy'), arena.at('db'), M, N);
+      expectClose(arena.f32('db', N), db, M);
+    },
+  );
+
+  it.each([1, 7, 8, 9, 129])('%i bf16 values widen to exactly their fp32 values', (n) => {
+    const bits = Uint16Array.from(values(n), (v) => toBf16(v));
+    arena.layout({ p: n });
+    arena.load('p', bits);
+    expect(Array.from(arena.f32('p', n))).toEqual(Array.from(bits, fromBf16));
+  });
+});
