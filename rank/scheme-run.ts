@@ -60,6 +60,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     let peak = 0;
     let peakBands = { ...ledger.live };
     let peakComm = 0;
+    let peakCompute = 0;
     let abPeak = abBefore;
     const steps: StepMetrics[] = [];
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
@@ -69,6 +70,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
         peakBands = { ...ledger.peakBands };
       }
       peakComm = Math.max(peakComm, ledger.peakPerBand.comm);
+      peakCompute = Math.max(peakCompute, ledger.peakPerBand.compute);
       abPeak = Math.max(abPeak, st.arrayBuffersPeak);
       const m: StepMetrics = {
         step: t,
@@ -98,7 +100,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       params: layout.params,
       paddedParams: layout.paddedTotal,
       steps,
-      memory: { resident, peak, peakBands, peakComm, arrayBuffersBefore: abBefore, arrayBuffersPeak: abPeak },
+      memory: { resident, peak, peakBands, peakComm, peakCompute, arrayBuffersBefore: abBefore, arrayBuffersPeak: abPeak },
       socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
       master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
     };

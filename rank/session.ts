@@ -10,6 +10,7 @@ import { MlpSpec } from '../shared/training/mlp.js';
 import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
+import { flavoursOf } from '../shared/tensor/wasm/load.js';
 import { runScheme } from './scheme-run.js';
 import { WorkerCompute } from './worker-compute.js';
 
@@ -159,6 +160,15 @@ export class RankSession {
           if (fit.refused.length) throw new RankError(fit.message);
         }
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
+        const kernels = flavoursOf('matmul')[0] ?? 'none';
+        this.log.info(
+          { kernels },
+          kernels === 'relaxed-simd'
+            ? 'compute kernels: WebAssembly SIMD with relaxed-SIMD fused multiply-add'
+            : kernels === 'simd'
+              ? 'compute kernels: WebAssembly SIMD (this engine has no relaxed SIMD: a multiply, then an add)'
+              : 'compute kernels: none (this engine has no WebAssembly SIMD)',
+        );
         this.data = new SyntheticData(spec.inputs, spec.classes, c.samples, c.seed);
         this.ring = await wireRing({
           rank: msg.rank,

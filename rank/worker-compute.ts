@@ -8,6 +8,8 @@ export class WorkerCompute implements Compute {
   private readonly worker: Worker;
   private pending: { resolve: (r: ComputeReply) => void; reject: (e: Error) => void } | null = null;
   private failure: Error | null = null;
+  /** The thread's kernel arena, as it reported when the batch started. */
+  arenaBytes = 0;
 
   /** `script` is the thread's compiled entry point (tests running this file from source pass dist's). */
   constructor(spec: MlpSpec, script: URL = new URL('./compute-thread.js', import.meta.url)) {
@@ -41,7 +43,8 @@ export class WorkerCompute implements Compute {
 
   async start(x: Float32Array, rows: number): Promise<void> {
     const copy = x.slice();
-    await this.call({ op: 'start', x: copy, rows }, [copy.buffer]);
+    const r = await this.call({ op: 'start', x: copy, rows }, [copy.buffer]);
+    if (r.ok) this.arenaBytes = r.arenaBytes ?? 0;
   }
 
   async forward(layer: number, params: Elems): Promise<void> {
@@ -49,9 +52,9 @@ export class WorkerCompute implements Compute {
     await this.call({ op: 'forward', layer, params: copy }, [copy.buffer]);
   }
 
-  async loss(labels: Int32Array): Promise<number> {
+  async loss(labels: Int32Array, gradScale: number): Promise<number> {
     const copy = labels.slice();
-    const r = await this.call({ op: 'loss', labels: copy }, [copy.buffer]);
+    const r = await this.call({ op: 'loss', labels: copy, gradScale }, [copy.buffer]);
     return r.ok ? r.loss! : NaN;
   }
 

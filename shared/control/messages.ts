@@ -53,6 +53,7 @@ const MemoryMetricsSchema = v.object({
   peak: finite, // worst moment inside a step, model states + transients
   peakBands: numberRecord, // the bands at that moment
   peakComm: finite, // highest live bytes of collective staging copies
+  peakCompute: finite, // highest live bytes of compute scratch: the kernel arena, the fp32 gradients
   arrayBuffersBefore: finite, // process.memoryUsage().arrayBuffers before the scheme allocated
   arrayBuffersPeak: finite, // highest sample while it ran
 });

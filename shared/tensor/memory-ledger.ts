@@ -1,5 +1,6 @@
-// Every buffer that holds model state, a gathered copy or a communication copy is allocated here,
-// tagged by band, so resident and peak bytes are measured rather than derived from a formula.
+// Every buffer that holds model state, a gathered copy, a communication copy or compute scratch is
+// allocated (or accounted) here, tagged by band, so resident and peak bytes are measured rather than
+// derived from a formula.
 import { emptyOf, type Elems, type WireDtype } from './dtype.js';
 
 export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v'] as const;
@@ -8,8 +9,12 @@ export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v'] as const;
 const TRANSIENT_BANDS = ['gathered', 'bucket'] as const;
 /** Staging copies made by the collectives themselves; reported on their own, outside the model-state theory. */
 const COMM_BAND = 'comm' as const;
-export type Band = (typeof MODEL_BANDS)[number] | (typeof TRANSIENT_BANDS)[number] | typeof COMM_BAND;
-const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND];
+/** What the compute works in besides the model states: the kernel arena (activations, one layer's
+ *  parameters and gradient), a unit's fp32 gradient until it is handed over, the fp32 gradient Adam reads.
+ *  Reported on its own, outside the model-state theory (ZeRO does not shard it). */
+const COMPUTE_BAND = 'compute' as const;
+export type Band = (typeof MODEL_BANDS)[number] | (typeof TRANSIENT_BANDS)[number] | typeof COMM_BAND | typeof COMPUTE_BAND;
+const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND, COMPUTE_BAND];
 
 export type BandBytes = Record<Band, number>;
 
@@ -33,6 +38,7 @@ export class MemoryLedger {
   /** Highest live bytes seen per band since the last resetPeak(). */
   peakPerBand: BandBytes = zeros();
   private owned = new WeakMap<object, Band>();
+  private readonly external = new Map<object, { band: Band; bytes: number }>();
 
   alloc(band: Band, dtype: WireDtype, n: number): Elems {
     return this.track(band, emptyOf(dtype, n));
@@ -46,13 +52,27 @@ export class MemoryLedger {
   track<T extends Elems>(band: Band, arr: T): T {
     this.owned.set(arr, band);
     this.live[band] += arr.byteLength;
+    this.notePeak(band);
+    return arr;
+  }
+
+  private notePeak(band: Band): void {
     if (this.live[band] > this.peakPerBand[band]) this.peakPerBand[band] = this.live[band];
     const now = stateBytes(this.live);
     if (now > this.peak) {
       this.peak = now;
       this.peakBands = { ...this.live };
     }
-    return arr;
+  }
+
+  /** Account memory that is not a typed array of ours (a WebAssembly memory, say) as `bytes` of `band`,
+   *  replacing what was accounted for `owner` before. */
+  account(band: Band, owner: object, bytes: number): void {
+    const before = this.external.get(owner);
+    if (before) this.live[before.band] -= before.bytes;
+    this.external.set(owner, { band, bytes });
+    this.live[band] += bytes;
+    this.notePeak(band);
   }
 
   free(arr: Elems | null | undefined): void {

@@ -9,7 +9,11 @@ export interface Compute {
   start(x: Float32Array, rows: number): Promise<void>;
   /** `params`: the layer's weight then bias, fp32 or bf16 bits (widened inside the compute). */
   forward(layer: number, params: Elems): Promise<void>;
-  loss(labels: Int32Array): Promise<number>;
+  /** The mean loss of this rank's rows; the gradient that starts the backward pass is scaled by
+   *  `gradScale` (1/N: the sum over ranks is then the gradient of the global mean loss). */
+  loss(labels: Int32Array, gradScale: number): Promise<number>;
+  /** Bytes the compute's kernel arena holds (known once a batch has started). */
+  readonly arenaBytes: number;
   /** Fills `grad` (the layer's size) with the layer's parameter gradient. */
   backward(layer: number, params: Elems, grad: Float32Array): Promise<void>;
   close(): Promise<void>;
@@ -19,9 +23,9 @@ export interface Compute {
 export type ComputeRequest =
   | { op: 'start'; x: Float32Array; rows: number }
   | { op: 'forward'; layer: number; params: Elems }
-  | { op: 'loss'; labels: Int32Array }
+  | { op: 'loss'; labels: Int32Array; gradScale: number }
   | { op: 'backward'; layer: number; params: Elems };
-export type ComputeReply = { ok: true; loss?: number; grad?: Float32Array } | { ok: false; error: string };
+export type ComputeReply = { ok: true; loss?: number; grad?: Float32Array; arenaBytes?: number } | { ok: false; error: string };
 
 /** The model between calls: the batch in flight lives in the model's kernel arena. */
 export class ComputeState {
@@ -37,12 +41,12 @@ export class ComputeState {
       case 'start':
         this.mlp.start(req.x, req.rows);
         this.started = true;
-        return { ok: true };
+        return { ok: true, arenaBytes: this.mlp.bytes };
       case 'forward':
         this.need().forward(req.layer, req.params);
         return { ok: true };
       case 'loss':
-        return { ok: true, loss: this.need().loss(req.labels) };
+        return { ok: true, loss: this.need().loss(req.labels, req.gradScale) };
       case 'backward': {
         const grad = new Float32Array(this.mlp.spec.layers[req.layer].size);
         this.need().backward(req.layer, req.params, grad);
@@ -73,8 +77,12 @@ export class InlineCompute implements Compute {
     this.mlp.forward(layer, params);
   }
 
-  async loss(labels: Int32Array): Promise<number> {
-    return this.mlp.loss(labels);
+  async loss(labels: Int32Array, gradScale: number): Promise<number> {
+    return this.mlp.loss(labels, gradScale);
+  }
+
+  get arenaBytes(): number {
+    return this.mlp.bytes;
   }
 
   async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {

@@ -101,12 +101,16 @@ export class Mlp {
     return this.arena.f32(`pre${l}`, this.rows * this.spec.layers[l].outputs);
   }
 
-  /** Mean cross-entropy of the logits (the last layer's output); its gradient starts the backward pass. */
-  loss(labels: Int32Array): number {
+  /** Mean cross-entropy of the logits (the last layer's output); its gradient, times `gradScale`, starts
+   *  the backward pass. */
+  loss(labels: Int32Array, gradScale = 1): number {
     const last = this.spec.layers.length - 1;
     this.dIn = 'd';
     this.dOut = 'dx';
-    return crossEntropy(this.pre(last), labels, this.rows, this.spec.classes, this.arena.f32('d', this.rows * this.spec.classes));
+    const d = this.arena.f32('d', this.rows * this.spec.classes);
+    const loss = crossEntropy(this.pre(last), labels, this.rows, this.spec.classes, d);
+    if (gradScale !== 1) for (let i = 0; i < d.length; i++) d[i] *= gradScale;
+    return loss;
   }
 
   /** Backward through layer `l`: its parameter gradient (weight then bias) into `grad`; the gradient with

@@ -80,7 +80,7 @@ const summary = (rank: number): SchemeSummary => ({
   params: 20,
   paddedParams: 20,
   steps: [],
-  memory: { resident: {}, peak: 0, peakBands: {}, peakComm: 0, arrayBuffersBefore: 0, arrayBuffersPeak: 0 },
+  memory: { resident: {}, peak: 0, peakBands: {}, peakComm: 0, peakCompute: 0, arrayBuffersBefore: 0, arrayBuffersPeak: 0 },
   socket: { sent: 0, recv: 0 },
   master: new Uint8Array(80),
 });

@@ -67,6 +67,10 @@ export class Base {
   protected master!: Float32Array;
   protected m!: Float32Array;
   protected v!: Float32Array;
+  /** fp32 compute scratch, made once: a unit's gradient until the unit is released, and (where the
+   *  gradients are 16-bit or laid out otherwise) the gradient Adam reads. */
+  private unitGrad!: Float32Array;
+  private ownedGrad!: Float32Array | null;
   private t = 0;
   private exposedMs = 0;
 
@@ -81,6 +85,9 @@ export class Base {
     this.master = ledger.allocF32('master', n(this.flags.shardOptimizer));
     this.m = ledger.allocF32('m', this.master.length);
     this.v = ledger.allocF32('v', this.master.length);
+    this.unitGrad = ledger.allocF32('compute', layout.maxUnitPadded);
+    const sameLayout = this.flags.shardGradients === this.flags.shardOptimizer;
+    this.ownedGrad = sameLayout && this.grads instanceof Float32Array ? null : ledger.allocF32('compute', this.master.length);
     this.master.set(this.flags.shardOptimizer ? layout.shardOf(theta0) : layout.pad(theta0));
     fromF32(this.flags.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.params16);
     return this;
@@ -128,23 +135,25 @@ export class Base {
 
     // Forward, unit by unit.
     await this.compute.start(batch.x, batch.rows);
+    ledger.account('compute', this.compute, this.compute.arenaBytes);
     for (const u of layout.units) {
       const p = await this.waitFor(this.acquireUnit(u, 'forward'));
       sample();
       for (const l of u.layers) await this.compute.forward(l.index, p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
       this.releaseUnit(p);
     }
-    const loss = await this.compute.loss(batch.y);
+    // The loss gradient is pre-divided by N: the sum over ranks is then the gradient of the global mean loss.
+    const loss = await this.compute.loss(batch.y, 1 / layout.world);
 
     // Backward, unit by unit in reverse; each unit's gradient goes out as soon as it exists. With prefetch,
     // up to `prefetch` gradient reduce-scatters keep running behind the next units' backward passes.
-    const g = new Float32Array(layout.maxUnitPadded); // fp32 compute scratch, like an activation
+    const g = this.unitGrad;
     const reducing: Promise<void>[] = [];
     const maxReducing = this.ctx.prefetch ?? 0;
     for (const u of [...layout.units].reverse()) {
       const p = await this.waitFor(this.acquireUnit(u, 'backward'));
       sample();
-      g.fill(0);
+      g.fill(0, u.size, u.padded); // the layers fill the unit; its padding must reduce as zeros
       for (const l of [...u.layers].reverse())
         await this.compute.backward(
           l.index,
@@ -152,9 +161,6 @@ export class Base {
           g.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
         );
       this.releaseUnit(p);
-      // Pre-divide by N: the sum over ranks is then the gradient of the global mean loss.
-      const inv = 1 / layout.world;
-      for (let i = 0; i < u.size; i++) g[i] *= inv;
       const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g into its bucket at once
       reduced.catch(() => undefined); // awaited below, where its error surfaces
       reducing.push(reduced);
@@ -227,7 +233,8 @@ export class Base {
   /** fp32 gradients laid out like the master weights this rank updates. */
   private ownedGradients(): Float32Array {
     const { layout } = this.ctx;
-    const out = new Float32Array(this.master.length);
+    const out = this.ownedGrad;
+    if (!out) return this.grads as Float32Array; // fp32, laid out like the masters already
     if (this.flags.shardGradients === this.flags.shardOptimizer) return toF32(this.grads, out);
     // ZeRO-1: whole gradients are resident, but only the owned segment of each unit was reduced.
     for (const u of layout.units) {
