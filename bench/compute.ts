@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { textTable } from '../shared/accounting/table.js';
+import { WasmHeap } from '../shared/tensor/heap.js';
 import { KernelArena } from '../shared/tensor/kernel-arena.js';
+import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { adamUpdate } from '../shared/training/adam.js';
 import { Mlp, MlpSpec } from '../shared/training/mlp.js';
 
@@ -58,8 +60,10 @@ function ours(): Round {
         dw: medianSeconds(() => k.matmul_tn(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, rows)),
       };
     }
-  const theta = spec.init(0);
-  const [grad, m, v] = [new Float32Array(spec.params), new Float32Array(spec.params), new Float32Array(spec.params)];
+  // The model states in a WebAssembly heap, as a rank holds them (so Adam runs its SIMD kernel).
+  const ledger = new MemoryLedger(WasmHeap.create(16 * spec.params + (1 << 20)));
+  const [theta, grad, m, v] = (['master', 'grads', 'm', 'v'] as const).map((band) => ledger.allocF32(band, spec.params));
+  theta.set(spec.init(0));
   const mlp = new Mlp(spec);
   for (const rows of rowsList) {
     const x = Float32Array.from({ length: rows * spec.inputs }, (_, i) => Math.cos(i));

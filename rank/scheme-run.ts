@@ -8,7 +8,10 @@ import type { Compute } from '../shared/training/compute.js';
 import type { SyntheticData } from '../shared/training/data.js';
 import { readInterfaceCounters, type InterfaceCounters } from '../shared/accounting/iface.js';
 import { ShardLayout } from '../shared/training/layout.js';
+import { heapBytes } from '../shared/accounting/theory.js';
+import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
+import { SCHEME_TABLE } from '../shared/training/schemes/table.js';
 import { MlpSpec } from '../shared/training/mlp.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
@@ -35,7 +38,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const ring = coll.ring;
   const spec = new MlpSpec(c.model);
   const layout = new ShardLayout(spec, ring.world, ring.rank, c.unit);
-  const ledger = new MemoryLedger();
+  const ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layout.sizes(), c.wireDtype, c.prefetch)));
   coll.useLedger(ledger);
   try {
     const abBefore = process.memoryUsage().arrayBuffers;

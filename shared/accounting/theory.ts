@@ -55,6 +55,14 @@ function worstTransient(units: number[], gathers: boolean, prefetch: number): nu
   return worst;
 }
 
+/** Bytes of WebAssembly heap a scheme's rank needs so that every band it allocates lives there (where the
+ *  kernels work on it in place): the model states at their peak, the fp32 compute scratch (a unit's
+ *  gradient; the gradient Adam reads) and room for the collectives' few staging copies. */
+export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, prefetch = 0): number {
+  const adamGradient = (f.shardOptimizer ? s.shardTotal : s.paddedTotal) * 4;
+  return memoryTheory(f, s, dtype, prefetch).peak + s.maxUnitPadded * 4 + adamGradient + s.maxUnitPadded * bytesPerElement(dtype) + (1 << 20);
+}
+
 /** Payload bytes one rank sends per step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b. */
 export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype): number {
   const passes = f.shardParameters ? 3 : 2; // ZeRO-3: gather for forward, gather again for backward, reduce-scatter

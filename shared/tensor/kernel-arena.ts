@@ -1,4 +1,5 @@
-// A WebAssembly memory that the compute kernels (wasm/matmul.wat) work in, cut into named regions: the
+// A WebAssembly memory that the compute kernels (wasm/matmul.wat, and elementwise.wat's bf16 widening)
+// work in, cut into named regions: the
 // activations a forward pass keeps, one layer's parameters and gradient, the gradient flowing back. The
 // memory only grows, and growing detaches every view, so regions are byte offsets and views are made
 // when used, never kept.
@@ -11,12 +12,15 @@ interface ComputeKernels {
   matmul_nn(a: number, b: number, c: number, M: number, N: number, K: number): void;
   matmul_tn(a: number, b: number, c: number, M: number, N: number, K: number): void;
   colsum(a: number, c: number, M: number, N: number): void;
+}
+
+interface ElementwiseKernels {
   widen_bf16(src: number, dst: number, n: number): void;
 }
 
 export class KernelArena {
   readonly memory: WebAssembly.Memory;
-  readonly k: ComputeKernels;
+  readonly k: ComputeKernels & ElementwiseKernels;
   readonly flavour: SimdFlavour;
   private readonly regions = new Map<string, { at: number; bytes: number }>();
   private end = 0;
@@ -24,10 +28,11 @@ export class KernelArena {
   /** `flavour`: a build to use instead of the best this engine runs (the tests check both). */
   constructor(flavour?: SimdFlavour) {
     this.memory = new WebAssembly.Memory({ initial: 1 });
-    const bound = instantiate<ComputeKernels>('matmul', this.memory, flavour);
-    if (!bound) throw new Error('the compute kernels need WebAssembly SIMD, which this JavaScript engine does not offer');
-    this.k = bound.exports;
-    this.flavour = bound.flavour;
+    const products = instantiate<ComputeKernels>('matmul', this.memory, flavour);
+    const elementwise = instantiate<ElementwiseKernels>('elementwise', this.memory);
+    if (!products || !elementwise) throw new Error('the compute kernels need WebAssembly SIMD, which this JavaScript engine does not offer');
+    this.k = { ...products.exports, ...elementwise.exports };
+    this.flavour = products.flavour;
   }
 
   /** Bytes of memory the arena holds (what it has grown to). */

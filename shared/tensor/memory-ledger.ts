@@ -1,7 +1,8 @@
 // Every buffer that holds model state, a gathered copy, a communication copy or compute scratch is
 // allocated (or accounted) here, tagged by band, so resident and peak bytes are measured rather than
 // derived from a formula.
-import { emptyOf, type Elems, type WireDtype } from './dtype.js';
+import { bytesPerElement, emptyOf, type Elems, type WireDtype } from './dtype.js';
+import type { WasmHeap } from './heap.js';
 
 export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v'] as const;
 /** Transient bands that exist only inside a step: a gathered unit (ZeRO-3) and a unit's full gradient before
@@ -40,12 +41,18 @@ export class MemoryLedger {
   private owned = new WeakMap<object, Band>();
   private readonly external = new Map<object, { band: Band; bytes: number }>();
 
+  /** `heap`: where arrays are allocated while it has room (so the kernels can work on them in place). */
+  constructor(private readonly heap: WasmHeap | null = null) {}
+
   alloc(band: Band, dtype: WireDtype, n: number): Elems {
-    return this.track(band, emptyOf(dtype, n));
+    const at = this.heap?.take(n * bytesPerElement(dtype)) ?? null;
+    if (at === null) return this.track(band, emptyOf(dtype, n));
+    const buffer = this.heap!.memory.buffer;
+    return this.track(band, dtype === 'fp32' ? new Float32Array(buffer, at, n) : new Uint16Array(buffer, at, n));
   }
 
   allocF32(band: Band, n: number): Float32Array {
-    return this.track(band, new Float32Array(n));
+    return this.alloc(band, 'fp32', n) as Float32Array;
   }
 
   /** Start accounting for an array made elsewhere (for example a received payload kept as state). */
@@ -81,6 +88,7 @@ export class MemoryLedger {
     if (band === undefined) throw new Error('MemoryLedger.free: array was not allocated by this ledger (or freed twice)');
     this.owned.delete(arr);
     this.live[band] -= arr.byteLength;
+    if (this.heap && arr.buffer === this.heap.memory.buffer) this.heap.give(arr.byteOffset, arr.byteLength);
   }
 
   resetPeak(): void {

@@ -1,4 +1,4 @@
-// The ring's arithmetic kernels (wasm/reduce.wat) on a memory the caller owns: the fp32 add, and the bf16
+// The ring's arithmetic kernels (wasm/elementwise.wat) on a memory the caller owns: the fp32 add, and the bf16
 // add (widen both, add in fp32, round to nearest even) of bf16 wire traffic. V8 does not vectorise the
 // JavaScript loops (about 1 ns per element for an add, 4 ns for a bf16 add); these run four or eight lanes
 // at once. Both are checked bit for bit against the JavaScript reference in the tests.
@@ -16,7 +16,7 @@ export interface SimdKernels {
 export function simdMemory(bytes: number): { memory: Uint8Array; kernels: SimdKernels } | null {
   try {
     const memory = new WebAssembly.Memory({ initial: Math.ceil(bytes / 65536) });
-    const bound = instantiate<SimdKernels>('reduce', memory);
+    const bound = instantiate<SimdKernels>('elementwise', memory);
     return bound && { memory: new Uint8Array(memory.buffer), kernels: bound.exports };
   } catch {
     return null; // the memory could not be had

@@ -6,7 +6,7 @@ import { PeerListener, wireRing } from '../../shared/transport/ring.js';
 
 export interface LocalRank {
   coll: Collectives;
-  ledger: MemoryLedger;
+  ledger: MemoryLedger; // replaced by a scheme's own (trainDistributed), as a rank does per scheme
   close(): Promise<void>;
 }
 

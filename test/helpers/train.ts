@@ -8,6 +8,10 @@ import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
 import type { SchemeName, UnitMode } from '../../shared/control/run-config.js';
 import type { Base, StepStats } from '../../shared/training/schemes/base.js';
 import { SCHEME_CLASSES } from '../../shared/training/schemes/index.js';
+import { SCHEME_TABLE } from '../../shared/training/schemes/table.js';
+import { heapBytes } from '../../shared/accounting/theory.js';
+import { WasmHeap } from '../../shared/tensor/heap.js';
+import { MemoryLedger } from '../../shared/tensor/memory-ledger.js';
 import { closeAll, localRings, type LocalRank } from './rings.js';
 import { InlineCompute, type Compute } from '../../shared/training/compute.js';
 
@@ -43,6 +47,11 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
   let computes: Compute[] = [];
   try {
     const layouts = ranks.map((_, r) => new ShardLayout(spec, world, r, s.unit));
+    // Each rank's bands in a WebAssembly heap sized as a rank sizes it, so the kernels run as they do there.
+    for (const [r, rk] of ranks.entries()) {
+      rk.ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layouts[r].sizes(), s.dtype, s.prefetch)));
+      rk.coll.useLedger(rk.ledger);
+    }
     computes = ranks.map(() => (s.compute ? s.compute(spec) : new InlineCompute(spec)));
     const schemes = ranks.map((rk, r) =>
       new SCHEME_CLASSES[scheme]().setup({

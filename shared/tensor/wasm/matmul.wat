@@ -315,23 +315,4 @@
       (f32.store (i32.add (local.get $c) (i32.shl (local.get $j) (i32.const 2))) (local.get $s))
       (local.set $j (i32.add (local.get $j) (i32.const 1)))
       (br $next_j))))
-
-  ;; dst[i] = fp32(src[i]) for bf16 bits src: eight at a time, then one by one (exact).
-  (func (export "widen_bf16") (param $src i32) (param $dst i32) (param $n i32)
-    (local $end i32)
-    (local.set $end (i32.add (local.get $src) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 1))))
-    (block $done (loop $next
-      (br_if $done (i32.ge_u (local.get $src) (local.get $end)))
-      (v128.store align=4 (local.get $dst) (i32x4.shl (v128.load16x4_u align=2 (local.get $src)) (i32.const 16)))
-      (v128.store offset=16 align=4 (local.get $dst) (i32x4.shl (v128.load16x4_u offset=8 align=2 (local.get $src)) (i32.const 16)))
-      (local.set $src (i32.add (local.get $src) (i32.const 16)))
-      (local.set $dst (i32.add (local.get $dst) (i32.const 32)))
-      (br $next)))
-    (local.set $end (i32.add (local.get $src) (i32.shl (i32.and (local.get $n) (i32.const 7)) (i32.const 1))))
-    (block $done (loop $next
-      (br_if $done (i32.ge_u (local.get $src) (local.get $end)))
-      (i32.store (local.get $dst) (i32.shl (i32.load16_u (local.get $src)) (i32.const 16)))
-      (local.set $src (i32.add (local.get $src) (i32.const 2)))
-      (local.set $dst (i32.add (local.get $dst) (i32.const 4)))
-      (br $next))))
 )

@@ -2,7 +2,7 @@
 // the gradient reduction and the Adam update. What differs between the schemes is read from their row of
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
 import { adamUpdate, type AdamHyper, type OptimizerState } from '../adam.js';
-import { decodeBf16, encodeBf16 } from '../../tensor/bf16.js';
+import { fromF32, toF32 } from '../../tensor/convert.js';
 import type { Collectives } from '../../collectives/collectives.js';
 import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { Elems, WireDtype } from '../../tensor/dtype.js';
@@ -40,18 +40,6 @@ export interface StepStats {
 export interface UnitParams {
   elems: Elems; // the unit's unpadded parameters in the working dtype: the compute widens bf16 itself
   gathered: Elems | null;
-}
-
-/** Element-typed copy between a working-copy buffer (fp32 or bf16 bits) and fp32. */
-function toF32(src: Elems, dst: Float32Array): Float32Array {
-  if (src instanceof Float32Array) dst.set(src);
-  else decodeBf16(src, dst);
-  return dst;
-}
-
-function fromF32(src: Float32Array, dst: Elems): void {
-  if (dst instanceof Float32Array) dst.set(src);
-  else encodeBf16(src, dst);
 }
 
 export class Base {
