@@ -1,16 +1,51 @@
-// The compute thread's main: runs ComputeState for one rank, one request at a time.
+// The compute thread's main: one rank's model, one request at a time, tensors through shared staging
+// (see worker-compute.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import { ComputeState, type ComputeReply, type ComputeRequest } from '../shared/training/compute.js';
-import { MlpSpec } from '../shared/training/mlp.js';
+import { Mlp, MlpSpec } from '../shared/training/mlp.js';
+import { batchStaging, layerStaging, type ThreadReply, type ThreadRequest } from './worker-compute.js';
 
-const state = new ComputeState(new MlpSpec(workerData.widths as number[]));
-parentPort!.on('message', (req: ComputeRequest) => {
-  let reply: ComputeReply;
+const spec = new MlpSpec(workerData.widths as number[]);
+const mlp = new Mlp(spec);
+const largest = Math.max(...spec.layers.map((l) => l.size));
+let layerBuf: SharedArrayBuffer | null = null;
+let batchBuf: SharedArrayBuffer | null = null;
+let rows = 0;
+
+function params(layer: number, bf16: boolean): Float32Array | Uint16Array {
+  const s = layerStaging(layerBuf!, largest);
+  const n = spec.layers[layer].size;
+  return bf16 ? s.bf16.subarray(0, n) : s.f32.subarray(0, n);
+}
+
+function handle(req: ThreadRequest): ThreadReply {
+  switch (req.op) {
+    case 'staging':
+      layerBuf = req.layer;
+      batchBuf = req.batch;
+      return { ok: true };
+    case 'start':
+      rows = req.rows;
+      mlp.start(batchStaging(batchBuf!, spec.inputs, rows).x, rows);
+      return { ok: true, arenaBytes: mlp.bytes };
+    case 'forward':
+      mlp.forward(req.layer, params(req.layer, req.bf16));
+      return { ok: true };
+    case 'loss':
+      return { ok: true, loss: mlp.loss(batchStaging(batchBuf!, spec.inputs, rows).y, req.gradScale) };
+    case 'backward': {
+      const n = spec.layers[req.layer].size;
+      mlp.backward(req.layer, params(req.layer, req.bf16), layerStaging(layerBuf!, largest).grad.subarray(0, n));
+      return { ok: true };
+    }
+  }
+}
+
+parentPort!.on('message', (req: ThreadRequest) => {
+  let reply: ThreadReply;
   try {
-    reply = state.handle(req);
+    reply = handle(req);
   } catch (err) {
     reply = { ok: false, error: (err as Error).message };
   }
-  // The gradient's buffer moves to the rank without a copy.
-  parentPort!.postMessage(reply, reply.ok && reply.grad ? [reply.grad.buffer as ArrayBuffer] : []);
+  parentPort!.postMessage(reply);
 });

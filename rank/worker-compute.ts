@@ -1,20 +1,53 @@
-// Compute on a worker thread: while it runs a layer, the rank's event loop keeps serving the ring.
+// Compute on a worker thread: while it runs a layer, the rank's event loop keeps serving the ring. Tensors
+// cross to the thread through shared staging memory made once (a layer's parameters and gradient) or when
+// a larger batch arrives (its inputs and labels), never through a fresh copy per message; the requests
+// themselves carry only what to do.
 import { Worker } from 'node:worker_threads';
-import type { Compute, ComputeReply, ComputeRequest } from '../shared/training/compute.js';
 import type { Elems } from '../shared/tensor/dtype.js';
+import type { Compute } from '../shared/training/compute.js';
 import type { MlpSpec } from '../shared/training/mlp.js';
+
+/** Requests from a rank to its compute thread; every one is answered with a ThreadReply. */
+export type ThreadRequest =
+  | { op: 'staging'; layer: SharedArrayBuffer; batch: SharedArrayBuffer }
+  | { op: 'start'; rows: number }
+  | { op: 'forward'; layer: number; bf16: boolean }
+  | { op: 'loss'; gradScale: number }
+  | { op: 'backward'; layer: number; bf16: boolean };
+export type ThreadReply = { ok: true; loss?: number; arenaBytes?: number } | { ok: false; error: string };
+
+/** The layer staging: parameters (fp32, or bf16 bits in its first half) at 0, the gradient after them. */
+export const layerStaging = (buf: SharedArrayBuffer, largest: number) => ({
+  f32: new Float32Array(buf, 0, largest),
+  bf16: new Uint16Array(buf, 0, largest),
+  grad: new Float32Array(buf, largest * 4, largest),
+});
+
+/** The batch staging: inputs (rows x inputs fp32), then labels. */
+export const batchStaging = (buf: SharedArrayBuffer, inputs: number, rows: number) => ({
+  x: new Float32Array(buf, 0, rows * inputs),
+  y: new Int32Array(buf, rows * inputs * 4, rows),
+});
 
 export class WorkerCompute implements Compute {
   private readonly worker: Worker;
-  private pending: { resolve: (r: ComputeReply) => void; reject: (e: Error) => void } | null = null;
+  private pending: { resolve: (r: ThreadReply) => void; reject: (e: Error) => void } | null = null;
   private failure: Error | null = null;
-  /** The thread's kernel arena, as it reported when the batch started. */
-  arenaBytes = 0;
+  private readonly largest: number;
+  private readonly layerBuf: SharedArrayBuffer;
+  private batchBuf = new SharedArrayBuffer(0);
+  private rows = 0;
+  private threadArena = 0;
 
   /** `script` is the thread's compiled entry point (tests running this file from source pass dist's). */
-  constructor(spec: MlpSpec, script: URL = new URL('./compute-thread.js', import.meta.url)) {
+  constructor(
+    private readonly spec: MlpSpec,
+    script: URL = new URL('./compute-thread.js', import.meta.url),
+  ) {
+    this.largest = Math.max(...spec.layers.map((l) => l.size));
+    this.layerBuf = new SharedArrayBuffer(this.largest * 8);
     this.worker = new Worker(script, { workerData: { widths: spec.widths } });
-    this.worker.on('message', (r: ComputeReply) => {
+    this.worker.on('message', (r: ThreadReply) => {
       const p = this.pending;
       this.pending = null;
       p?.resolve(r);
@@ -28,13 +61,18 @@ export class WorkerCompute implements Compute {
     this.worker.on('exit', (code) => fail(new Error(`compute thread exited (${code})`)));
   }
 
-  /** One request at a time; inputs are copied into fresh buffers that move to the thread. */
-  private call(req: ComputeRequest, transfer: ArrayBuffer[]): Promise<ComputeReply> {
+  /** The thread's kernel arena and the staging both sides share. */
+  get arenaBytes(): number {
+    return this.threadArena + this.layerBuf.byteLength + this.batchBuf.byteLength;
+  }
+
+  /** One request at a time. */
+  private call(req: ThreadRequest): Promise<ThreadReply> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.pending) return Promise.reject(new Error('compute: a request is already running'));
-    return new Promise<ComputeReply>((resolve, reject) => {
+    return new Promise<ThreadReply>((resolve, reject) => {
       this.pending = { resolve, reject };
-      this.worker.postMessage(req, transfer);
+      this.worker.postMessage(req);
     }).then((r) => {
       if (!r.ok) throw new Error(`compute thread: ${r.error}`);
       return r;
@@ -42,29 +80,41 @@ export class WorkerCompute implements Compute {
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {
-    const copy = x.slice();
-    const r = await this.call({ op: 'start', x: copy, rows }, [copy.buffer]);
-    if (r.ok) this.arenaBytes = r.arenaBytes ?? 0;
+    const need = rows * (this.spec.inputs + 1) * 4;
+    if (need > this.batchBuf.byteLength) {
+      this.batchBuf = new SharedArrayBuffer(need);
+      await this.call({ op: 'staging', layer: this.layerBuf, batch: this.batchBuf });
+    }
+    this.rows = rows;
+    batchStaging(this.batchBuf, this.spec.inputs, rows).x.set(x);
+    const r = await this.call({ op: 'start', rows });
+    if (r.ok) this.threadArena = r.arenaBytes ?? 0;
   }
 
   async forward(layer: number, params: Elems): Promise<void> {
-    const copy = params.slice();
-    await this.call({ op: 'forward', layer, params: copy }, [copy.buffer]);
+    await this.call({ op: 'forward', layer, bf16: this.stage(params) });
   }
 
   async loss(labels: Int32Array, gradScale: number): Promise<number> {
-    const copy = labels.slice();
-    const r = await this.call({ op: 'loss', labels: copy, gradScale }, [copy.buffer]);
+    batchStaging(this.batchBuf, this.spec.inputs, this.rows).y.set(labels);
+    const r = await this.call({ op: 'loss', gradScale });
     return r.ok ? r.loss! : NaN;
   }
 
   async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
-    const copy = params.slice();
-    const r = await this.call({ op: 'backward', layer, params: copy }, [copy.buffer]);
-    if (r.ok) grad.set(r.grad!);
+    await this.call({ op: 'backward', layer, bf16: this.stage(params) });
+    grad.set(layerStaging(this.layerBuf, this.largest).grad.subarray(0, grad.length));
   }
 
   async close(): Promise<void> {
     await this.worker.terminate();
+  }
+
+  /** Copy a layer's parameters into the staging; true when they are bf16 bits. */
+  private stage(params: Elems): boolean {
+    const s = layerStaging(this.layerBuf, this.largest);
+    if (params instanceof Float32Array) s.f32.set(params);
+    else s.bf16.set(params);
+    return !(params instanceof Float32Array);
   }
 }
