@@ -1,6 +1,6 @@
 // npm run bench:compute [-- --model 512,1024,512,10 --rows 16,64,256 --rounds 3 --reps 7]
 // GFLOP/s of each compute kernel at the model's layer shapes, and one training step of the model (forward,
-// backward, Adam) on one thread, next to PyTorch (bench/torch_compute.py, one thread) in the same run:
+// backward, Adam) on --threads threads, next to PyTorch (bench/torch_compute.py, as many threads) in the same run:
 // alternating rounds, medians, and the ratio. Where python3 with torch is missing, PyTorch is reported
 // as missing.
 import { spawnSync } from 'node:child_process';
@@ -19,6 +19,7 @@ const argv = yargs(hideBin(process.argv))
   .option('rows', { type: 'string', default: '16,64,256', describe: 'batch rows per rank' })
   .option('rounds', { type: 'number', default: 3, describe: 'alternating zerowire / PyTorch rounds' })
   .option('reps', { type: 'number', default: 7, describe: 'repetitions per measurement (median)' })
+  .option('threads', { type: 'number', default: 1, describe: "zerowire's threads per product (--threads); PyTorch gets as many" })
   .option('torch', { type: 'boolean', default: true, describe: 'also time PyTorch (python3-torch) in the same run' })
   .strict()
   .parseSync();
@@ -44,9 +45,10 @@ interface Round {
   step: Record<string, number>;
 }
 
-function ours(): Round {
+async function ours(): Promise<Round> {
   const out: Round = { kernels: {}, step: {} };
-  const arena = new KernelArena();
+  const arena = new KernelArena({ threads: argv.threads });
+  await arena.par?.ready();
   const rand = (n: number) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37));
   for (const rows of rowsList)
     for (const l of spec.layers) {
@@ -55,16 +57,17 @@ function ours(): Round {
       for (const r of ['x', 'w', 'b', 'dy']) arena.load(r, rand(arena.f32(r).length));
       const k = arena.k;
       out.kernels[`${rows}x${K}x${N}`] = {
-        forward: medianSeconds(() => k.linear_forward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), rows, K, N)),
-        dx: medianSeconds(() => k.matmul_nn(arena.at('dy'), arena.at('w'), arena.at('dx'), rows, K, N)),
-        dw: medianSeconds(() => k.matmul_tn(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, rows)),
+        forward: medianSeconds(() => arena.linearForward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), rows, K, N)),
+        dx: medianSeconds(() => arena.matmulNN(arena.at('dy'), arena.at('w'), arena.at('dx'), rows, K, N)),
+        dw: medianSeconds(() => arena.matmulTN(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, rows)),
       };
     }
   // The model states in a WebAssembly heap, as a rank holds them (so Adam runs its SIMD kernel).
   const ledger = new MemoryLedger(WasmHeap.create(16 * spec.params + (1 << 20)));
   const [theta, grad, m, v] = (['master', 'grads', 'm', 'v'] as const).map((band) => ledger.allocF32(band, spec.params));
   theta.set(spec.init(0));
-  const mlp = new Mlp(spec);
+  const mlp = new Mlp(spec, { threads: argv.threads });
+  await mlp.ready();
   for (const rows of rowsList) {
     const x = Float32Array.from({ length: rows * spec.inputs }, (_, i) => Math.cos(i));
     const y = Int32Array.from({ length: rows }, (_, i) => i % spec.classes);
@@ -74,25 +77,26 @@ function ours(): Round {
       adamUpdate(theta, m, v, grad, ++t, { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
     });
   }
+  await Promise.all([arena.par?.close(), mlp.close()]);
   return out;
 }
 
 function torch(): Round | null {
   if (!argv.torch) return null;
   const script = fileURLToPath(new URL('../../bench/torch_compute.py', import.meta.url));
-  const r = spawnSync('/usr/bin/python3', [script, argv.model, argv.rows, String(argv.reps)], { encoding: 'utf8', timeout: 600_000 });
+  const r = spawnSync('/usr/bin/python3', [script, argv.model, argv.rows, String(argv.reps), String(argv.threads)], { encoding: 'utf8', timeout: 600_000 });
   if (r.status !== 0) return null;
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Round;
 }
 
 const rounds: { ours: Round; torch: Round | null }[] = [];
-for (let i = 0; i < argv.rounds; i++) rounds.push({ ours: ours(), torch: torch() });
+for (let i = 0; i < argv.rounds; i++) rounds.push({ ours: await ours(), torch: torch() });
 const haveTorch = rounds.every((r) => r.torch !== null);
 
 const gflops = (rows: number, K: number, N: number, s: number) => (2 * rows * K * N) / s / 1e9;
 const pick = (f: (r: Round) => number, who: 'ours' | 'torch') => median(rounds.map((r) => f(r[who]!)));
 console.log(
-  `compute kernels, one thread, ${ours.length ? '' : ''}WebAssembly ${new KernelArena().flavour}; median over ${argv.rounds} alternating rounds of ${argv.reps} repetitions`,
+  `compute kernels, ${argv.threads} thread(s) each, WebAssembly ${new KernelArena().flavour}; median over ${argv.rounds} alternating rounds of ${argv.reps} repetitions`,
 );
 const head = [['rows x in x out', 'product', 'zerowire GFLOP/s', ...(haveTorch ? ['PyTorch GFLOP/s', 'zerowire / PyTorch time'] : [])]];
 const body: string[][] = [];

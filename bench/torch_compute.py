@@ -1,7 +1,7 @@
-"""PyTorch on one CPU thread, the peer that bench/compute.ts compares against: the three products of a
+"""PyTorch on one CPU thread (or THREADS), the peer that bench/compute.ts compares against: the three products of a
 Linear layer at given shapes, and one training step (forward, backward, Adam) of an MLP.
 
-usage: /usr/bin/python3 bench/torch_compute.py WIDTHS ROWS[,ROWS...] REPS
+usage: /usr/bin/python3 bench/torch_compute.py WIDTHS ROWS[,ROWS...] REPS [THREADS]
 prints one JSON line: {"kernels": {"ROWSxINxOUT": {"forward": s, "dx": s, "dw": s}}, "step": {"ROWS": s}}
 (median seconds over REPS repetitions each)
 """
@@ -11,7 +11,7 @@ import time
 
 import torch
 
-torch.set_num_threads(1)
+torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else 1)
 widths = [int(w) for w in sys.argv[1].split(",")]
 rows_list = [int(r) for r in sys.argv[2].split(",")]
 reps = int(sys.argv[3])

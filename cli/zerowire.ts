@@ -47,6 +47,11 @@ function runOptions<T>(y: Argv<T>) {
       default: 'auto',
       describe: "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread when --prefetch > 0)",
     })
+    .option('threads', {
+      type: 'string',
+      default: '1',
+      describe: "threads computing each rank's products, like PyTorch's intra-op threads (auto: this host's cores over its ranks)",
+    })
     .option('prefetch', {
       type: 'number',
       default: 0,

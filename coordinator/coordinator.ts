@@ -105,7 +105,8 @@ export class Coordinator {
     const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
     for (const m of this.members) {
       const prev = this.members[(m.info.rank - 1 + world) % world].info;
-      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, config });
+      const hostRanks = this.members.filter((o) => o.info.hostname === m.info.hostname).length;
+      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, hostRanks, config });
     }
     await this.until(
       () => this.ready.size === world,

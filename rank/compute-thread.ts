@@ -5,7 +5,8 @@ import { Mlp, MlpSpec } from '../shared/training/mlp.js';
 import { batchStaging, layerStaging, type ThreadReply, type ThreadRequest } from './worker-compute.js';
 
 const spec = new MlpSpec(workerData.widths as number[]);
-const mlp = new Mlp(spec);
+const mlp = new Mlp(spec, { threads: workerData.threads as number });
+await mlp.ready();
 const largest = Math.max(...spec.layers.map((l) => l.size));
 let layerBuf: SharedArrayBuffer | null = null;
 let batchBuf: SharedArrayBuffer | null = null;

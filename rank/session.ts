@@ -1,5 +1,5 @@
 // One rank's life: join the coordinator, wire the ring, train each scheme it is told to run, report, leave.
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { Collectives } from '../shared/collectives/collectives.js';
@@ -43,6 +43,7 @@ export class RankSession {
   private data: SyntheticData | null = null;
   private queue: Promise<void> = Promise.resolve();
   private finished = false;
+  private threads = 1; // computing this rank's products (--threads, resolved when assigned)
   private watchdog: NodeJS.Timeout | null = null;
 
   constructor(
@@ -160,14 +161,17 @@ export class RankSession {
           if (fit.refused.length) throw new RankError(fit.message);
         }
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
+        this.threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
         const kernels = flavoursOf('matmul')[0] ?? 'none';
         this.log.info(
-          { kernels },
-          kernels === 'relaxed-simd'
-            ? 'compute kernels: WebAssembly SIMD with relaxed-SIMD fused multiply-add'
-            : kernels === 'simd'
-              ? 'compute kernels: WebAssembly SIMD (this engine has no relaxed SIMD: a multiply, then an add)'
-              : 'compute kernels: none (this engine has no WebAssembly SIMD)',
+          { kernels, threads: this.threads },
+          `${
+            kernels === 'relaxed-simd'
+              ? 'compute kernels: WebAssembly SIMD with relaxed-SIMD fused multiply-add'
+              : kernels === 'simd'
+                ? 'compute kernels: WebAssembly SIMD (this engine has no relaxed SIMD: a multiply, then an add)'
+                : 'compute kernels: none (this engine has no WebAssembly SIMD)'
+          }, ${this.threads} thread${this.threads > 1 ? 's' : ''}`,
         );
         this.data = new SyntheticData(spec.inputs, spec.classes, c.samples, c.seed);
         this.ring = await wireRing({
@@ -201,7 +205,7 @@ export class RankSession {
     const data = this.data;
     if (!config || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
     const spec = new MlpSpec(config.model);
-    const compute = config.compute === 'thread' ? new WorkerCompute(spec) : new InlineCompute(spec);
+    const compute = config.compute === 'thread' ? new WorkerCompute(spec, this.threads) : new InlineCompute(spec, this.threads);
     const rank = coll.rank;
     try {
       const summary = await runScheme({

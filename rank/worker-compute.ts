@@ -42,11 +42,12 @@ export class WorkerCompute implements Compute {
   /** `script` is the thread's compiled entry point (tests running this file from source pass dist's). */
   constructor(
     private readonly spec: MlpSpec,
+    threads = 1,
     script: URL = new URL('./compute-thread.js', import.meta.url),
   ) {
     this.largest = Math.max(...spec.layers.map((l) => l.size));
     this.layerBuf = new SharedArrayBuffer(this.largest * 8);
-    this.worker = new Worker(script, { workerData: { widths: spec.widths } });
+    this.worker = new Worker(script, { workerData: { widths: spec.widths, threads } });
     this.worker.on('message', (r: ThreadReply) => {
       const p = this.pending;
       this.pending = null;

@@ -94,6 +94,7 @@ const ControlMessageSchema = v.variant('type', [
     ringKey: binaryOf(32),
     prevHost: text(255),
     prevPort: int(0, 65535),
+    hostRanks: int(1), // ranks on this rank's host (by hostname): --threads auto shares the cores among them
     config: RunConfigSchema,
   }),
   v.object({ type: v.literal('ready'), rank }),

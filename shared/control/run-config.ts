@@ -35,6 +35,8 @@ export const RunConfigSchema = v.object({
   schemes: v.pipe(v.array(scheme), v.minLength(1, 'at least one scheme')), // run back to back, same initial weights and data
   prefetch: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
   compute: v.picklist(COMPUTE_MODES), // forward/backward on the rank's main thread, or on a worker thread
+  // threads computing a rank's products; auto: this host's cores over the ranks on this host
+  threads: v.union([int(1, 256), v.literal('auto')], 'a positive number of threads or auto'),
   // each rank writes its shards every `every` steps under dir/<scheme>/
   checkpoint: v.optional(v.object({ every: int(1), dir: checkpointDir })),
   // continue a scheme from a complete checkpoint
@@ -63,6 +65,7 @@ export interface RunOptions {
   timeout: number; // seconds
   prefetch: number;
   compute: string; // auto|inline|thread
+  threads: string; // a count, or auto
 }
 
 /** The option each config field comes from, for error messages. */
@@ -80,6 +83,7 @@ const OPTION: Record<string, string> = {
   schemes: '--scheme',
   prefetch: '--prefetch',
   compute: '--compute',
+  threads: '--threads',
 };
 
 function parseSchemes(list: string): SchemeName[] {
@@ -124,6 +128,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     // auto: overlap needs the compute off the event loop, so prefetching runs it on a thread; without
     // prefetch there is nothing to overlap and the thread would only add copies.
     compute: o.compute === 'auto' ? (o.prefetch > 0 ? 'thread' : 'inline') : o.compute,
+    threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });
   if (r.success) return r.output;

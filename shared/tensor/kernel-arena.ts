@@ -3,12 +3,14 @@
 // activations a forward pass keeps, one layer's parameters and gradient, the gradient flowing back. The
 // memory only grows, and growing detaches every view, so regions are byte offsets and views are made
 // when used, never kept.
+import { KernelThreads, type ProductKernels } from './kernel-threads.js';
 import { instantiate, type SimdFlavour } from './wasm/load.js';
 
 const PAGE = 65536;
+/** A shared memory must state its largest size: 2 GiB of address space, reserved, not committed. */
+const MAX_PAGES = 32768;
 
-interface ComputeKernels {
-  linear_forward(x: number, w: number, b: number, y: number, M: number, K: number, N: number): void;
+interface ComputeKernels extends ProductKernels {
   matmul_nn(a: number, b: number, c: number, M: number, N: number, K: number): void;
   matmul_tn(a: number, b: number, c: number, M: number, N: number, K: number): void;
   colsum(a: number, c: number, M: number, N: number): void;
@@ -25,14 +27,39 @@ export class KernelArena {
   private readonly regions = new Map<string, { at: number; bytes: number }>();
   private end = 0;
 
-  /** `flavour`: a build to use instead of the best this engine runs (the tests check both). */
-  constructor(flavour?: SimdFlavour) {
-    this.memory = new WebAssembly.Memory({ initial: 1 });
+  /** Products shared out over the rank's kernel threads (one thread: none). */
+  readonly par: KernelThreads | null;
+
+  /** `flavour`: a build to use instead of the best this engine runs (the tests check both). `threads`:
+   *  how many threads compute the products (the memory is then shared; `threadScript` is the compiled
+   *  kernel-thread.js, which tests running from source pass in). */
+  constructor(opts: { flavour?: SimdFlavour; threads?: number; threadScript?: URL } = {}) {
+    const { flavour, threads = 1 } = opts;
+    this.memory = threads > 1 ? new WebAssembly.Memory({ initial: 1, maximum: MAX_PAGES, shared: true }) : new WebAssembly.Memory({ initial: 1 });
     const products = instantiate<ComputeKernels>('matmul', this.memory, flavour);
     const elementwise = instantiate<ElementwiseKernels>('elementwise', this.memory);
     if (!products || !elementwise) throw new Error('the compute kernels need WebAssembly SIMD, which this JavaScript engine does not offer');
     this.k = { ...products.exports, ...elementwise.exports };
     this.flavour = products.flavour;
+    this.par = threads > 1 ? new KernelThreads(products.exports, this.memory, products.flavour, threads, opts.threadScript) : null;
+  }
+
+  /** Y = X·Wᵀ + b (shared out over the kernel threads, if any). */
+  linearForward(x: number, w: number, b: number, y: number, M: number, K: number, N: number): void {
+    if (this.par) this.par.linearForward(x, w, b, y, M, K, N);
+    else this.k.linear_forward(x, w, b, y, M, K, N);
+  }
+
+  /** C (M×N) = A (M×K) · B (K×N). */
+  matmulNN(a: number, b: number, c: number, M: number, N: number, K: number): void {
+    if (this.par) this.par.product(a, K * 4, 4, b, c, M, N, K);
+    else this.k.matmul_nn(a, b, c, M, N, K);
+  }
+
+  /** C (M×N) = Aᵀ · B, A (K×M), B (K×N). */
+  matmulTN(a: number, b: number, c: number, M: number, N: number, K: number): void {
+    if (this.par) this.par.product(a, 4, M * 4, b, c, M, N, K);
+    else this.k.matmul_tn(a, b, c, M, N, K);
   }
 
   /** Bytes of memory the arena holds (what it has grown to). */

@@ -24,11 +24,13 @@ export interface Compute {
 export class InlineCompute implements Compute {
   readonly mlp: Mlp;
 
-  constructor(spec: MlpSpec) {
-    this.mlp = new Mlp(spec);
+  /** `threads`: how many threads compute the products (--threads). */
+  constructor(spec: MlpSpec, threads = 1) {
+    this.mlp = new Mlp(spec, { threads });
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {
+    await this.mlp.ready();
     this.mlp.start(x, rows);
   }
 
@@ -48,5 +50,7 @@ export class InlineCompute implements Compute {
     this.mlp.backward(layer, params, grad);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.mlp.close();
+  }
 }

@@ -57,12 +57,28 @@ export class MlpSpec {
  * JavaScript on views of the same memory.
  */
 export class Mlp {
-  readonly arena = new KernelArena();
+  readonly arena: KernelArena;
   private rows = 0;
   private dIn = 'd'; // the region holding the gradient w.r.t. the current layer's output
   private dOut = 'dx';
 
-  constructor(readonly spec: MlpSpec) {}
+  /** `threads`: how many threads compute the products (--threads); `threadScript`: see KernelArena. */
+  constructor(
+    readonly spec: MlpSpec,
+    opts: { threads?: number; threadScript?: URL } = {},
+  ) {
+    this.arena = new KernelArena(opts);
+  }
+
+  /** Resolves once the kernel threads (if any) run. */
+  async ready(): Promise<void> {
+    await this.arena.par?.ready();
+  }
+
+  /** Stop the kernel threads. */
+  async close(): Promise<void> {
+    await this.arena.par?.close();
+  }
 
   /** Bytes the arena holds: activations, one layer's parameters and gradient, the backward scratch. */
   get bytes(): number {
@@ -92,7 +108,7 @@ export class Mlp {
     const L = this.layer(l, p);
     const a = this.arena;
     a.load('p', p);
-    a.k.linear_forward(a.at(`in${l}`), a.at('p'), a.at('p') + L.outputs * L.inputs * 4, a.at(`pre${l}`), this.rows, L.inputs, L.outputs);
+    a.linearForward(a.at(`in${l}`), a.at('p'), a.at('p') + L.outputs * L.inputs * 4, a.at(`pre${l}`), this.rows, L.inputs, L.outputs);
     if (l < this.spec.layers.length - 1) gelu(this.pre(l), a.f32(`in${l + 1}`, this.rows * L.outputs));
   }
 
@@ -121,12 +137,12 @@ export class Mlp {
     const rows = this.rows;
     if (l < this.spec.layers.length - 1) geluBackward(this.pre(l), a.f32(this.dIn, rows * L.outputs));
     const nw = L.outputs * L.inputs;
-    a.k.matmul_tn(a.at(this.dIn), a.at(`in${l}`), a.at('g'), L.outputs, L.inputs, rows); // dW = dYᵀ·X
+    a.matmulTN(a.at(this.dIn), a.at(`in${l}`), a.at('g'), L.outputs, L.inputs, rows); // dW = dYᵀ·X
     a.k.colsum(a.at(this.dIn), a.at('g') + nw * 4, rows, L.outputs); // db = Σ rows of dY
     grad.set(a.f32('g', L.size));
     if (l === 0) return;
     a.load('p', p);
-    a.k.matmul_nn(a.at(this.dIn), a.at('p'), a.at(this.dOut), rows, L.inputs, L.outputs); // dX = dY·W
+    a.matmulNN(a.at(this.dIn), a.at('p'), a.at(this.dOut), rows, L.inputs, L.outputs); // dX = dY·W
     [this.dIn, this.dOut] = [this.dOut, this.dIn];
   }
 

@@ -15,6 +15,7 @@ export const SMALL_OPTIONS: RunOptions = {
   timeout: 5,
   prefetch: 0,
   compute: 'inline',
+  threads: '1',
 };
 
 export const smallConfig = (o: Partial<RunOptions> = {}): RunConfig => makeRunConfig({ ...SMALL_OPTIONS, ...o });

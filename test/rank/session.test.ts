@@ -64,7 +64,9 @@ describe('a rank session, message by message', () => {
     const rank = await coord.rank;
     const j = await rank.next('join');
     expect(j).toMatchObject({ type: 'join', version: 1, pid: process.pid });
-    rank.ws.send(encodeMessage({ type: 'assign', rank: 0, world: 1, runId: 'r1', ringKey: new Uint8Array(32), prevHost: '127.0.0.1', prevPort: 1, config }));
+    rank.ws.send(
+      encodeMessage({ type: 'assign', rank: 0, world: 1, runId: 'r1', ringKey: new Uint8Array(32), prevHost: '127.0.0.1', prevPort: 1, hostRanks: 1, config }),
+    );
     expect(await rank.next('ready')).toEqual({ type: 'ready', rank: 0 });
     for (const scheme of config.schemes) {
       rank.ws.send(encodeMessage({ type: 'run', scheme }));

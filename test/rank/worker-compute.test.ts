@@ -20,7 +20,10 @@ describe('compute on a worker thread', () => {
       prefetch: 1,
     };
     const inline = await trainDistributed(4, 'zero3', setup);
-    const threaded = await trainDistributed(4, 'zero3', { ...setup, compute: (spec: MlpSpec) => new WorkerCompute(spec, compiled('rank/compute-thread.ts')) });
+    const threaded = await trainDistributed(4, 'zero3', {
+      ...setup,
+      compute: (spec: MlpSpec) => new WorkerCompute(spec, 1, compiled('rank/compute-thread.ts')),
+    });
     expect(threaded.losses).toEqual(inline.losses);
     expect(Array.from(threaded.final)).toEqual(Array.from(inline.final));
   });

@@ -274,6 +274,11 @@
       (local.set $n (i32.add (local.get $n) (i32.const 1)))
       (br $next_n))))
 
+  ;; The product with A's strides given: what a thread computing rows [m0, m1) of C calls (A and C offset
+  ;; to row m0, M = m1 - m0, the strides of the whole A).
+  (func (export "product") (param $a i32) (param $ai i32) (param $ak i32) (param $b i32) (param $c i32) (param $M i32) (param $N i32) (param $K i32)
+    (call $product (local.get $a) (local.get $ai) (local.get $ak) (local.get $b) (local.get $c) (local.get $M) (local.get $N) (local.get $K)))
+
   ;; C (M×N) = A (M×K) · B (K×N)
   (func (export "matmul_nn") (param $a i32) (param $b i32) (param $c i32) (param $M i32) (param $N i32) (param $K i32)
     (call $product (local.get $a) (i32.shl (local.get $K) (i32.const 2)) (i32.const 4) (local.get $b) (local.get $c) (local.get $M) (local.get $N) (local.get $K)))

@@ -1,7 +1,7 @@
 // The few WebAssembly JavaScript API types the kernels use (TypeScript ships them only in lib.dom).
 declare namespace WebAssembly {
   class Memory {
-    constructor(descriptor: { initial: number; maximum?: number });
+    constructor(descriptor: { initial: number; maximum?: number; shared?: boolean });
     readonly buffer: ArrayBuffer;
     grow(pages: number): number;
   }

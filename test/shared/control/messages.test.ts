@@ -30,7 +30,17 @@ describe('control messages', () => {
       timeoutMs: 10000,
       beta1: 0.9,
     });
-    const assign: ControlMessage = { type: 'assign', rank: 1, world: 2, runId: 'r', ringKey: new Uint8Array(32), prevHost: '127.0.0.1', prevPort: 9, config };
+    const assign: ControlMessage = {
+      type: 'assign',
+      rank: 1,
+      world: 2,
+      runId: 'r',
+      ringKey: new Uint8Array(32),
+      prevHost: '127.0.0.1',
+      prevPort: 9,
+      hostRanks: 1,
+      config,
+    };
     const back = decodeControl(encodeMessage(assign));
     expect(back).toEqual({ ...assign, ringKey: Buffer.alloc(32) });
   });
@@ -52,11 +62,21 @@ describe('control messages', () => {
     [{ type: 'join', version: 1, peerPort: 0, hostname: 'h', pid: 1 }, /field "peerPort": expected >=1, got 0/],
     [{ type: 'run', scheme: 'zero4' }, /field "scheme"/],
     [
-      { type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(31), prevHost: 'h', prevPort: 1, config },
+      { type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(31), prevHost: 'h', prevPort: 1, hostRanks: 1, config },
       /field "ringKey": expected 32 bytes, got 31 bytes of binary/,
     ],
     [
-      { type: 'assign', rank: 0, world: 1, runId: 'r', ringKey: new Uint8Array(32), prevHost: 'h', prevPort: 1, config: { ...config, schemes: [] } },
+      {
+        type: 'assign',
+        rank: 0,
+        world: 1,
+        runId: 'r',
+        ringKey: new Uint8Array(32),
+        prevHost: 'h',
+        prevPort: 1,
+        hostRanks: 1,
+        config: { ...config, schemes: [] },
+      },
       /field "config.schemes": expected at least one scheme/,
     ],
   ])('%j is refused naming the field', (msg, message) => {

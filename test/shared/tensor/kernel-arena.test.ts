@@ -6,6 +6,7 @@ import { toBf16, fromBf16 } from '../../../shared/tensor/bf16.js';
 import { KernelArena } from '../../../shared/tensor/kernel-arena.js';
 import { flavoursOf } from '../../../shared/tensor/wasm/load.js';
 import { linearBackward, linearForward } from '../../../shared/training/ops.js';
+import { compiled } from '../../helpers/cli.js';
 import { seeded } from '../../helpers/seed.js';
 
 const random = seeded();
@@ -20,7 +21,7 @@ function expectClose(actual: Float32Array, expected: Float32Array, terms: number
 }
 
 describe.each(flavoursOf('matmul'))(`compute kernels, %s build (seed ${random.seed})`, (flavour) => {
-  const arena = new KernelArena(flavour);
+  const arena = new KernelArena({ flavour });
 
   it('is the build asked for', () => expect(arena.flavour).toBe(flavour));
 
@@ -54,5 +55,40 @@ describe.each(flavoursOf('matmul'))(`compute kernels, %s build (seed ${random.se
     arena.layout({ p: n });
     arena.load('p', bits);
     expect(Array.from(arena.f32('p', n))).toEqual(Array.from(bits, fromBf16));
+  });
+});
+
+describe('compute kernels shared out over threads', () => {
+  it.each([2, 3])('%i threads give bit for bit what one thread gives, on shapes large and small', async (threads) => {
+    const one = new KernelArena();
+    const many = new KernelArena({ threads, threadScript: compiled('shared/tensor/kernel-thread.ts') });
+    await many.par!.ready();
+    try {
+      for (const [M, K, N] of [
+        [64, 129, 96],
+        [17, 33, 7],
+        [3, 5, 2],
+      ]) {
+        const [x, w, b, dy] = [values(M * K), values(N * K), values(N), values(M * N)];
+        const outputs: Float32Array[][] = [];
+        for (const arena of [one, many]) {
+          arena.layout({ x: x.length, w: w.length, b: b.length, y: M * N, dy: dy.length, dx: M * K, dw: N * K });
+          for (const [name, v] of [
+            ['x', x],
+            ['w', w],
+            ['b', b],
+            ['dy', dy],
+          ] as const)
+            arena.load(name, v);
+          arena.linearForward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), M, K, N);
+          arena.matmulNN(arena.at('dy'), arena.at('w'), arena.at('dx'), M, K, N);
+          arena.matmulTN(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, M);
+          outputs.push(['y', 'dx', 'dw'].map((r) => arena.f32(r).slice()));
+        }
+        for (let i = 0; i < 3; i++) expect(Array.from(outputs[1][i]), `${M}x${K}x${N} output ${i}`).toEqual(Array.from(outputs[0][i]));
+      }
+    } finally {
+      await many.par!.close();
+    }
   });
 });
