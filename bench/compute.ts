@@ -55,7 +55,6 @@ async function ours(): Promise<Round> {
       const { inputs: K, outputs: N } = l;
       arena.layout({ x: rows * K, w: N * K, b: N, y: rows * N, dy: rows * N, dx: rows * K, dw: N * K });
       for (const r of ['x', 'w', 'b', 'dy']) arena.load(r, rand(arena.f32(r).length));
-      const k = arena.k;
       out.kernels[`${rows}x${K}x${N}`] = {
         forward: medianSeconds(() => arena.linearForward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), rows, K, N)),
         dx: medianSeconds(() => arena.matmulNN(arena.at('dy'), arena.at('w'), arena.at('dx'), rows, K, N)),
