@@ -21,7 +21,7 @@ const GRAIN = { [OP.forward]: 2, [OP.product]: 4 } as const;
 const STALL_MS = 30_000;
 
 /** Rows [lo, hi) of M that share `i` of `threads` computes. */
-export function shareOf(M: number, threads: number, i: number, grain: number): [number, number] {
+function shareOf(M: number, threads: number, i: number, grain: number): [number, number] {
   const tiles = Math.ceil(M / grain);
   return [Math.min(M, Math.floor((tiles * i) / threads) * grain), Math.min(M, Math.floor((tiles * (i + 1)) / threads) * grain)];
 }
