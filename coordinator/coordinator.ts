@@ -54,6 +54,7 @@ interface Member {
   ws: WebSocket;
   info: RankInfo;
   lastHeard: number; // any message or pong
+  aborted: CoordinatorError | null; // the rank said why it stops: its words, not its disconnect, are the verdict
 }
 
 const JOIN_MESSAGE_TIMEOUT_MS = 10_000;
@@ -71,6 +72,7 @@ export class Coordinator {
   onJoin: (info: RankInfo) => void = () => undefined;
   onWorld: (world: number, how: string) => void = () => undefined;
   onCheckpoint: (scheme: SchemeName, step: number, index: string) => void = () => undefined;
+  onRefuse: (from: string, why: string) => void = () => undefined;
   private readonly checkpointReports = new RankReports();
   private readonly indexWrites: Promise<void>[] = [];
   private heartbeat: NodeJS.Timeout | null = null;
@@ -226,6 +228,13 @@ export class Coordinator {
     for (const w of [...this.waiters]) w.reject(err);
   }
 
+  /** A rank stopping with a reason, or a broken link it reports: the verdict waits a moment, since a rank
+   *  whose neighbour died reports the broken link first and the dead rank's own disconnect names the real
+   *  culprit. The first such reason stands. */
+  private failSoon(err: CoordinatorError): void {
+    if (!this.pendingFailure) this.pendingFailure = setTimeout(() => this.failWith(err), 250);
+  }
+
   private where(m: Member): string {
     const at = this.current ? ` during ${this.current.scheme} step ${this.current.step}` : '';
     return `rank ${m.info.rank} (${m.info.hostname}, ${m.info.address}, pid ${m.info.pid})${at}`;
@@ -234,7 +243,11 @@ export class Coordinator {
   private onConnection(ws: WebSocket, req: IncomingMessage): void {
     const from = plainAddress(req);
     let member: Member | null = null;
-    const refuse = (reason: string) => ws.close(1008, closeReason(reason));
+    // Every refusal is told to the operator: who, and why (never what they sent).
+    const refuse = (reason: string) => {
+      this.onRefuse(from, reason);
+      ws.close(1008, closeReason(reason));
+    };
     const joinTimer = setTimeout(() => refuse('no join message'), JOIN_MESSAGE_TIMEOUT_MS);
     ws.on('message', (data, isBinary) => {
       let msg: ControlMessage;
@@ -242,7 +255,10 @@ export class Coordinator {
         if (!isBinary) throw new Error('text message');
         msg = decodeControl(data as Buffer);
       } catch (err) {
-        if (member) this.failWith(new CoordinatorError(`${this.where(member)} sent a malformed message: ${(err as Error).message}`));
+        // Before the run starts a malformed member is only dropped (a stranger's garbage must not end a run
+        // that has not begun); once it runs, it fails the run.
+        if (member && this.phase === 'running')
+          this.failWith(new CoordinatorError(`${this.where(member)} sent a malformed message: ${(err as Error).message}`));
         return refuse(`malformed message: ${(err as Error).message}`);
       }
       if (!member) {
@@ -264,7 +280,7 @@ export class Coordinator {
           pid: msg.pid,
           from,
         };
-        member = { ws, info, lastHeard: Date.now() };
+        member = { ws, info, lastHeard: Date.now(), aborted: null };
         ws.on('pong', () => (member!.lastHeard = Date.now()));
         this.members.push(member);
         this.onJoin(info);
@@ -283,8 +299,11 @@ export class Coordinator {
         this.members.forEach((m, i) => (m.info.rank = i));
         return;
       }
-      if (this.phase === 'running')
-        this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
+      if (this.phase !== 'running') return;
+      // A rank that said why it stops closes right after; its reason stands, on the same footing as any
+      // other rank's (see failSoon). A rank that vanished without a word is the culprit at once.
+      if (member.aborted) this.failSoon(member.aborted);
+      else this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
     });
     ws.on('error', () => undefined); // 'close' follows and says what matters
   }
@@ -327,8 +346,8 @@ export class Coordinator {
       case 'abort': {
         // A rank whose neighbour died reports a broken link; the dead rank's own disconnect names the real
         // culprit, so let it arrive first if it is about to.
-        const err = new CoordinatorError(`${this.where(m)} failed: ${msg.reason}`);
-        if (!this.pendingFailure) this.pendingFailure = setTimeout(() => this.failWith(err), 250);
+        m.aborted = new CoordinatorError(`${this.where(m)} failed: ${msg.reason}`);
+        this.failSoon(m.aborted);
         return;
       }
       default:

@@ -8,6 +8,7 @@ import { MlpSpec } from '../shared/training/mlp.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
+import { checkWritableDir, checkWritableFile } from '../shared/io/writable.js';
 import { Coordinator, type CoordinatorOptions } from './coordinator.js';
 import { ProgressLine } from './progress.js';
 
@@ -42,10 +43,25 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     }
     log.info(fit.message);
   }
+  try {
+    // Every place the run writes, checked before anything starts.
+    if (opts.out) await checkWritableFile(opts.out, '--out');
+    if (opts.dump) await checkWritableDir(opts.dump, '--dump');
+    if (opts.config.checkpoint) await checkWritableDir(opts.config.checkpoint.dir, '--checkpoint-dir');
+  } catch (err) {
+    log.error((err as Error).message);
+    return 1;
+  }
   if (opts.resumeDir) await resolveResume(opts, opts.resumeDir, log);
   const coord = new Coordinator(opts);
   coord.onCheckpoint = (scheme, step, index) => log.info({ scheme, step, index }, 'checkpoint complete');
+  coord.onRefuse = (from, why) => log.warn({ from }, `refused a connection from ${from}: ${why}`);
   const port = await coord.listen();
+  if (opts.token === undefined && !/^(127\.|::1$|localhost$)/.test(opts.host))
+    log.warn(
+      { host: opts.host, port },
+      `no join token: anyone who can reach port ${port} can join this run as a rank (set ZEROWIRE_TOKEN on the coordinator and the ranks)`,
+    );
   log.info(
     { port, world: opts.world, schemes: opts.config.schemes },
     `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`,

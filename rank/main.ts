@@ -17,7 +17,7 @@ export async function runRank(opts: RankOptions, log: Logger): Promise<number> {
     return 0;
   } catch (err) {
     log.error(signalled ? `stopped by ${signalled}` : (err as Error).message);
-    return signalled ? 130 : 1;
+    return signalled === 'SIGTERM' ? 143 : signalled ? 130 : 1;
   } finally {
     process.off('SIGINT', stop).off('SIGTERM', stop);
     await session.close();

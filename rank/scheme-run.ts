@@ -11,7 +11,7 @@ import { ShardLayout } from '../shared/training/layout.js';
 import { heapBytes } from '../shared/accounting/theory.js';
 import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
-import { SCHEME_TABLE } from '../shared/training/schemes/table.js';
+import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { MlpSpec } from '../shared/training/mlp.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
@@ -68,6 +68,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     const steps: StepMetrics[] = [];
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
+      if (!Number.isFinite(st.loss)) throw new Error(`training diverged: the loss is ${st.loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
       if (ledger.peak > peak) {
         peak = ledger.peak;
         peakBands = { ...ledger.peakBands };

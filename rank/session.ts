@@ -10,6 +10,7 @@ import { MlpSpec } from '../shared/training/mlp.js';
 import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
+import { checkWritableDir } from '../shared/io/writable.js';
 import { flavoursOf } from '../shared/tensor/wasm/load.js';
 import { runScheme } from './scheme-run.js';
 import { WorkerCompute } from './worker-compute.js';
@@ -43,6 +44,9 @@ export class RankSession {
   private data: SyntheticData | null = null;
   private queue: Promise<void> = Promise.resolve();
   private finished = false;
+  private closing = false;
+  private dialing: WebSocket | null = null;
+  private wakeDialler: (() => void) | null = null;
   private threads = 1; // computing this rank's products (--threads, resolved when assigned)
   private watchdog: NodeJS.Timeout | null = null;
 
@@ -109,6 +113,10 @@ export class RankSession {
   }
 
   async close(): Promise<void> {
+    // Also while still dialling: the attempt in flight is cut and the retry loop stops at once.
+    this.closing = true;
+    this.wakeDialler?.();
+    this.dialing?.terminate();
     if (this.watchdog) clearInterval(this.watchdog);
     this.ring?.close();
     await this.listener?.close();
@@ -118,29 +126,42 @@ export class RankSession {
   /** Dial the coordinator, retrying until it is up (containers start in any order) or the timeout passes. */
   private async connect(): Promise<WebSocket> {
     const deadline = Date.now() + this.opts.connectTimeoutMs;
+    let told = false;
     for (;;) {
+      if (this.closing) throw new RankError(`stopped before reaching the coordinator at ${this.opts.coordinator}`);
       try {
         return await new Promise<WebSocket>((resolve, reject) => {
-          const ws = new WebSocket(this.opts.coordinator, {
+          const ws = (this.dialing = new WebSocket(this.opts.coordinator, {
             perMessageDeflate: false,
             handshakeTimeout: Math.max(1000, this.opts.connectTimeoutMs),
             ...(this.opts.tlsCa ? { ca: this.opts.tlsCa } : {}),
-          });
+          }));
           ws.once('open', () => {
+            this.dialing = null; // from here on close() says goodbye properly (see close)
             ws.removeAllListeners('error');
             resolve(ws);
           });
           ws.once('error', reject);
         });
       } catch (err) {
+        this.dialing = null;
+        if (this.closing) throw new RankError(`stopped before reaching the coordinator at ${this.opts.coordinator}`);
         const last = (err as Error).message;
         // Not worth retrying: a malformed address, or a certificate we do not trust.
         if (/Invalid URL|invalid url|protocol|certificate|self.signed|SSL|TLS/i.test(last))
           throw new RankError(`--coordinator ${this.opts.coordinator}: ${last}`);
         if (Date.now() + 500 > deadline)
           throw new RankError(`cannot reach the coordinator at ${this.opts.coordinator} within ${this.opts.connectTimeoutMs} ms: ${last}`);
-        this.log.debug({ err: last }, 'coordinator not reachable yet; retrying');
-        await new Promise((r) => setTimeout(r, 500));
+        if (!told)
+          this.log.info(
+            { err: last },
+            `waiting for the coordinator at ${this.opts.coordinator} (retrying for up to ${Math.round(this.opts.connectTimeoutMs / 1000)} s)`,
+          );
+        told = true;
+        await new Promise<void>((r) => {
+          this.wakeDialler = r;
+          setTimeout(r, 500);
+        });
       }
     }
   }
@@ -160,6 +181,8 @@ export class RankSession {
           const fit = fitCheck(c, spec, msg.world, this.opts.maxRankMemory);
           if (fit.refused.length) throw new RankError(fit.message);
         }
+        // This rank writes its checkpoint shards there (a shared file system across machines): check now.
+        if (c.checkpoint) await checkWritableDir(c.checkpoint.dir, '--checkpoint-dir');
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
         this.threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
         const kernels = flavoursOf('matmul')[0] ?? 'none';

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/zerowire.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../dist/cli/zerowire.js', import.meta.url));
 
 /** The compiled twin of a source file (`rank/compute-thread.ts` -> dist/rank/compute-thread.js): what a
  *  worker thread or a forked process runs, since those load JavaScript, not the TypeScript vitest reads. */

@@ -1,0 +1,77 @@
+// Careless and hostile input, through the real CLI: each case failed before its fix (issue "round two").
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { encodeMessage, PROTOCOL_VERSION } from '../../shared/control/messages.js';
+import { CLI, eventually, logLines, runCli, startCli } from '../helpers/cli.js';
+
+const SMALL = ['--model', '8,16,4', '--batch', '8', '--samples', '32', '--steps', '3'];
+
+/** The coordinator's own error lines (not those forwarded from its ranks). */
+const coordinatorErrors = (stderr: string) => logLines(stderr).filter((l) => l.level === 50 && (l.name === 'local' || l.name === 'coordinator'));
+
+describe('careless and hostile input', () => {
+  it("a diverging run is reported as divergence, in the rank's own words, not as a protocol violation", async () => {
+    const r = await runCli(['local', '--world', '2', '--lr', '1e30', '--scheme', 'dp,zero3', ...SMALL], 30_000);
+    expect(r.code).toBe(1);
+    const [err] = coordinatorErrors(r.stderr);
+    expect(String(err.msg)).toMatch(/rank \d \(.*\) during dp step \d+ failed: rank \d: training diverged: the loss is NaN at step \d+ of DP/);
+    expect(r.stderr).not.toMatch(/malformed|disconnected \(1000/);
+  });
+
+  it("an output location that cannot be written is refused before any rank starts, with the system's reason", async () => {
+    for (const [args, want] of [
+      [['--out', '/proc/no-such-dir/report.json'], /--out: cannot write in \/proc\/no-such-dir \(ENOENT\)/],
+      [['--dump', '/etc/passwd/dump'], /--dump: cannot make the folder \/etc\/passwd\/dump \(ENOTDIR\)/],
+      [['--checkpoint-every', '1', '--checkpoint-dir', '/etc/passwd/ck'], /--checkpoint-dir: cannot make the folder \/etc\/passwd\/ck \(ENOTDIR\)/],
+    ] as const) {
+      const t0 = Date.now();
+      const r = await runCli(['local', '--world', '2', ...SMALL, ...args], 30_000);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(want);
+      expect(logLines(r.stderr).some((l) => /joined/.test(String(l.msg)))).toBe(false);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    }
+  });
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s while a rank is still dialling stops it at once (exit %i), and it said whom it waits for', async (signal, code) => {
+    const child = spawn(process.execPath, [CLI, 'rank', '--coordinator', 'ws://127.0.0.1:9', '--connect-timeout', '60'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(await eventually(() => /waiting for the coordinator at ws:\/\/127\.0\.0\.1:9/.test(stderr), 10_000)).toBe(true);
+    const t0 = Date.now();
+    child.kill(signal);
+    expect(await exited).toBe(code);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+
+  it("without a token: a warning on a non-loopback address, every refusal logged, and a stranger's garbage before the run does not end it", async () => {
+    const coord = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '0.0.0.0', ...SMALL, '--scheme', 'dp']);
+    let stderr = '';
+    coord.child.stderr!.on('data', (d) => (stderr += d));
+    try {
+      expect(await eventually(() => logLines(stderr).some((l) => typeof l.port === 'number'), 10_000)).toBe(true);
+      const port = logLines(stderr).find((l) => typeof l.port === 'number')!.port as number;
+      expect(logLines(stderr).some((l) => l.level === 40 && /no join token: anyone who can reach port/.test(String(l.msg)))).toBe(true);
+      // A stranger joins (there is no token to stop it), then sends a garbage byte.
+      const stranger = new WebSocket(`ws://127.0.0.1:${port}`);
+      await new Promise((r) => stranger.once('open', r));
+      stranger.send(encodeMessage({ type: 'join', version: PROTOCOL_VERSION, peerPort: 9, hostname: 'stranger', pid: 1 }));
+      await new Promise((r) => setTimeout(r, 200));
+      stranger.send(Buffer.from([0xc1]));
+      expect(await eventually(() => /refused a connection from 127\.0\.0\.1: malformed message/.test(stderr), 5000)).toBe(true);
+      // The run goes on: two real ranks join and it completes.
+      const ranks = [0, 1].map(() => runCli(['rank', '--coordinator', `ws://127.0.0.1:${port}`, '--connect-timeout', '10'], 60_000));
+      const done = await coord.done;
+      expect(done.code).toBe(0);
+      expect(done.stdout).toMatch(/losses agree across schemes: yes/);
+      for (const r of await Promise.all(ranks)) expect(r.code).toBe(0);
+    } finally {
+      coord.child.kill('SIGKILL');
+    }
+  });
+});
