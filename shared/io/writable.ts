@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-export class NotWritableError extends Error {
+class NotWritableError extends Error {
   override name = 'NotWritableError';
 }
 
