@@ -216,7 +216,7 @@ async function main(): Promise<number> {
           .option('scheme', { choices: ['dp', 'zero1', 'zero2', 'zero3'] as const, demandOption: true })
           .option('out', { type: 'string', demandOption: true, describe: 'where to write model.safetensors' }),
       async (a) => {
-        const index = await latestIndex(a.dir, a.scheme);
+        const { index } = await latestIndex(a.dir, a.scheme);
         if (!index) throw new ConfigError(`--dir ${a.dir}: no complete ${a.scheme} checkpoint (a checkpoint is complete once its index.json exists)`);
         await writeFileAtomic(
           a.out,

@@ -74,6 +74,7 @@ export class Coordinator {
   onCheckpoint: (scheme: SchemeName, step: number, index: string) => void = () => undefined;
   onRefuse: (from: string, why: string) => void = () => undefined;
   private readonly checkpointReports = new RankReports();
+  private readonly checksums = new Map<string, string[]>(); // per scheme:step, each rank's shard SHA-256
   private readonly indexWrites: Promise<void>[] = [];
   private heartbeat: NodeJS.Timeout | null = null;
   private pendingFailure: NodeJS.Timeout | null = null;
@@ -331,11 +332,16 @@ export class Coordinator {
       case 'checkpoint': {
         const c = this.opts.config.checkpoint;
         if (!c) return this.failWith(new CoordinatorError(`${this.where(m)} wrote a checkpoint nobody asked for`));
-        const n = this.checkpointReports.add(`${msg.scheme}:${msg.step}`, this.members.length);
+        const key = `${msg.scheme}:${msg.step}`;
+        const sums = this.checksums.get(key) ?? [];
+        sums[m.info.rank] = msg.sha256;
+        this.checksums.set(key, sums);
+        const n = this.checkpointReports.add(key, this.members.length);
         // The index goes last: only when every rank's shard is on disk does the checkpoint exist.
         if (n === this.members.length) {
+          this.checksums.delete(key);
           this.indexWrites.push(
-            writeIndex(c.dir, this.opts.config, this.members.length, msg.scheme, msg.step).then(
+            writeIndex(c.dir, this.opts.config, this.members.length, msg.scheme, msg.step, sums).then(
               (path) => this.onCheckpoint(msg.scheme, msg.step, path),
               (err) => this.failWith(new CoordinatorError(`cannot write the checkpoint index: ${(err as Error).message}`)),
             ),

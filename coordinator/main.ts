@@ -23,11 +23,12 @@ async function resolveResume(opts: CoordinatorJobOptions, dir: string, log: Logg
   if (opts.world === 'auto') throw new ConfigError('--resume needs a fixed --world: a checkpoint is sharded for one world size');
   const resume: NonNullable<RunConfig['resume']> = {};
   for (const scheme of opts.config.schemes) {
-    const index = await latestIndex(dir, scheme);
-    if (!index) throw new ConfigError(`--resume ${dir}: no complete ${scheme} checkpoint there (complete = its index.json exists)`);
+    const { index, incomplete } = await latestIndex(dir, scheme);
+    const skipped = incomplete.length ? ` (newer ${incomplete.join(', ')} passed over: no index.json, so incomplete)` : '';
+    if (!index) throw new ConfigError(`--resume ${dir}: no complete ${scheme} checkpoint there (complete = its index.json exists)${skipped}`);
     checkResumable(index, opts.config, opts.world);
-    resume[scheme] = { step: index.step, dir };
-    log.info({ scheme, step: index.step }, `resuming ${scheme} from step ${index.step}`);
+    resume[scheme] = { step: index.step, dir, sha256: index.sha256 };
+    log.info({ scheme, step: index.step }, `resuming ${scheme} from step ${index.step}${skipped}`);
   }
   opts.config.resume = resume;
 }

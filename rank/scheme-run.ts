@@ -26,7 +26,7 @@ export interface SchemeRun {
   log: Logger;
   iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
   onStep: (m: StepMetrics) => void;
-  onCheckpoint: (step: number, file: string) => void;
+  onCheckpoint: (step: number, file: string, sha256: string) => void;
 }
 
 function brief(r: CollectiveRecord): CollectiveBrief {
@@ -56,7 +56,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     });
     const resume = c.resume?.[scheme];
     if (resume) {
-      await s.loadOptimizerState(await readRankShard(resume.dir, scheme, resume.step, ring.rank, s.optimizerState().master.length));
+      await s.loadOptimizerState(await readRankShard(resume.dir, { scheme, ...resume }, ring.rank, s.optimizerState().master.length));
       log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
     }
     const resident = { ...ledger.live };
@@ -92,7 +92,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
       run.onStep(m);
       if (c.checkpoint && (t + 1) % c.checkpoint.every === 0) {
-        run.onCheckpoint(t + 1, await writeRankShard(c.checkpoint.dir, scheme, ring.rank, ring.world, s.optimizerState()));
+        const written = await writeRankShard(c.checkpoint.dir, scheme, ring.rank, ring.world, s.optimizerState());
+        run.onCheckpoint(t + 1, written.path, written.sha256);
       }
     }
     const sock1 = socketTotals(coll);

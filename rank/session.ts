@@ -240,7 +240,7 @@ export class RankSession {
         log: this.log,
         iface: this.opts.iface,
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
-        onCheckpoint: (step, file) => this.send({ type: 'checkpoint', scheme, step, rank, file }),
+        onCheckpoint: (step, file, sha256) => this.send({ type: 'checkpoint', scheme, step, rank, file, sha256 }),
       });
       this.send({ type: 'done', summary });
     } finally {

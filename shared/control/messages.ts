@@ -101,7 +101,7 @@ const ControlMessageSchema = v.variant('type', [
   v.object({ type: v.literal('run'), scheme }),
   v.object({ type: v.literal('step'), rank, scheme, metrics: StepMetricsSchema }),
   v.object({ type: v.literal('done'), summary: SchemeSummarySchema }),
-  v.object({ type: v.literal('checkpoint'), scheme, step: int(1), rank, file: text() }),
+  v.object({ type: v.literal('checkpoint'), scheme, step: int(1), rank, file: text(), sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)) }),
   v.object({ type: v.literal('finish') }),
   v.object({ type: v.literal('abort'), reason: text() }),
 ]);

@@ -6,7 +6,7 @@ import { finite, int, issuePath, issueText, parse, text } from './schema.js';
 
 export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
 export type SchemeName = (typeof SCHEMES)[number];
-const UNITS = ['layer', 'model'] as const;
+export const UNITS = ['layer', 'model'] as const;
 export type UnitMode = (typeof UNITS)[number];
 const COMPUTE_MODES = ['inline', 'thread'] as const;
 
@@ -40,7 +40,7 @@ export const RunConfigSchema = v.object({
   // each rank writes its shards every `every` steps under dir/<scheme>/
   checkpoint: v.optional(v.object({ every: int(1), dir: checkpointDir })),
   // continue a scheme from a complete checkpoint
-  resume: v.optional(v.record(scheme, v.object({ step: int(1), dir: checkpointDir }))),
+  resume: v.optional(v.record(scheme, v.object({ step: int(1), dir: checkpointDir, sha256: v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))) }))),
 });
 
 /** Everything a rank needs to know to train; the coordinator broadcasts one of these. */

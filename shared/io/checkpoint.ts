@@ -1,7 +1,13 @@
 // Sharded checkpoints: every rank writes its own optimizer state (fp32 master, m, v and the step) as
-// safetensors, atomically; the coordinator then writes index.json naming every shard. A checkpoint is
-// complete exactly when its index exists, so a half-written one is never taken for a whole one.
+// safetensors, atomically; the coordinator then writes index.json naming every shard and its SHA-256. A
+// checkpoint is complete exactly when its index exists, so a half-written one is never taken for a whole
+// one; a shard whose bytes changed since (a flipped bit, a truncation, an edit) is refused, naming the file.
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
+import * as v from 'valibot';
+import { SCHEMES, UNITS } from '../control/run-config.js';
+import { int, parse } from '../control/schema.js';
+import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { join } from 'node:path';
 import { ShardLayout } from '../training/layout.js';
 import { MlpSpec } from '../training/mlp.js';
@@ -11,23 +17,34 @@ import { SCHEME_TABLE } from '../training/schemes/table.js';
 import type { OptimizerState } from '../training/adam.js';
 import { toStateDict } from './state-dict.js';
 
-export interface CheckpointIndex {
-  format: 'zerowire-checkpoint-1';
-  scheme: SchemeName;
-  step: number;
-  world: number;
-  model: number[];
-  unit: RunConfig['unit'];
-  wireDtype: RunConfig['wireDtype'];
-  seed: number;
-  sharded: boolean; // false: every rank holds the whole padded model (DP); the index names rank 0 only
-  files: string[]; // relative to the index, in rank order
-}
+const CheckpointIndexSchema = v.object({
+  format: v.literal('zerowire-checkpoint-2'),
+  scheme: v.picklist(SCHEMES),
+  step: int(1),
+  world: int(1),
+  model: v.pipe(v.array(int(1)), v.minLength(2)),
+  unit: v.picklist(UNITS),
+  wireDtype: v.picklist(WIRE_DTYPES),
+  seed: int(0, 2 ** 32 - 1),
+  sharded: v.boolean(), // false: every rank holds the whole padded model (DP)
+  files: v.array(v.pipe(v.string(), v.regex(/^rank-\d{5}\.safetensors$/))), // relative to the index, in rank order
+  sha256: v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))), // of each file, in rank order
+});
+export type CheckpointIndex = v.InferOutput<typeof CheckpointIndexSchema>;
+
+export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 const stepDir = (dir: string, scheme: SchemeName, step: number) => join(dir, scheme, `step-${String(step).padStart(8, '0')}`);
 const rankFile = (rank: number) => `rank-${String(rank).padStart(5, '0')}.safetensors`;
 
-export async function writeRankShard(dir: string, scheme: SchemeName, rank: number, world: number, s: OptimizerState): Promise<string> {
+/** Write this rank's shard; returns its path and the SHA-256 of its bytes (for the index). */
+export async function writeRankShard(
+  dir: string,
+  scheme: SchemeName,
+  rank: number,
+  world: number,
+  s: OptimizerState,
+): Promise<{ path: string; sha256: string }> {
   const folder = stepDir(dir, scheme, s.step);
   await mkdir(folder, { recursive: true });
   const t = (data: Float32Array): StTensor => ({ dtype: 'F32', shape: [data.length], data });
@@ -41,24 +58,43 @@ export async function writeRankShard(dir: string, scheme: SchemeName, rank: numb
   );
   const path = join(folder, rankFile(rank));
   await writeFileAtomic(path, body);
-  return path;
+  return { path, sha256: sha256(body) };
 }
 
-export async function readRankShard(dir: string, scheme: SchemeName, step: number, rank: number, length: number): Promise<OptimizerState> {
-  const path = join(stepDir(dir, scheme, step), rankFile(rank));
-  const t = parseSafetensors(await readFile(path));
+/** Rank `rank`'s shard of the checkpoint `index` describes, checked against the index's checksum. */
+export async function readRankShard(
+  dir: string,
+  index: Pick<CheckpointIndex, 'scheme' | 'step' | 'sha256'>,
+  rank: number,
+  length: number,
+): Promise<OptimizerState> {
+  const path = join(stepDir(dir, index.scheme, index.step), rankFile(rank));
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    throw new Error(`checkpoint ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+  }
+  if (sha256(bytes) !== index.sha256[rank])
+    throw new Error(`checkpoint ${path}: its bytes do not match the SHA-256 in index.json (changed or damaged since it was written)`);
+  let t: Map<string, StTensor>;
+  try {
+    t = parseSafetensors(bytes);
+  } catch (err) {
+    throw new Error(`checkpoint ${path}: ${(err as Error).message}`, { cause: err });
+  }
   const get = (name: string) => {
     const x = t.get(name);
     if (!x || x.dtype !== 'F32' || x.data.length !== length) throw new Error(`checkpoint ${path}: tensor ${name} should be F32 with ${length} values`);
     return x.data as Float32Array;
   };
-  return { master: get('master'), m: get('m'), v: get('v'), step };
+  return { master: get('master'), m: get('m'), v: get('v'), step: index.step };
 }
 
-export async function writeIndex(dir: string, config: RunConfig, world: number, scheme: SchemeName, step: number): Promise<string> {
+export async function writeIndex(dir: string, config: RunConfig, world: number, scheme: SchemeName, step: number, checksums: string[]): Promise<string> {
   const sharded = SCHEME_TABLE[scheme].shardOptimizer;
   const index: CheckpointIndex = {
-    format: 'zerowire-checkpoint-1',
+    format: 'zerowire-checkpoint-2',
     scheme,
     step,
     world,
@@ -68,31 +104,50 @@ export async function writeIndex(dir: string, config: RunConfig, world: number, 
     seed: config.seed,
     sharded,
     files: Array.from({ length: world }, (_, r) => rankFile(r)),
+    sha256: checksums,
   };
   const path = join(stepDir(dir, scheme, step), 'index.json');
   await writeFileAtomic(path, JSON.stringify(index, null, 1));
   return path;
 }
 
-/** The newest complete checkpoint of `scheme` under dir, or null. */
-export async function latestIndex(dir: string, scheme: SchemeName): Promise<CheckpointIndex | null> {
+/** The newest complete checkpoint of `scheme` under dir (null if none), and the newer step folders passed
+ *  over because they have no index (incomplete: a run stopped while writing them). An index that exists
+ *  but is not a valid one is an error naming it: never a silent step back to an older checkpoint. */
+export async function latestIndex(dir: string, scheme: SchemeName): Promise<{ index: CheckpointIndex | null; incomplete: string[] }> {
   let names: string[];
   try {
     names = await readdir(join(dir, scheme));
   } catch {
-    return null;
+    return { index: null, incomplete: [] };
   }
+  const incomplete: string[] = [];
   for (const name of names
     .filter((n) => /^step-\d+$/.test(n))
     .sort()
     .reverse()) {
+    const path = join(dir, scheme, name, 'index.json');
+    let text: string;
     try {
-      return JSON.parse(await readFile(join(dir, scheme, name, 'index.json'), 'utf8')) as CheckpointIndex;
+      text = await readFile(path, 'utf8');
     } catch {
-      /* no index: incomplete, look further back */
+      incomplete.push(name);
+      continue;
     }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`checkpoint index ${path}: not JSON (${(err as Error).message})`, { cause: err });
+    }
+    const index = parse(CheckpointIndexSchema, json, `checkpoint index ${path}`);
+    if (index.scheme !== scheme || `step-${String(index.step).padStart(8, '0')}` !== name)
+      throw new Error(`checkpoint index ${path}: it describes ${index.scheme} step ${index.step}, not this folder`);
+    if (index.files.length !== index.world || index.sha256.length !== index.world)
+      throw new Error(`checkpoint index ${path}: ${index.files.length} files and ${index.sha256.length} checksums for a world of ${index.world}`);
+    return { index, incomplete };
   }
-  return null;
+  return { index: null, incomplete };
 }
 
 /** Check that a checkpoint can continue this run, naming the first difference. */
@@ -112,8 +167,8 @@ export async function consolidate(dir: string, index: CheckpointIndex): Promise<
   const spec = new MlpSpec(index.model);
   const layout = new ShardLayout(spec, index.world, 0, index.unit);
   const len = index.sharded ? layout.shardTotal : layout.paddedTotal;
-  if (!index.sharded) return toStateDict(spec, layout.unpad((await readRankShard(dir, index.scheme, index.step, 0, len)).master));
+  if (!index.sharded) return toStateDict(spec, layout.unpad((await readRankShard(dir, index, 0, len)).master));
   const shards = [];
-  for (let r = 0; r < index.world; r++) shards.push((await readRankShard(dir, index.scheme, index.step, r, len)).master);
+  for (let r = 0; r < index.world; r++) shards.push((await readRankShard(dir, index, r, len)).master);
   return toStateDict(spec, layout.assemble(shards));
 }

@@ -1,5 +1,8 @@
 // Careless and hostile input, through the real CLI: each case failed before its fix (issue "round two").
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { encodeMessage, PROTOCOL_VERSION } from '../../shared/control/messages.js';
@@ -31,6 +34,26 @@ describe('careless and hostile input', () => {
       expect(r.stderr).toMatch(want);
       expect(logLines(r.stderr).some((l) => /joined/.test(String(l.msg)))).toBe(false);
       expect(Date.now() - t0).toBeLessThan(10_000);
+    }
+  });
+
+  it('a checkpoint shard with one flipped bit is refused on resume, the file named in the verdict', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-flip-'));
+    try {
+      const run = ['local', '--world', '2', '--scheme', 'zero1', '--model', '8,16,4', '--batch', '8', '--samples', '32', '--wire-dtype', 'fp32'];
+      expect((await runCli([...run, '--steps', '2', '--checkpoint-every', '2', '--checkpoint-dir', dir], 30_000)).code).toBe(0);
+      const file = join(dir, 'zero1', 'step-00000002', 'rank-00001.safetensors');
+      const bytes = readFileSync(file);
+      bytes[bytes.length - 3] ^= 0x10;
+      writeFileSync(file, bytes);
+      const r = await runCli([...run, '--steps', '5', '--resume', dir], 30_000);
+      expect(r.code).toBe(1);
+      const [err] = coordinatorErrors(r.stderr);
+      expect(String(err.msg)).toMatch(
+        /rank 1 \(.*\) during zero1 step \d+ failed: rank 1: checkpoint .*rank-00001\.safetensors: its bytes do not match the SHA-256 in index\.json/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
