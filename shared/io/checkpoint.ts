@@ -32,7 +32,7 @@ const CheckpointIndexSchema = v.object({
 });
 export type CheckpointIndex = v.InferOutput<typeof CheckpointIndexSchema>;
 
-export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 const stepDir = (dir: string, scheme: SchemeName, step: number) => join(dir, scheme, `step-${String(step).padStart(8, '0')}`);
 const rankFile = (rank: number) => `rank-${String(rank).padStart(5, '0')}.safetensors`;
