@@ -1,13 +1,24 @@
-// The coordinator's listening socket: a WebSocket server, on an HTTPS server when a certificate is given
-// (wss://). Opening it and closing it, nothing else.
-import type { IncomingMessage } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+// The coordinator's listening socket: a WebSocket server on an HTTP server (HTTPS when a certificate is
+// given: wss://), and the limits for connections that have not joined yet: they must upgrade and join
+// within seconds, may send only a join-sized message, and only so many may wait at once. Opening it and
+// closing it, nothing else.
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export interface ControlServer {
   ws: WebSocketServer;
-  https: HttpsServer | null;
+  http: HttpServer;
   port: number;
+  /** Connections that have not joined: each is cut if it has not joined within the join timeout. */
+  waiting: Set<Socket>;
+}
+
+export interface ControlLimits {
+  joinMessageBytes: number; // the largest message a connection may send before it has joined
+  joinTimeoutMs: number; // from TCP connect to a valid join
+  maxWaiting: number; // connections that have not joined, at once
 }
 
 /** Where a control connection comes from, without the IPv4-mapped prefix. */
@@ -19,25 +30,39 @@ export function listenControl(
   host: string,
   port: number,
   tls: { cert: Buffer; key: Buffer } | undefined,
+  limits: ControlLimits,
   onConnection: (ws: WebSocket, req: IncomingMessage) => void,
-  maxPayload: number,
+  onRefuse: (from: string, why: string) => void,
 ): Promise<ControlServer> {
   return new Promise((resolve, reject) => {
     const fail = (err: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
-    const https = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }) : null;
-    const options = { perMessageDeflate: false, maxPayload };
-    const ws = https ? new WebSocketServer({ server: https, ...options }) : new WebSocketServer({ host, port, ...options });
-    const ready = () => {
+    const http = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }) : createHttpServer();
+    const ws = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: limits.joinMessageBytes });
+    const waiting = new Set<Socket>();
+    // A raw TCP connection counts from its first byte of life: silence, a slow upgrade and a missing join
+    // all run into the same deadline; beyond maxWaiting, new ones are cut at once.
+    http.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+      const from = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+      if (waiting.size >= limits.maxWaiting) {
+        onRefuse(from, `${limits.maxWaiting} connections are already waiting to join`);
+        return socket.destroy();
+      }
+      waiting.add(socket);
+      const timer = setTimeout(() => {
+        if (!waiting.has(socket)) return;
+        onRefuse(from, `did not join within ${limits.joinTimeoutMs} ms`);
+        socket.destroy();
+      }, limits.joinTimeoutMs);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        waiting.delete(socket);
+      });
+    });
+    http.once('error', fail);
+    http.listen(port, host, () => {
       ws.on('connection', onConnection);
-      resolve({ ws, https, port: ((https ?? ws).address() as { port: number }).port });
-    };
-    if (https) {
-      https.once('error', fail);
-      https.listen(port, host, ready);
-    } else {
-      ws.once('error', fail);
-      ws.once('listening', ready);
-    }
+      resolve({ ws, http, port: (http.address() as { port: number }).port, waiting });
+    });
   });
 }
 
@@ -46,6 +71,7 @@ export async function closeControl(s: ControlServer, graceMs: number, ranksOpen:
   const deadline = Date.now() + graceMs;
   while (ranksOpen() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   for (const c of s.ws.clients) c.terminate();
+  for (const socket of s.waiting) socket.destroy();
   await new Promise<void>((r) => s.ws.close(() => r()));
-  if (s.https) await new Promise<void>((r) => s.https!.close(() => r()));
+  await new Promise<void>((r) => s.http.close(() => r()));
 }

@@ -9,6 +9,7 @@ import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { writeIndex } from '../shared/io/checkpoint.js';
 import { MlpSpec } from '../shared/training/mlp.js';
 import { closeReason } from '../shared/transport/close-reason.js';
+import { limitMessages } from '../shared/transport/message-limit.js';
 import { joinRefusal } from './admission.js';
 import { closeControl, listenControl, plainAddress, type ControlServer } from './control-server.js';
 import { RankReports } from './rank-reports.js';
@@ -57,7 +58,10 @@ interface Member {
   aborted: CoordinatorError | null; // the rank said why it stops: its words, not its disconnect, are the verdict
 }
 
-const JOIN_MESSAGE_TIMEOUT_MS = 10_000;
+/** Limits for connections that have not joined (see control-server.ts). */
+const JOIN_LIMITS = { joinMessageBytes: 64 << 10, joinTimeoutMs: 5_000, maxWaiting: 64 } as const;
+/** What a joined rank may send in one message: its summary holds its fp32 master weights. */
+const MEMBER_MESSAGE_BYTES = 1 << 30;
 export class Coordinator {
   private server: ControlServer | null = null;
   private readonly members: Member[] = [];
@@ -84,7 +88,14 @@ export class Coordinator {
   async listen(): Promise<number> {
     const { host, port, tls } = this.opts;
     try {
-      this.server = await listenControl(host, port, tls, (ws, req) => this.onConnection(ws, req), 1 << 30);
+      this.server = await listenControl(
+        host,
+        port,
+        tls,
+        JOIN_LIMITS,
+        (ws, req) => this.onConnection(ws, req),
+        (from, why) => this.onRefuse(from, why),
+      );
     } catch (err) {
       throw new CoordinatorError((err as Error).message);
     }
@@ -249,7 +260,6 @@ export class Coordinator {
       this.onRefuse(from, reason);
       ws.close(1008, closeReason(reason));
     };
-    const joinTimer = setTimeout(() => refuse('no join message'), JOIN_MESSAGE_TIMEOUT_MS);
     ws.on('message', (data, isBinary) => {
       let msg: ControlMessage;
       try {
@@ -263,7 +273,6 @@ export class Coordinator {
         return refuse(`malformed message: ${(err as Error).message}`);
       }
       if (!member) {
-        clearTimeout(joinTimer);
         if (msg.type !== 'join') return refuse('the first message must be a join');
         const why = joinRefusal(msg, from, {
           token: this.opts.token,
@@ -282,6 +291,9 @@ export class Coordinator {
           from,
         };
         member = { ws, info, lastHeard: Date.now(), aborted: null };
+        // Joined: no longer a stranger on a deadline, and free to send a summary the size of its weights.
+        this.server?.waiting.delete(req.socket);
+        limitMessages(ws, MEMBER_MESSAGE_BYTES);
         ws.on('pong', () => (member!.lastHeard = Date.now()));
         this.members.push(member);
         this.onJoin(info);
@@ -292,7 +304,6 @@ export class Coordinator {
       this.onMessage(member, msg);
     });
     ws.on('close', (code, reason) => {
-      clearTimeout(joinTimer);
       if (!member) return;
       if (this.phase === 'joining') {
         // Left before the run started: forget it and renumber, so nobody waits for a ghost.
@@ -306,7 +317,8 @@ export class Coordinator {
       if (member.aborted) this.failSoon(member.aborted);
       else this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
     });
-    ws.on('error', () => undefined); // 'close' follows and says what matters
+    // 'close' follows and says what matters for a member; a stranger's (an oversized message) is reported.
+    ws.on('error', (err) => member || this.onRefuse(from, err.message));
   }
 
   private onMessage(m: Member, msg: ControlMessage): void {

@@ -1,5 +1,6 @@
 // Careless and hostile input, through the real CLI: each case failed before its fix (issue "round two").
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { WebSocket } from 'ws';
 import { encodeMessage, PROTOCOL_VERSION } from '../../shared/control/messages.js';
 import { CLI, eventually, logLines, runCli, startCli } from '../helpers/cli.js';
 
+const require = createRequire(import.meta.url);
 const SMALL = ['--model', '8,16,4', '--batch', '8', '--samples', '32', '--steps', '3'];
 
 /** The coordinator's own error lines (not those forwarded from its ranks). */
@@ -93,6 +95,52 @@ describe('careless and hostile input', () => {
       expect(done.code).toBe(0);
       expect(done.stdout).toMatch(/losses agree across schemes: yes/);
       for (const r of await Promise.all(ranks)) expect(r.code).toBe(0);
+    } finally {
+      coord.child.kill('SIGKILL');
+    }
+  });
+
+  it('strangers get a join-sized message, seconds to join, and 64 places in line: none of it stops the run', async () => {
+    const coord = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '127.0.0.1', ...SMALL, '--scheme', 'dp'], { ZEROWIRE_TOKEN: 'secret' });
+    let stderr = '';
+    coord.child.stderr!.on('data', (d) => (stderr += d));
+    // A stranger in another process: one WebSocket that sends a 1 MiB message before joining (it prints the
+    // close code it got), then 70 raw TCP connections that never speak.
+    const strangerCode = `
+      const net = require('node:net');
+      const { WebSocket } = require(${JSON.stringify(require.resolve('ws'))});
+      const port = Number(process.argv[1]);
+      const silent = [];
+      const ws = new WebSocket('ws://127.0.0.1:' + port);
+      ws.on('open', () => ws.send(Buffer.alloc(1 << 20)));
+      ws.on('error', () => {});
+      ws.on('close', (code) => {
+        console.log('closed ' + code);
+        for (let i = 0; i < 70; i++) silent.push(net.connect(port, '127.0.0.1').on('error', () => {}));
+      });
+      setTimeout(() => { for (const s of silent) s.destroy(); process.exit(0); }, 12000);
+    `;
+
+    try {
+      expect(await eventually(() => logLines(stderr).some((l) => typeof l.port === 'number'), 10_000)).toBe(true);
+      const port = logLines(stderr).find((l) => typeof l.port === 'number')!.port as number;
+      const stranger = spawn(process.execPath, ['-e', strangerCode, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      stranger.stdout!.on('data', (d) => (out += d));
+      expect(await eventually(() => /refused a connection from 127\.0\.0\.1: 64 connections are already waiting to join/.test(stderr), 5000)).toBe(true);
+      // The real ranks arrive while every place is taken; they keep dialling until the silent ones are cut.
+      const ranks = [0, 1].map(() =>
+        runCli(['rank', '--coordinator', `ws://127.0.0.1:${port}`, '--connect-timeout', '20'], 60_000, { ZEROWIRE_TOKEN: 'secret' }),
+      );
+      expect(await eventually(() => /did not join within 5000 ms/.test(stderr), 10_000)).toBe(true);
+      const done = await coord.done;
+      expect(done.code).toBe(0);
+      expect(done.stdout).toMatch(/losses agree across schemes: yes/);
+      for (const r of await Promise.all(ranks)) expect(r.code).toBe(0);
+      stranger.kill();
+      // The 1 MiB message from a connection that had not joined was refused unread (1009: too big), and said.
+      expect(out).toMatch(/closed 1009/);
+      expect(stderr).toMatch(/refused a connection from 127\.0\.0\.1: Max payload size exceeded/);
     } finally {
       coord.child.kill('SIGKILL');
     }
