@@ -1,5 +1,7 @@
 // Wiring ranks into a ring. Rank r listens; rank r+1 dials it. Bulk data flows r -> r+1 over the
 // connection r accepted, i.e. server-to-client, where RFC 6455 frames are not masked (no per-byte XOR).
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ClientTransport, PeerChannel, WsTransport } from './channel.js';
 import { RingClient } from './ring-client.js';
@@ -9,6 +11,7 @@ import { closeReason } from './close-reason.js';
 import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../control/messages.js';
 import { MAX_CHUNK_BYTES } from '../control/run-config.js';
 
+/** The largest message the dialling end reads: a chunk and its envelope. */
 const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
 
 export interface PeerAddress {
@@ -16,7 +19,12 @@ export interface PeerAddress {
   port: number;
 }
 
-const WS_OPTIONS = { perMessageDeflate: false, maxPayload: MAX_PEER_MESSAGE } as const;
+/** The listening end only ever receives the dialler's hello and control frames (data flows the other way),
+ *  so nothing larger is read there, from anyone. */
+const MAX_INCOMING_MESSAGE = 4096;
+/** A connection must have said a valid hello this soon after connecting, and only so many may wait. */
+const HELLO_TIMEOUT_MS = 5000;
+const MAX_WAITING = 32;
 
 /** A rank's listening socket: its next neighbour dials in here, and this rank sends to it over that link. */
 export class PeerListener {
@@ -24,20 +32,37 @@ export class PeerListener {
   /** Connections that said hello before this rank was told its ring key; checked when expect() runs. */
   private readonly early: { ws: WebSocket; hello: PeerHello; from: string }[] = [];
 
-  private constructor(private readonly server: WebSocketServer) {
-    server.on('connection', (ws, req) => this.onConnection(ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
+  /** Connections that have not proved they belong to the run: each is cut at its deadline. */
+  private readonly unproven = new Set<Socket>();
+  /** The ring is wired: nobody else has any business here. */
+  private sealed = false;
+
+  private constructor(
+    private readonly server: WebSocketServer,
+    private readonly http: Server,
+  ) {
+    http.on('connection', (socket: Socket) => this.onSocket(socket));
+    server.on('connection', (ws, req) => this.onConnection(ws, req.socket, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
   }
 
   static open(port = 0, host = '0.0.0.0'): Promise<PeerListener> {
     return new Promise((resolve, reject) => {
-      const server = new WebSocketServer({ port, host, ...WS_OPTIONS });
-      server.once('listening', () => resolve(new PeerListener(server)));
-      server.once('error', (err) => reject(new Error(`cannot listen for peers on ${host}:${port}: ${err.message}`)));
+      const http = createServer();
+      const server = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: MAX_INCOMING_MESSAGE });
+      http.once('error', (err) => reject(new Error(`cannot listen for peers on ${host}:${port}: ${err.message}`)));
+      http.listen(port, host, () => resolve(new PeerListener(server, http)));
     });
   }
 
+  /** The ring is wired: hellos still held (strangers', forged) are closed, and later connections refused. */
+  seal(): void {
+    this.sealed = true;
+    for (const e of this.early.splice(0)) e.ws.close(1008, 'refused: the ring is wired');
+    for (const socket of this.unproven) socket.destroy();
+  }
+
   get port(): number {
-    const a = this.server.address();
+    const a = this.http.address();
     if (typeof a === 'string' || a === null) throw new Error('peer listener has no TCP address');
     return a.port;
   }
@@ -78,21 +103,34 @@ export class PeerListener {
     for (const w of this.waiting.values()) w.reject(new Error('peer listener closed'));
     this.waiting.clear();
     for (const c of this.server.clients) c.terminate();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.unproven) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => this.http.close(() => resolve())));
   }
 
-  private onConnection(ws: WebSocket, from: string): void {
-    ws.on('error', () => undefined); // protocol violations close the socket; nothing here may crash the rank
-    const timer = setTimeout(() => ws.close(1008, 'no hello'), 10_000);
-    ws.once('message', (data, isBinary) => {
+  /** Every TCP connection starts unproven, on a deadline, and only so many at once; a sealed ring takes none. */
+  private onSocket(socket: Socket): void {
+    if (this.sealed || this.unproven.size >= MAX_WAITING) return void socket.destroy();
+    this.unproven.add(socket);
+    const timer = setTimeout(() => this.unproven.has(socket) && socket.destroy(), HELLO_TIMEOUT_MS);
+    socket.once('close', () => {
       clearTimeout(timer);
+      this.unproven.delete(socket);
+    });
+  }
+
+  private onConnection(ws: WebSocket, socket: Socket, from: string): void {
+    ws.on('error', () => undefined); // protocol violations close the socket; nothing here may crash the rank
+    ws.once('message', (data, isBinary) => {
       try {
         if (!isBinary) throw new Error('text message');
         const hello = validateHello(decodeMsgpack(data as Buffer));
         const w = this.waiting.get(hello.rank);
         if (!w) {
           // This side has not been told its ring key yet: hold the connection until expect() checks it.
+          // Off the deadline (this rank may be slow to hear its assignment), but 16 at most, and all of them
+          // closed once the ring is wired (seal).
           if (this.early.length >= 16) throw new Error('too many unauthenticated connections');
+          this.unproven.delete(socket);
           const entry = { ws, hello, from };
           this.early.push(entry);
           ws.once('close', () => this.early.includes(entry) && this.early.splice(this.early.indexOf(entry), 1));
@@ -101,6 +139,7 @@ export class PeerListener {
         // A stranger claiming the rank we wait for is turned away; the wait goes on for the real one.
         if (hello.runId !== w.runId || !validProof(w.ringKey, w.runId, hello.rank, hello.proof)) throw new Error('not a member of this run');
         this.waiting.delete(hello.rank);
+        this.unproven.delete(socket);
         this.admit(ws, hello, from, w.runId, w.ringKey).then(w.resolve, w.reject);
       } catch (err) {
         ws.close(1008, closeReason(`refused: ${(err as Error).message}`));
@@ -149,12 +188,16 @@ export async function wireRing(opts: {
   timeoutMs: number;
 }): Promise<Ring> {
   const { rank, world, runId, ringKey, listener } = opts;
-  if (world === 1) return new Ring(rank, world, null, null);
+  if (world === 1) {
+    listener.seal();
+    return new Ring(rank, world, null, null);
+  }
   const nextRank = (rank + 1) % world;
   const prevRank = (rank - 1 + world) % world;
   const [next, prev] = await Promise.all([
     listener.expect(nextRank, runId, ringKey, opts.timeoutMs),
     dialPeer(opts.prev, rank, prevRank, runId, ringKey, opts.timeoutMs),
   ]);
+  listener.seal();
   return new Ring(rank, world, next, prev);
 }

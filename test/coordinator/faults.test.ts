@@ -78,7 +78,7 @@ function coordinatorError(live: Live): { time: number; msg: string } | undefined
 const random = seeded();
 
 describe(`a rank lost mid-run (seed ${random.seed})`, () => {
-  const trials = [0, 1, 2].map(() => ({ rank: random.int(4), scheme: random.pick(['dp', 'zero1', 'zero2', 'zero3']), step: 1 + random.int(6) }));
+  const trials = Array.from({ length: 20 }, () => ({ rank: random.int(4), scheme: random.pick(['dp', 'zero1', 'zero2', 'zero3']), step: 1 + random.int(6) }));
   for (const t of trials) {
     it(`SIGKILL rank ${t.rank} at ${t.scheme} step ${t.step}: detected within 2 s, survivors exit non-zero within 5 s, nothing left`, async () => {
       const live = start(t.scheme);

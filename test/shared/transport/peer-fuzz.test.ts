@@ -1,5 +1,6 @@
 // Strangers and garbage at a rank's peer port, and malformed frames inside an established ring link.
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -75,6 +76,47 @@ describe('peer port', () => {
       const x1 = new Float32Array([10, 20, 30]);
       await Promise.all([c0.allReduce(x0), c1.allReduce(x1)]);
       expect(Array.from(x0)).toEqual([11, 22, 33]);
+      r0.close();
+      r1.close();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe('strangers at a peer port', () => {
+  it('a silent connection is cut within seconds, an oversized message refused unread, and once the ring is wired nobody gets in', async () => {
+    const runId = 'run-3';
+    const key = randomBytes(32);
+    const a = await PeerListener.open(0, '127.0.0.1');
+    const b = await PeerListener.open(0, '127.0.0.1');
+    try {
+      const silent = connect(a.port, '127.0.0.1');
+      silent.on('error', () => undefined);
+      const silentClosed = new Promise<number>((resolve) => {
+        const t0 = Date.now();
+        silent.once('close', () => resolve(Date.now() - t0));
+      });
+      const big = new WebSocket(`ws://127.0.0.1:${a.port}`);
+      big.on('error', () => undefined);
+      big.on('open', () => big.send(randomBytes(1 << 20)));
+      expect((await closed(big)).code).toBe(1009);
+      // A forged hello held while rank 0 waits for its ring key...
+      const forged = new WebSocket(`ws://127.0.0.1:${a.port}`);
+      forged.on('error', () => undefined);
+      forged.on('open', () => forged.send(pack({ type: 'hello', rank: 5, runId, proof: randomBytes(32) })));
+      const forgedClosed = closed(forged);
+      const [r0, r1] = await Promise.all([
+        wireRing({ rank: 0, world: 2, runId, ringKey: key, listener: a, prev: { host: '127.0.0.1', port: b.port }, timeoutMs: 5000 }),
+        wireRing({ rank: 1, world: 2, runId, ringKey: key, listener: b, prev: { host: '127.0.0.1', port: a.port }, timeoutMs: 5000 }),
+      ]);
+      // ...is closed once the ring is wired, and a newcomer is cut at once.
+      expect(await forgedClosed).toEqual({ code: 1008, reason: 'refused: the ring is wired' });
+      const late = connect(a.port, '127.0.0.1');
+      late.on('error', () => undefined);
+      await new Promise((resolve) => late.once('close', resolve));
+      expect(await silentClosed).toBeLessThan(7000);
       r0.close();
       r1.close();
     } finally {
