@@ -56,6 +56,7 @@ interface Member {
   info: RankInfo;
   lastHeard: number; // any message or pong
   aborted: CoordinatorError | null; // the rank said why it stops: its words, not its disconnect, are the verdict
+  suspect: number | null; // ... and, when a ring link failed, whom it lost
 }
 
 /** Limits for connections that have not joined (see control-server.ts). */
@@ -244,7 +245,18 @@ export class Coordinator {
    *  whose neighbour died reports the broken link first and the dead rank's own disconnect names the real
    *  culprit. The first such reason stands. */
   private failSoon(err: CoordinatorError): void {
-    if (!this.pendingFailure) this.pendingFailure = setTimeout(() => this.failWith(err), 250);
+    if (!this.pendingFailure) this.pendingFailure = setTimeout(() => this.failWith(this.verdict(err)), 250);
+  }
+
+  /** Who failed, from what the ranks said: a rank that its ring neighbours lost (silent, or its link cut)
+   *  and that gave no reason of its own is the one, whoever spoke first; otherwise the first reason. */
+  private verdict(first: CoordinatorError): CoordinatorError {
+    const reports = this.members.filter((m) => m.aborted && m.suspect !== null);
+    for (const r of reports) {
+      const lost = this.members.find((m) => m.info.rank === r.suspect);
+      if (lost && !lost.aborted) return new CoordinatorError(`${this.where(lost)} went silent on the ring: ${r.aborted!.message}`);
+    }
+    return first;
   }
 
   private where(m: Member): string {
@@ -290,7 +302,7 @@ export class Coordinator {
           pid: msg.pid,
           from,
         };
-        member = { ws, info, lastHeard: Date.now(), aborted: null };
+        member = { ws, info, lastHeard: Date.now(), aborted: null, suspect: null };
         // Joined: no longer a stranger on a deadline, and free to send a summary the size of its weights.
         this.server?.waiting.delete(req.socket);
         limitMessages(ws, MEMBER_MESSAGE_BYTES);
@@ -365,6 +377,7 @@ export class Coordinator {
         // A rank whose neighbour died reports a broken link; the dead rank's own disconnect names the real
         // culprit, so let it arrive first if it is about to.
         m.aborted = new CoordinatorError(`${this.where(m)} failed: ${msg.reason}`);
+        m.suspect = msg.suspect ?? null;
         this.failSoon(m.aborted);
         return;
       }

@@ -11,6 +11,7 @@ import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type Control
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
 import { checkWritableDir } from '../shared/io/writable.js';
+import { LinkError } from '../shared/transport/channel.js';
 import { flavoursOf } from '../shared/tensor/wasm/load.js';
 import { runScheme } from './scheme-run.js';
 import { WorkerCompute } from './worker-compute.js';
@@ -107,7 +108,10 @@ export class RankSession {
       });
     } catch (err) {
       // Tell the coordinator why, if it can still hear us.
-      if (ws.readyState === ws.OPEN) ws.send(encodeMessage({ type: 'abort', reason: `rank ${this.rank}: ${(err as Error).message}` }));
+      if (ws.readyState === ws.OPEN) {
+        const suspect = err instanceof LinkError ? { suspect: err.peerRank } : {};
+        ws.send(encodeMessage({ type: 'abort', reason: `rank ${this.rank}: ${(err as Error).message}`, ...suspect }));
+      }
       throw err;
     }
   }

@@ -103,7 +103,8 @@ const ControlMessageSchema = v.variant('type', [
   v.object({ type: v.literal('done'), summary: SchemeSummarySchema }),
   v.object({ type: v.literal('checkpoint'), scheme, step: int(1), rank, file: text(), sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)) }),
   v.object({ type: v.literal('finish') }),
-  v.object({ type: v.literal('abort'), reason: text() }),
+  // suspect: the ring peer whose link failed, when that is why this rank stops
+  v.object({ type: v.literal('abort'), reason: text(), suspect: v.optional(rank) }),
 ]);
 export type ControlMessage = v.InferOutput<typeof ControlMessageSchema>;
 

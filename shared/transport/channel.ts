@@ -99,6 +99,17 @@ export class ClientTransport implements LinkTransport {
   }
 }
 
+/** A ring link failed, and which peer it led to: a rank that stops because of it can say whom it lost. */
+export class LinkError extends Error {
+  override name = 'LinkError';
+  constructor(
+    message: string,
+    readonly peerRank: number,
+  ) {
+    super(message);
+  }
+}
+
 /** Frames for collectives that have not started yet are held, but only this far ahead. */
 const MAX_COLLECTIVES_AHEAD = 8;
 /** Receive buffers a link keeps in its arena (virtual memory: pages are touched only as used). */
@@ -131,8 +142,8 @@ export class PeerChannel {
       destination: (h) => this.guard(() => this.destination(h)) ?? null,
       frame: (f) => this.guard(() => this.onFrame(f)),
       heard: () => (this.lastHeard = Date.now()),
-      closed: (code, reason) => this.fail(new Error(`${describe}: connection closed (${code}${reason.length ? ` ${reason}` : ''})`)),
-      failed: (err) => this.abort(new Error(`${describe}: ${err.message}`)),
+      closed: (code, reason) => this.fail(new LinkError(`${describe}: connection closed (${code}${reason.length ? ` ${reason}` : ''})`, peerRank)),
+      failed: (err) => this.abort(new LinkError(`${describe}: ${err.message}`, peerRank)),
     });
   }
 
@@ -168,7 +179,7 @@ export class PeerChannel {
     this.keepaliveTimer = setInterval(() => {
       const silent = Date.now() - this.lastHeard;
       if (silent > timeoutMs) {
-        this.abort(new Error(`${this.describe}: peer silent for ${silent} ms (heartbeat timeout ${timeoutMs} ms)`));
+        this.abort(new LinkError(`${this.describe}: peer silent for ${silent} ms (heartbeat timeout ${timeoutMs} ms)`, this.peerRank));
         this.transport.terminate();
       } else if (this.transport.isOpen) this.transport.ping();
     }, intervalMs);
@@ -221,7 +232,7 @@ export class PeerChannel {
       return fn();
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
-      this.abort(new Error(`${this.describe}: ${e.message}`));
+      this.abort(new LinkError(`${this.describe}: ${e.message}`, this.peerRank));
       return undefined;
     }
   }
