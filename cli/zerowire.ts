@@ -99,6 +99,11 @@ function readPem(path: string, option: string): Buffer {
   }
 }
 
+function straggle(ms: number): number {
+  if (!(Number.isFinite(ms) && ms >= 0)) throw new ConfigError(`--straggle-ms: ${ms} must be a number of milliseconds >= 0`);
+  return ms;
+}
+
 function heartbeat(seconds: number) {
   if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
   const heartbeatTimeoutMs = Math.round(seconds * 1000);
@@ -176,7 +181,12 @@ async function main(): Promise<number> {
             default: HEARTBEAT.timeoutMs / 1000,
             describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up',
           })
-          .option('tls-ca', { type: 'string', describe: 'PEM certificate to trust for a wss:// coordinator (e.g. its self-signed certificate)' }),
+          .option('tls-ca', { type: 'string', describe: 'PEM certificate to trust for a wss:// coordinator (e.g. its self-signed certificate)' })
+          .option('straggle-ms', {
+            type: 'number',
+            default: 0,
+            describe: "make this rank a straggler: idle this long before every step (the others' time lands in the report's wait column)",
+          }),
       async (a) => {
         const log = createLogger(a.logLevel, 'rank');
         exitCode = await runRank(
@@ -190,6 +200,7 @@ async function main(): Promise<number> {
             iface: a.iface,
             token: a.token,
             tlsCa: a.tlsCa === undefined ? undefined : readPem(a.tlsCa, '--tls-ca'),
+            straggleMs: straggle(a.straggleMs),
             model: a.model === undefined ? undefined : parseWidths(a.model),
             ...heartbeat(a.heartbeatTimeout),
           },

@@ -7,6 +7,7 @@ import { fitCheck } from '../shared/accounting/fit.js';
 import { decodeControl, encodeMessage, HEARTBEAT, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { writeIndex } from '../shared/io/checkpoint.js';
+import { nowMs } from '../shared/accounting/clock.js';
 import { MlpSpec } from '../shared/training/mlp.js';
 import { closeReason } from '../shared/transport/close-reason.js';
 import { limitMessages } from '../shared/transport/message-limit.js';
@@ -338,6 +339,8 @@ export class Coordinator {
       case 'ready':
         this.ready.add(m.info.rank);
         break;
+      case 'clock':
+        return this.send(m, { type: 'clock', t0: msg.t0, t1: nowMs() });
       case 'step': {
         if (!this.current || msg.scheme !== this.current.scheme)
           return this.failWith(new CoordinatorError(`${this.where(m)} reported a step of ${msg.scheme} out of turn`));

@@ -8,6 +8,7 @@ import type { Compute } from '../shared/training/compute.js';
 import type { SyntheticData } from '../shared/training/data.js';
 import { readInterfaceCounters, type InterfaceCounters } from '../shared/accounting/iface.js';
 import { ShardLayout } from '../shared/training/layout.js';
+import type { ClockEstimate } from '../shared/accounting/clock.js';
 import { heapBytes } from '../shared/accounting/theory.js';
 import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
@@ -25,12 +26,26 @@ export interface SchemeRun {
   compute: Compute;
   log: Logger;
   iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
+  clock: () => ClockEstimate; // this rank's offset from the coordinator's clock
+  straggleMs: number; // idle this long before every step (--straggle-ms)
   onStep: (m: StepMetrics) => void;
   onCheckpoint: (step: number, file: string, sha256: string) => void;
 }
 
-function brief(r: CollectiveRecord): CollectiveBrief {
-  return { kind: r.kind, label: r.label, elements: r.elements, padded: r.padded, payload: r.sent.payload, frame: r.sent.frame, ms: r.ms };
+/** What is reported of a collective; its entry and exit on the run's common clock. */
+function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
+  const entry = performance.timeOrigin + r.startMs + clock.offsetMs;
+  return {
+    kind: r.kind,
+    label: r.label,
+    elements: r.elements,
+    padded: r.padded,
+    payload: r.sent.payload,
+    frame: r.sent.frame,
+    ms: r.ms,
+    entry,
+    exit: entry + r.ms,
+  };
 }
 
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
@@ -67,6 +82,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     let abPeak = abBefore;
     const steps: StepMetrics[] = [];
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
+      if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
       if (!Number.isFinite(st.loss)) throw new Error(`training diverged: the loss is ${st.loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
       if (ledger.peak > peak) {
@@ -86,7 +102,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
         // Payload and envelopes per collective; the socket count over the whole step (collectives may overlap).
         sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
         recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
-        collectives: st.records.map(brief),
+        collectives: st.records.map((r) => brief(r, run.clock())),
       };
       steps.push(m);
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
@@ -107,6 +123,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       steps,
       memory: { resident, peak, peakBands, peakComm, peakCompute, arrayBuffersBefore: abBefore, arrayBuffersPeak: abPeak },
       socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
+      clock: run.clock(),
       master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
     };
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };

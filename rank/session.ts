@@ -10,6 +10,7 @@ import { MlpSpec } from '../shared/training/mlp.js';
 import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
+import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
 import { LinkError } from '../shared/transport/channel.js';
 import { flavoursOf } from '../shared/tensor/wasm/load.js';
@@ -28,6 +29,7 @@ export interface RankOptions {
   model?: number[]; // join only a run of this model
   heartbeatMs?: number;
   heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long: the run is lost
+  straggleMs?: number; // a straggler on purpose: idle this long before every step (what skew costs the others)
   tlsCa?: Buffer; // trust this CA (or self-signed certificate) for a wss:// coordinator
 }
 
@@ -49,6 +51,8 @@ export class RankSession {
   private dialing: WebSocket | null = null;
   private wakeDialler: (() => void) | null = null;
   private threads = 1; // computing this rank's products (--threads, resolved when assigned)
+  private clock: ClockEstimate = { offsetMs: 0, uncertaintyMs: Number.POSITIVE_INFINITY };
+  private clockReply: ((t0: number, t1: number, t2: number) => void) | null = null;
   private watchdog: NodeJS.Timeout | null = null;
 
   constructor(
@@ -99,6 +103,8 @@ export class RankSession {
           }
           // An abort overtakes whatever is running; everything else is handled strictly in order.
           if (msg.type === 'abort') return fail(new RankError(`run aborted by the coordinator: ${msg.reason}`));
+          // Clock replies are awaited by a handler already running: they must not queue behind it.
+          if (msg.type === 'clock') return this.clockReply?.(msg.t0, msg.t1 ?? NaN, nowMs());
           this.queue = this.queue.then(() => this.handle(msg)).then(() => (this.finished ? resolve() : undefined), fail);
         });
         ws.on('close', (code, reason) => {
@@ -170,6 +176,27 @@ export class RankSession {
     }
   }
 
+  /** Estimate this rank's clock offset from the coordinator's: a few round trips, the shortest kept. */
+  private async syncClock(rounds = 8): Promise<void> {
+    const samples: { t0: number; t1: number; t2: number }[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const t0 = nowMs();
+      const reply = new Promise<{ t0: number; t1: number; t2: number }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new RankError('the coordinator did not answer a clock request within 5 s')), 5000);
+        this.clockReply = (a, t1, t2) => {
+          if (a !== t0) return; // an answer to an earlier request that timed out
+          clearTimeout(timer);
+          resolve({ t0: a, t1, t2 });
+        };
+      });
+      this.send({ type: 'clock', t0 });
+      samples.push(await reply);
+    }
+    this.clockReply = null;
+    this.clock = estimateOffset(samples);
+    this.log.debug(this.clock, 'clock offset from the coordinator');
+  }
+
   private send(m: ControlMessage): void {
     this.ws?.send(encodeMessage(m));
   }
@@ -213,10 +240,12 @@ export class RankSession {
         for (const link of [this.ring.next, this.ring.prev])
           link?.keepalive(this.opts.heartbeatMs ?? HEARTBEAT.intervalMs, this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs);
         this.coll = new Collectives(this.ring, { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs });
+        await this.syncClock();
         this.send({ type: 'ready', rank: this.rank });
         return;
       }
       case 'run':
+        await this.syncClock(); // again for every scheme: clocks drift over a long run
         return this.train(msg.scheme);
       case 'finish':
         this.finished = true;
@@ -243,6 +272,8 @@ export class RankSession {
         compute,
         log: this.log,
         iface: this.opts.iface,
+        clock: () => this.clock,
+        straggleMs: this.opts.straggleMs ?? 0,
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
         onCheckpoint: (step, file, sha256) => this.send({ type: 'checkpoint', scheme, step, rank, file, sha256 }),
       });

@@ -1,5 +1,6 @@
 // The side-by-side report: every scheme's measured cost next to its theory.
 import { bytesPerElement } from '../tensor/dtype.js';
+import { waitAndTransfer } from './clock.js';
 import { ShardLayout } from '../training/layout.js';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
 import { MlpSpec } from '../training/mlp.js';
@@ -28,7 +29,10 @@ interface SchemeRow {
   arrayBuffersPerParam: number; // process.memoryUsage().arrayBuffers growth while running, per parameter (max over ranks)
   sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
   ratioToDp: number | null; // payload bytes vs DP's
-  time: { stepMs: number; computeMs: number; commMs: number; exposedMs: number; overlappedMs: number }; // mean per step over ranks (first step excluded when there are more)
+  // mean per step over ranks (first step excluded when there are more); exposed communication split on the
+  // run's common clock into wait (until the last rank entered each collective) and transfer (from then on)
+  time: { stepMs: number; computeMs: number; commMs: number; exposedMs: number; overlappedMs: number; waitMs: number | null; transferMs: number | null };
+  split: { waitByRank: number[]; transferByRank: number[]; clockUncertaintyMs: number } | null; // per rank, ms per step
   losses: number[]; // mean over ranks, per step
   finalLoss: number;
   maxParamDiff: number; // max |final params - first scheme's final params|
@@ -53,6 +57,26 @@ function lossTolerance(config: RunConfig): number {
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
+/** Each rank's wait and transfer per step (mean over the timed steps), from the collectives' entries and
+ *  exits on the common clock; null when the ranks' collectives do not pair up. */
+function splitExposed(sums: SchemeSummary[]): SchemeRow['split'] {
+  const steps = sums[0].steps.length > 1 ? sums[0].steps.length - 1 : sums[0].steps.length;
+  const first = sums[0].steps.length - steps;
+  const wait = new Array<number>(sums.length).fill(0);
+  const transfer = new Array<number>(sums.length).fill(0);
+  for (let t = first; t < sums[0].steps.length; t++) {
+    if (sums.some((s) => !s.steps[t])) return null;
+    const got = waitAndTransfer(
+      sums.map((s) => s.steps[t].collectives.map((c) => c.entry)),
+      sums.map((s) => s.steps[t].collectives.map((c) => c.exit)),
+    );
+    if (!got) return null;
+    got.wait.forEach((w, r) => (wait[r] += w / steps));
+    got.transfer.forEach((x, r) => (transfer[r] += x / steps));
+  }
+  return { waitByRank: wait, transferByRank: transfer, clockUncertaintyMs: Math.max(...sums.map((s) => s.clock.uncertaintyMs)) };
+}
+
 /** The full unpadded fp32 parameters a scheme ended with, from the ranks' master bytes. */
 export function finalParameters(config: RunConfig, world: number, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
   const spec = new MlpSpec(config.model);
@@ -70,6 +94,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
   const rows: SchemeRow[] = [];
   for (const [scheme, sums] of summaries) {
     const flags = SCHEME_TABLE[scheme];
+    const split = splitExposed(sums);
     const mem = memoryTheory(flags, sizes, config.wireDtype, config.prefetch);
     const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
     const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
@@ -102,7 +127,10 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
         commMs: mean(sums.flatMap((s) => timed(s).map((x) => x.commMs))),
         exposedMs: mean(sums.flatMap((s) => timed(s).map((x) => x.exposedMs))),
         overlappedMs: mean(sums.flatMap((s) => timed(s).map((x) => Math.max(0, x.commMs - x.exposedMs)))),
+        waitMs: split ? mean(split.waitByRank) : null,
+        transferMs: split ? mean(split.transferByRank) : null,
       },
+      split,
       losses,
       finalLoss: losses[losses.length - 1] ?? NaN,
       maxParamDiff: diff,
@@ -130,6 +158,13 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
 const kb = (b: number) => (b / 1024).toFixed(1);
 const f2 = (x: number) => x.toFixed(2);
 
+/** A wait or transfer figure, or '<U' where the clock's uncertainty is larger than it: no precise wrong number. */
+function splitCell(v: number | null, x: SchemeRow): string {
+  if (v === null || !x.split) return '-';
+  const u = x.split.clockUncertaintyMs;
+  return v < u ? `<${u.toFixed(1)}` : v.toFixed(1);
+}
+
 export function formatReport(r: Report): string {
   const c = r.config;
   const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
@@ -152,6 +187,8 @@ export function formatReport(r: Report): string {
       '',
       'comm',
       '',
+      '',
+      '',
       'final',
     ],
     [
@@ -171,6 +208,8 @@ export function formatReport(r: Report): string {
       'total',
       'compute',
       'exposed',
+      'wait',
+      'transfer',
       'overlap',
       'loss',
     ],
@@ -192,6 +231,8 @@ export function formatReport(r: Report): string {
     x.time.stepMs.toFixed(1),
     x.time.computeMs.toFixed(1),
     x.time.exposedMs.toFixed(1),
+    splitCell(x.time.waitMs, x),
+    splitCell(x.time.transferMs, x),
     x.time.overlappedMs.toFixed(1),
     x.finalLoss.toFixed(4),
   ]);
@@ -201,6 +242,15 @@ export function formatReport(r: Report): string {
     `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
+  const dp = r.rows.find((x) => x.scheme === 'dp');
+  const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
+  notes.push(
+    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)`,
+  );
+  if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
+    notes.push(
+      `ZeRO-3 vs DP, transfer per step: ${z3.time.transferMs.toFixed(1)} vs ${dp.time.transferMs.toFixed(1)} ms (${(z3.time.transferMs / dp.time.transferMs).toFixed(2)}x); waiting for slower ranks is not the network's cost.`,
+    );
   if (z3)
     notes.push(
       `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,

@@ -32,6 +32,8 @@ const CollectiveBriefSchema = v.object({
   payload: finite, // bytes sent
   frame: finite,
   ms: finite,
+  entry: finite, // when this rank entered it, on the run's common clock (ms)
+  exit: finite, // ... and left it
 });
 export type CollectiveBrief = v.InferOutput<typeof CollectiveBriefSchema>;
 
@@ -66,6 +68,7 @@ const SchemeSummarySchema = v.object({
   steps: v.array(StepMetricsSchema),
   memory: MemoryMetricsSchema,
   socket: v.object({ sent: finite, recv: finite }), // TCP socket bytes over the whole scheme, handshakes included
+  clock: v.object({ offsetMs: finite, uncertaintyMs: v.pipe(v.number(), v.minValue(0)) }), // this rank's clock vs the coordinator's
   iface: v.optional(v.object({ name: text(), tx: finite, rx: finite })), // the kernel's interface counters, when readable
   // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
   master: v.pipe(
@@ -103,6 +106,8 @@ const ControlMessageSchema = v.variant('type', [
   v.object({ type: v.literal('done'), summary: SchemeSummarySchema }),
   v.object({ type: v.literal('checkpoint'), scheme, step: int(1), rank, file: text(), sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)) }),
   v.object({ type: v.literal('finish') }),
+  // clock sync: a rank sends t0 (its clock), the coordinator answers at once with t1 (its clock)
+  v.object({ type: v.literal('clock'), t0: finite, t1: v.optional(finite) }),
   // suspect: the ring peer whose link failed, when that is why this rank stops
   v.object({ type: v.literal('abort'), reason: text(), suspect: v.optional(rank) }),
 ]);

@@ -82,6 +82,7 @@ const summary = (rank: number): SchemeSummary => ({
   steps: [],
   memory: { resident: {}, peak: 0, peakBands: {}, peakComm: 0, peakCompute: 0, arrayBuffersBefore: 0, arrayBuffersPeak: 0 },
   socket: { sent: 0, recv: 0 },
+  clock: { offsetMs: 0, uncertaintyMs: 0.1 },
   master: new Uint8Array(80),
 });
 
