@@ -245,7 +245,6 @@ export class RankSession {
         return;
       }
       case 'run':
-        await this.syncClock(); // again for every scheme: clocks drift over a long run
         return this.train(msg.scheme);
       case 'finish':
         this.finished = true;
@@ -260,6 +259,7 @@ export class RankSession {
     const coll = this.coll;
     const data = this.data;
     if (!config || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
+    await this.syncClock(); // again for every scheme: clocks drift over a long run
     const spec = new MlpSpec(config.model);
     const compute = config.compute === 'thread' ? new WorkerCompute(spec, this.threads) : new InlineCompute(spec, this.threads);
     const rank = coll.rank;

@@ -21,7 +21,12 @@ async function fakeCoordinator(): Promise<{
   const rank = new Promise<{ ws: WebSocket; inbox: ControlMessage[]; next: (t: ControlMessage['type']) => Promise<ControlMessage> }>((resolve) =>
     server.once('connection', (ws) => {
       const inbox: ControlMessage[] = [];
-      ws.on('message', (d) => inbox.push(decodeControl(d as Buffer)));
+      ws.on('message', (d) => {
+        const m = decodeControl(d as Buffer);
+        // Clock requests are answered at once, as a coordinator does.
+        if (m.type === 'clock') ws.send(encodeMessage({ type: 'clock', t0: m.t0, t1: performance.timeOrigin + performance.now() }));
+        else inbox.push(m);
+      });
       const next = async (type: ControlMessage['type']) => {
         for (let i = 0; i < 500; i++) {
           const at = inbox.findIndex((m) => m.type === type);
