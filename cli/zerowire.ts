@@ -74,6 +74,7 @@ function runOptions<T>(y: Argv<T>) {
     })
     .option('resume', { type: 'string', describe: 'continue each scheme from its newest complete checkpoint in this folder' })
     .option('out', { type: 'string', describe: 'write the full report as JSON here' })
+    .option('trace', { type: 'string', describe: 'write the run as a Chrome trace (Perfetto, chrome://tracing) here' })
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
 }
 
@@ -85,6 +86,7 @@ type RunArgv = RunOptions & {
   joinTimeout: number;
   maxRankMemory?: string;
   out?: string;
+  trace?: string;
   dump?: string;
   logLevel: string;
   token?: string;
@@ -131,6 +133,7 @@ function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) 
     joinTimeoutMs: a.joinTimeout * 1000,
     maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
     out: a.out,
+    trace: a.trace,
     dump: a.dump,
   };
 }

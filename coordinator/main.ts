@@ -7,6 +7,7 @@ import { fitCheck } from '../shared/accounting/fit.js';
 import { MlpSpec } from '../shared/training/mlp.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
+import { buildTrace } from '../shared/accounting/trace.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { checkWritableDir, checkWritableFile } from '../shared/io/writable.js';
 import { Coordinator, type CoordinatorOptions } from './coordinator.js';
@@ -14,6 +15,7 @@ import { ProgressLine } from './progress.js';
 
 export interface CoordinatorJobOptions extends CoordinatorOptions {
   out?: string;
+  trace?: string; // Chrome trace-event JSON of the run
   dump?: string;
   resumeDir?: string;
 }
@@ -47,6 +49,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   try {
     // Every place the run writes, checked before anything starts.
     if (opts.out) await checkWritableFile(opts.out, '--out');
+    if (opts.trace) await checkWritableFile(opts.trace, '--trace');
     if (opts.dump) await checkWritableDir(opts.dump, '--dump');
     if (opts.config.checkpoint) await checkWritableDir(opts.config.checkpoint.dir, '--checkpoint-dir');
   } catch (err) {
@@ -86,6 +89,10 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     if (opts.out) {
       await writeFileAtomic(opts.out, JSON.stringify(report, null, 1));
       log.info({ path: opts.out }, 'report written');
+    }
+    if (opts.trace) {
+      await writeFileAtomic(opts.trace, JSON.stringify(buildTrace(result.ranks, result.summaries)));
+      log.info({ path: opts.trace }, 'trace written (open it in Perfetto or chrome://tracing)');
     }
     if (opts.dump) {
       const finals = new Map<SchemeName, Float32Array>();

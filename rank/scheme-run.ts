@@ -95,6 +95,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       const m: StepMetrics = {
         step: t,
         loss: st.loss,
+        startAt: performance.timeOrigin + st.startMs + run.clock().offsetMs,
         stepMs: st.stepMs,
         computeMs: st.computeMs,
         commMs: st.commMs,

@@ -40,6 +40,7 @@ export type CollectiveBrief = v.InferOutput<typeof CollectiveBriefSchema>;
 const StepMetricsSchema = v.object({
   step: int(),
   loss: finite,
+  startAt: finite, // when the step began, on the run's common clock (ms)
   stepMs: finite,
   computeMs: finite, // the step minus exposed communication
   commMs: finite, // wall time during which a collective was running

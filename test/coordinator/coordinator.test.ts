@@ -158,6 +158,7 @@ describe('the coordinator, message by message', () => {
         computeMs: 1,
         commMs: 0,
         exposedMs: 0,
+        startAt: 0,
         sent: { payload: 0, envelope: 0, frame: 0 },
         recv: { payload: 0, envelope: 0, frame: 0 },
         collectives: [],

@@ -26,6 +26,7 @@ export interface SchemeContext {
 
 export interface StepStats {
   loss: number; // this rank's mean loss on its rows, before the update
+  startMs: number; // performance.now() when the step began
   stepMs: number;
   commMs: number; // wall time during which at least one collective was running
   exposedMs: number; // time the step stood waiting for a collective
@@ -168,7 +169,18 @@ export class Base {
     const stepMs = performance.now() - t0;
     const sentFrame = (coll.ring.next?.socketSent() ?? 0) - sock0.sent;
     const recvFrame = (coll.ring.prev?.socketReceived() ?? 0) - sock0.recv;
-    return { loss, stepMs, commMs, exposedMs: this.exposedMs, computeMs: stepMs - this.exposedMs, sentFrame, recvFrame, records, arrayBuffersPeak: abPeak };
+    return {
+      loss,
+      startMs: t0,
+      stepMs,
+      commMs,
+      exposedMs: this.exposedMs,
+      computeMs: stepMs - this.exposedMs,
+      sentFrame,
+      recvFrame,
+      records,
+      arrayBuffersPeak: abPeak,
+    };
   }
 
   /** Await communication, counting the time the step stands still for it. */
