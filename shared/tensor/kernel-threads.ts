@@ -29,13 +29,13 @@ function shareOf(M: number, threads: number, i: number, grain: number): [number,
 /** Compute share `i` of the job in the control words. */
 export function runShare(k: ProductKernels, ctrl: Int32Array, i: number): void {
   const op = ctrl[SLOT.op] as 1 | 2;
-  const a = Array.from(ctrl.subarray(SLOT.args, SLOT.args + ARGS));
+  const a = (j: number) => ctrl[SLOT.args + j]; // read in place: this runs for every product, on every thread
   if (op === OP.forward) {
-    const [x, w, b, y, M, K, N] = a;
+    const [x, w, b, y, M, K, N] = [a(0), a(1), a(2), a(3), a(4), a(5), a(6)];
     const [lo, hi] = shareOf(M, ctrl[SLOT.threads], i, GRAIN[op]);
     if (hi > lo) k.linear_forward(x + lo * K * 4, w, b, y + lo * N * 4, hi - lo, K, N);
   } else {
-    const [pa, ai, ak, pb, pc, M, N, K] = a;
+    const [pa, ai, ak, pb, pc, M, N, K] = [a(0), a(1), a(2), a(3), a(4), a(5), a(6), a(7)];
     const [lo, hi] = shareOf(M, ctrl[SLOT.threads], i, GRAIN[op]);
     if (hi > lo) k.product(pa + lo * ai, ai, ak, pb, pc + lo * N * 4, hi - lo, N, K);
   }
