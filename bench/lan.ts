@@ -1,7 +1,8 @@
 // npm run bench:lan [-- --rates 10gbit,1gbit,100mbit --model 256,1024,1024,10 --steps 8 --prefetch 0]
 // Runs every scheme on a 4-host LAN of network namespaces (deploy/lan/lan.sh, root) at each link rate and
 // prints step time split into compute, exposed and hidden communication, with ZeRO-3/DP per rate. Writes
-// the same as an SVG chart (docs/lan-bench.svg by default).
+// the reports of every rate side by side as one HTML page (docs/lan-bench.html) and the step-time figure
+// as an SVG (docs/lan-bench.svg), both drawn by the report's own figures (shared/accounting/charts.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,8 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
+import type { LabelledReport } from '../shared/accounting/charts.js';
+import { renderFigureSvg, renderHtmlReport } from '../shared/accounting/html-report.js';
 
 const argv = yargs(hideBin(process.argv))
   .option('rates', { type: 'string', default: '10gbit,1gbit,100mbit' })
@@ -26,6 +29,7 @@ const argv = yargs(hideBin(process.argv))
   })
   .option('prefetch-batch', { type: 'number', default: 256 })
   .option('svg', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.svg', import.meta.url)) })
+  .option('html', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.html', import.meta.url)) })
   .strict()
   .parseSync();
 
@@ -37,6 +41,8 @@ interface Point {
   step: number;
   compute: number;
   exposed: number;
+  wait: number | null;
+  transfer: number | null;
   hidden: number;
 }
 
@@ -55,43 +61,6 @@ function run(rate: string, out: string, options: string[] = ['--scheme', 'all', 
     );
   if (r.status !== 0) throw new Error(`lan.sh at ${rate} exited with ${r.status}`);
   return JSON.parse(readFileSync(out, 'utf8')) as Report;
-}
-
-function svg(points: Point[], rates: string[]): string {
-  const schemes = ['dp', 'zero1', 'zero2', 'zero3'];
-  const W = 760;
-  const H = 360;
-  const left = 60;
-  const bottom = 300;
-  const max = Math.max(...points.map((p) => p.compute + p.exposed)) * 1.1;
-  const groupW = (W - left - 20) / rates.length;
-  const barW = groupW / (schemes.length + 1);
-  const y = (v: number) => bottom - (v / max) * (bottom - 40);
-  const parts: string[] = [];
-  rates.forEach((rate, g) => {
-    schemes.forEach((s, i) => {
-      const p = points.find((q) => q.rate === rate && q.scheme === s);
-      if (!p) return;
-      const x = left + g * groupW + (i + 0.5) * barW;
-      parts.push(`<rect x="${x}" y="${y(p.compute)}" width="${barW * 0.9}" height="${bottom - y(p.compute)}" fill="#4e79a7"/>`);
-      parts.push(`<rect x="${x}" y="${y(p.compute + p.exposed)}" width="${barW * 0.9}" height="${y(p.compute) - y(p.compute + p.exposed)}" fill="#e15759"/>`);
-      parts.push(`<text x="${x + barW * 0.45}" y="${bottom + 14}" font-size="10" text-anchor="middle">${s.replace('zero', 'Z')}</text>`);
-    });
-    parts.push(`<text x="${left + g * groupW + groupW / 2}" y="${bottom + 32}" font-size="12" text-anchor="middle">${rate} per link</text>`);
-  });
-  for (let k = 0; k <= 4; k++) {
-    const v = (max / 4) * k;
-    parts.push(
-      `<text x="${left - 6}" y="${y(v) + 4}" font-size="10" text-anchor="end">${v.toFixed(0)}</text><line x1="${left}" x2="${W - 20}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
-    );
-  }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif">
-<rect width="100%" height="100%" fill="white"/>
-<text x="${W / 2}" y="20" font-size="14" text-anchor="middle">Step time per scheme on a ${argv.hosts}-host LAN (ms): compute (blue) + exposed communication (red)</text>
-${parts.join('\n')}
-<text x="14" y="${bottom / 2}" font-size="11" transform="rotate(-90 14 ${bottom / 2})" text-anchor="middle">ms per step</text>
-</svg>
-`;
 }
 
 /** ZeRO-3 at one rate: inline compute, then compute on a thread with prefetch depth 0, 1, 2. */
@@ -128,16 +97,27 @@ ${textTable([['compute', 'prefetch', 'step', 'compute', 'exposed comm', 'hidden 
 
 let prefetchTable = '';
 
-function main(): void {
+async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench:lan needs root (network namespaces and tc): run it as root');
   const rates = argv.rates.split(',');
   const dir = mkdtempSync(join(tmpdir(), 'zerowire-bench-lan-'));
   const points: Point[] = [];
+  const reports: LabelledReport[] = [];
   try {
     for (const rate of rates) {
       const report = run(rate, join(dir, `${rate}.json`));
+      reports.push({ label: `${rate} per link`, report });
       for (const r of report.rows)
-        points.push({ rate, scheme: r.title, step: r.time.stepMs, compute: r.time.computeMs, exposed: r.time.exposedMs, hidden: r.time.overlappedMs });
+        points.push({
+          rate,
+          scheme: r.title,
+          step: r.time.stepMs,
+          compute: r.time.computeMs,
+          exposed: r.time.exposedMs,
+          wait: r.time.waitMs,
+          transfer: r.time.transferMs,
+          hidden: r.time.overlappedMs,
+        });
       process.stderr.write(`${rate}: done\n`);
     }
     prefetchComparison(dir);
@@ -146,26 +126,30 @@ function main(): void {
   }
   const rows = points.map((p) => {
     const dp = points.find((q) => q.rate === p.rate && q.scheme === 'DP')!;
-    return [p.rate, p.scheme, p.step.toFixed(1), p.compute.toFixed(1), p.exposed.toFixed(1), p.hidden.toFixed(1), (p.step / dp.step).toFixed(2)];
+    const ms = (x: number | null) => (x === null ? '-' : x.toFixed(1));
+    return [
+      p.rate,
+      p.scheme,
+      p.step.toFixed(1),
+      p.compute.toFixed(1),
+      p.exposed.toFixed(1),
+      ms(p.wait),
+      ms(p.transfer),
+      p.hidden.toFixed(1),
+      (p.step / dp.step).toFixed(2),
+    ];
   });
   console.log(
     `${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${argv.model}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step`,
   );
-  console.log(textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'overlap', 'step / DP']], rows));
+  console.log(textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'wait', 'transfer', 'overlap', 'step / DP']], rows));
   console.log(`\n${prefetchTable}`);
-  writeFileSync(
-    argv.svg,
-    svg(
-      points.map((p) => ({ ...p, scheme: p.scheme.toLowerCase().replace('-', '') })),
-      rates,
-    ),
-  );
-  console.log(`chart: ${argv.svg}`);
+  writeFileSync(argv.svg, await renderFigureSvg(reports, 'time'));
+  writeFileSync(argv.html, await renderHtmlReport(reports, `zerowire on a ${argv.hosts}-host LAN: ${rates.join(', ')} per link`));
+  console.log(`chart: ${argv.svg}\nreport: ${argv.html}`);
 }
 
-try {
-  main();
-} catch (err) {
+main().catch((err: unknown) => {
   console.error(`bench:lan: ${(err as Error).message}`);
   process.exit(1);
-}
+});

@@ -75,6 +75,7 @@ function runOptions<T>(y: Argv<T>) {
     .option('resume', { type: 'string', describe: 'continue each scheme from its newest complete checkpoint in this folder' })
     .option('out', { type: 'string', describe: 'write the full report as JSON here' })
     .option('trace', { type: 'string', describe: 'write the run as a Chrome trace (Perfetto, chrome://tracing) here' })
+    .option('html', { type: 'string', describe: 'write the report with its figures as one self-contained HTML file here' })
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
 }
 
@@ -87,6 +88,7 @@ type RunArgv = RunOptions & {
   maxRankMemory?: string;
   out?: string;
   trace?: string;
+  html?: string;
   dump?: string;
   logLevel: string;
   token?: string;
@@ -134,6 +136,7 @@ function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) 
     maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
     out: a.out,
     trace: a.trace,
+    html: a.html,
     dump: a.dump,
   };
 }

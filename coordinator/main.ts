@@ -8,6 +8,8 @@ import { MlpSpec } from '../shared/training/mlp.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
 import { buildTrace } from '../shared/accounting/trace.js';
+import { renderHtmlReport } from '../shared/accounting/html-report.js';
+import { schemeTitle } from '../shared/training/schemes/table.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { checkWritableDir, checkWritableFile } from '../shared/io/writable.js';
 import { Coordinator, type CoordinatorOptions } from './coordinator.js';
@@ -16,6 +18,7 @@ import { ProgressLine } from './progress.js';
 export interface CoordinatorJobOptions extends CoordinatorOptions {
   out?: string;
   trace?: string; // Chrome trace-event JSON of the run
+  html?: string; // the report with its figures, one self-contained HTML file
   dump?: string;
   resumeDir?: string;
 }
@@ -50,6 +53,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     // Every place the run writes, checked before anything starts.
     if (opts.out) await checkWritableFile(opts.out, '--out');
     if (opts.trace) await checkWritableFile(opts.trace, '--trace');
+    if (opts.html) await checkWritableFile(opts.html, '--html');
     if (opts.dump) await checkWritableDir(opts.dump, '--dump');
     if (opts.config.checkpoint) await checkWritableDir(opts.config.checkpoint.dir, '--checkpoint-dir');
   } catch (err) {
@@ -93,6 +97,13 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     if (opts.trace) {
       await writeFileAtomic(opts.trace, JSON.stringify(buildTrace(result.ranks, result.summaries)));
       log.info({ path: opts.trace }, 'trace written (open it in Perfetto or chrome://tracing)');
+    }
+    if (opts.html) {
+      await writeFileAtomic(
+        opts.html,
+        await renderHtmlReport([{ label: '', report }], `zerowire: ${report.config.schemes.map(schemeTitle).join(', ')} on ${report.world} ranks`),
+      );
+      log.info({ path: opts.html }, 'HTML report written');
     }
     if (opts.dump) {
       const finals = new Map<SchemeName, Float32Array>();

@@ -12,6 +12,9 @@ import type { ClockEstimate } from '../shared/accounting/clock.js';
 import { heapBytes } from '../shared/accounting/theory.js';
 import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
+import { bufferBytes } from '../shared/tensor/wasm/memories.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { MlpSpec } from '../shared/training/mlp.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
@@ -31,6 +34,10 @@ export interface SchemeRun {
   onStep: (m: StepMetrics) => void;
   onCheckpoint: (step: number, file: string, sha256: string) => void;
 }
+
+// A full collection on demand, as Node's documentation of v8.setFlagsFromString shows it.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 /** What is reported of a collective; its entry and exit on the run's common clock. */
 function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
@@ -53,10 +60,14 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const ring = coll.ring;
   const spec = new MlpSpec(c.model);
   const layout = new ShardLayout(spec, ring.world, ring.rank, c.unit);
+  // What earlier schemes left (their heaps, the data set's teacher network) is garbage by now: collected, so
+  // the process's own figure for this scheme counts what is live, not what waits for the collector.
+  collectGarbage();
+  const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
   const ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layout.sizes(), c.wireDtype, c.prefetch)));
   coll.useLedger(ledger);
+  ledger.account('data', data, data.x.byteLength + data.y.byteLength);
   try {
-    const abBefore = process.memoryUsage().arrayBuffers;
     const sock0 = socketTotals(coll);
     const iface0 = ifaceCounters(run);
     const s = new SCHEME_CLASSES[scheme]().setup({
@@ -77,9 +88,10 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     const resident = { ...ledger.live };
     let peak = 0;
     let peakBands = { ...ledger.live };
-    let peakComm = 0;
-    let peakCompute = 0;
-    let abPeak = abBefore;
+    const peakPerBand: Record<string, number> = { ...ledger.live };
+    let peakAll = ledger.totalBytes();
+    let peakAllBands: Record<string, number> = { ...ledger.live };
+    let processPeak = processBefore;
     const steps: StepMetrics[] = [];
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
       if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
@@ -89,13 +101,17 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
         peak = ledger.peak;
         peakBands = { ...ledger.peakBands };
       }
-      peakComm = Math.max(peakComm, ledger.peakPerBand.comm);
-      peakCompute = Math.max(peakCompute, ledger.peakPerBand.compute);
-      abPeak = Math.max(abPeak, st.arrayBuffersPeak);
+      for (const [band, bytes] of Object.entries(ledger.peakPerBand)) peakPerBand[band] = Math.max(peakPerBand[band] ?? 0, bytes);
+      if (ledger.peakAll > peakAll) {
+        peakAll = ledger.peakAll;
+        peakAllBands = { ...ledger.peakAllBands };
+      }
+      processPeak = Math.max(processPeak, st.processBytesPeak);
+      const onClock = (ms: number) => performance.timeOrigin + ms + run.clock().offsetMs;
       const m: StepMetrics = {
         step: t,
         loss: st.loss,
-        startAt: performance.timeOrigin + st.startMs + run.clock().offsetMs,
+        startAt: onClock(st.startMs),
         stepMs: st.stepMs,
         computeMs: st.computeMs,
         commMs: st.commMs,
@@ -104,6 +120,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
         sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
         recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
         collectives: st.records.map((r) => brief(r, run.clock())),
+        units: st.units.map((u) => ({ ...u, start: onClock(u.start), end: onClock(u.end) })),
+        bandPeaks: { ...ledger.peakPerBand },
       };
       steps.push(m);
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
@@ -122,7 +140,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       params: layout.params,
       paddedParams: layout.paddedTotal,
       steps,
-      memory: { resident, peak, peakBands, peakComm, peakCompute, arrayBuffersBefore: abBefore, arrayBuffersPeak: abPeak },
+      memory: { resident, peak, peakBands, peakPerBand, peakAll, peakAllBands, processBefore, processPeak },
       socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
       clock: run.clock(),
       master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),

@@ -67,6 +67,11 @@ export class WorkerCompute implements Compute {
     return this.threadArena + this.layerBuf.byteLength + this.batchBuf.byteLength;
   }
 
+  /** The thread's kernel arena: a WebAssembly memory of the worker's, invisible to this thread's counters. */
+  get otherThreadBytes(): number {
+    return this.threadArena;
+  }
+
   /** One request at a time. */
   private call(req: ThreadRequest): Promise<ThreadReply> {
     if (this.failure) return Promise.reject(this.failure);

@@ -26,7 +26,10 @@ interface SchemeRow {
   paddedParams: number;
   resident: { theory: number; measured: number }; // bytes per parameter, between steps
   peak: { theory: number; measured: number; transientBand: string | null }; // bytes per parameter, worst moment
-  arrayBuffersPerParam: number; // process.memoryUsage().arrayBuffers growth while running, per parameter (max over ranks)
+  // Bytes, on the rank that held most: the theory's bands; everything the ledger tracked at its worst moment
+  // (model states, transients, staging, compute scratch, receive buffers); what the process reported
+  // (ArrayBuffers + WebAssembly memories, absolute, so it includes what the run held before this scheme).
+  memory: { theoryBands: Record<string, number>; tracked: { bytes: number; bands: Record<string, number> }; process: number };
   sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
   ratioToDp: number | null; // payload bytes vs DP's
   // mean per step over ranks (first step excluded when there are more); exposed communication split on the
@@ -112,7 +115,14 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
       paddedParams: sizes.paddedTotal,
       resident: { theory: mem.resident / P, measured: Math.max(...sums.map((s) => MODEL_BANDS.reduce((t, b) => t + (s.memory.resident[b] ?? 0), 0))) / P },
       peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
-      arrayBuffersPerParam: Math.max(...sums.map((s) => s.memory.arrayBuffersPeak - s.memory.arrayBuffersBefore)) / P,
+      memory: {
+        theoryBands: { ...mem.bands, ...(mem.transientBand ? { [mem.transientBand]: mem.transient } : {}) },
+        tracked: sums.reduce((best, s) => (s.memory.peakAll > best.bytes ? { bytes: s.memory.peakAll, bands: s.memory.peakAllBands } : best), {
+          bytes: 0,
+          bands: {} as Record<string, number>,
+        }),
+        process: Math.max(...sums.map((s) => s.memory.processPeak)),
+      },
       sentPerStep: {
         theory: trafficTheory(flags, sizes, config.wireDtype),
         payload: perStep((s) => s.steps.reduce((t, x) => t + x.sent.payload, 0)),
@@ -165,7 +175,8 @@ function splitCell(v: number | null, x: SchemeRow): string {
   return v < u ? `<${u.toFixed(1)}` : v.toFixed(1);
 }
 
-export function formatReport(r: Report): string {
+/** The side-by-side table (two header rows, a row per scheme) and its notes, for text and HTML alike. */
+export function reportCells(r: Report): { header: string[][]; rows: string[][]; notes: string[] } {
   const c = r.config;
   const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
   const header = [
@@ -255,5 +266,14 @@ export function formatReport(r: Report): string {
     notes.push(
       `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
     );
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+  notes.push(
+    `everything a rank held at its worst moment, MiB (ledger: model states + compute scratch + staging + receive buffers | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
+  );
+  return { header, rows, notes };
+}
+
+export function formatReport(r: Report): string {
+  const { header, rows, notes } = reportCells(r);
   return `${textTable(header, rows)}\n\n${notes.join('\n')}`;
 }

@@ -1,7 +1,8 @@
 // A run as one Chrome trace-event JSON (loads in Perfetto and chrome://tracing), on the run's common clock:
-// a process per rank, a track for its steps and one for its communication (collectives as async spans,
-// which may overlap when ZeRO-3 prefetches), each collective's bytes in its args, and a counter of the
-// payload bytes it has sent.
+// a process per rank; a track for its steps with each unit's forward and backward compute nested inside;
+// a track for its communication (collectives as async spans, which may overlap when ZeRO-3 prefetches),
+// each collective's bytes in its args; counters of the payload bytes it has sent and of its memory per
+// ledger band (the step's peak).
 import type { SchemeName } from '../control/run-config.js';
 import type { SchemeSummary } from '../control/messages.js';
 import { schemeTitle } from '../training/schemes/table.js';
@@ -59,8 +60,20 @@ export function buildTrace(ranks: { rank: number; hostname: string }[], summarie
           events.push({ ...common, ph: 'b', ts: us(c.entry), args: { payloadBytes: c.payload, frameBytes: c.frame, elements: c.elements } });
           events.push({ ...common, ph: 'e', ts: us(c.exit) });
         });
+        for (const u of step.units)
+          events.push({
+            name: `${u.pass} u${u.unit}`,
+            ph: 'X',
+            ts: us(u.start),
+            dur: Math.max(0, us(u.end) - us(u.start)),
+            pid,
+            tid: STEPS,
+            cat: 'compute',
+          });
         sent += step.sent.payload;
         events.push({ name: 'payload bytes sent', ph: 'C', ts: us(step.startAt + step.stepMs), pid, args: { [scheme]: sent } });
+        const bands = Object.fromEntries(Object.entries(step.bandPeaks).filter(([, bytes]) => bytes > 0));
+        events.push({ name: 'memory bytes per band (step peak)', ph: 'C', ts: us(step.startAt), pid, args: bands });
       }
     }
   }

@@ -90,6 +90,9 @@ export class Collectives {
 
   private push(r: CollectiveRecord): CollectiveRecord {
     this.records.push(r);
+    // The receive buffers grow on first use and are then reused: accounted after each collective.
+    const pool = this.ring.prev?.pool;
+    if (pool) this.opts.ledger?.account('receive', pool, pool.reservedBytes);
     return r;
   }
 

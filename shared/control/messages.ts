@@ -37,6 +37,14 @@ const CollectiveBriefSchema = v.object({
 });
 export type CollectiveBrief = v.InferOutput<typeof CollectiveBriefSchema>;
 
+/** One unit's forward or backward compute inside a step, on the run's common clock (ms). */
+const UnitSpanSchema = v.object({
+  unit: int(),
+  pass: v.picklist(['forward', 'backward']),
+  start: finite,
+  end: finite,
+});
+
 const StepMetricsSchema = v.object({
   step: int(),
   loss: finite,
@@ -48,6 +56,8 @@ const StepMetricsSchema = v.object({
   sent: TrafficSchema,
   recv: TrafficSchema,
   collectives: v.array(CollectiveBriefSchema),
+  units: v.array(UnitSpanSchema),
+  bandPeaks: numberRecord, // highest live bytes per ledger band during the step
 });
 export type StepMetrics = v.InferOutput<typeof StepMetricsSchema>;
 
@@ -55,10 +65,11 @@ const MemoryMetricsSchema = v.object({
   resident: numberRecord, // live bytes per band between steps
   peak: finite, // worst moment inside a step, model states + transients
   peakBands: numberRecord, // the bands at that moment
-  peakComm: finite, // highest live bytes of collective staging copies
-  peakCompute: finite, // highest live bytes of compute scratch: the kernel arena, the fp32 gradients
-  arrayBuffersBefore: finite, // process.memoryUsage().arrayBuffers before the scheme allocated
-  arrayBuffersPeak: finite, // highest sample while it ran
+  peakPerBand: numberRecord, // highest live bytes per band, every band (staging, compute, receive buffers too)
+  peakAll: finite, // highest sum of every band at one moment: all the ledger knows the rank holds
+  peakAllBands: numberRecord, // the bands at that moment
+  processBefore: finite, // ArrayBuffers + WebAssembly memories the process reported before the scheme allocated
+  processPeak: finite, // ... highest sample while it ran (at every unit and around the optimizer update)
 });
 
 const SchemeSummarySchema = v.object({

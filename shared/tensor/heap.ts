@@ -4,6 +4,7 @@
 // kept by size and handed out again (zeroed), as the transient bands come and go each step. What does not
 // fit is left to ordinary typed arrays, and the callers of the kernels fall back to JavaScript loops.
 import { instantiate } from './wasm/load.js';
+import { newMemory } from './wasm/memories.js';
 
 const PAGE = 65536;
 const ALIGN = 16;
@@ -21,6 +22,7 @@ export class WasmHeap {
   readonly memory: WebAssembly.Memory;
   readonly k: ElementwiseKernels;
   private next = 0;
+  private inUse = 0; // bytes handed out and not given back
   private readonly freed = new Map<number, number[]>(); // block bytes -> offsets
 
   private constructor(memory: WebAssembly.Memory, k: ElementwiseKernels) {
@@ -32,7 +34,7 @@ export class WasmHeap {
   /** A heap of `bytes`, or null where WebAssembly SIMD (or that much memory) is not to be had. */
   static create(bytes: number): WasmHeap | null {
     try {
-      const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+      const memory = newMemory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
       const bound = instantiate<ElementwiseKernels>('elementwise', memory);
       return bound && new WasmHeap(memory, bound.exports);
     } catch {
@@ -44,17 +46,24 @@ export class WasmHeap {
     return this.memory.buffer.byteLength;
   }
 
+  /** Bytes of the heap not handed out: never used yet, or freed and kept for reuse. */
+  get idleBytes(): number {
+    return this.memory.buffer.byteLength - this.inUse;
+  }
+
   /** A zeroed block of `bytes`, as a byte offset, or null when the heap is full. */
   take(bytes: number): number | null {
     const size = Math.ceil(bytes / ALIGN) * ALIGN;
     const reused = this.freed.get(size)?.pop();
     if (reused !== undefined) {
       new Uint8Array(this.memory.buffer, reused, size).fill(0);
+      this.inUse += size;
       return reused;
     }
     if (this.next + size > this.memory.buffer.byteLength) return null;
     const at = this.next;
     this.next += size;
+    this.inUse += size;
     return at;
   }
 
@@ -64,6 +73,7 @@ export class WasmHeap {
     const list = this.freed.get(size) ?? [];
     list.push(at);
     this.freed.set(size, list);
+    this.inUse -= size;
   }
 }
 

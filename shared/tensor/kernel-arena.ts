@@ -5,6 +5,7 @@
 // when used, never kept.
 import { KernelThreads, type ProductKernels } from './kernel-threads.js';
 import { instantiate, type SimdFlavour } from './wasm/load.js';
+import { newMemory } from './wasm/memories.js';
 
 const PAGE = 65536;
 /** A shared memory must state its largest size: 2 GiB of address space, reserved, not committed. */
@@ -35,7 +36,7 @@ export class KernelArena {
    *  kernel-thread.js, which tests running from source pass in). */
   constructor(opts: { flavour?: SimdFlavour; threads?: number; threadScript?: URL } = {}) {
     const { flavour, threads = 1 } = opts;
-    this.memory = threads > 1 ? new WebAssembly.Memory({ initial: 1, maximum: MAX_PAGES, shared: true }) : new WebAssembly.Memory({ initial: 1 });
+    this.memory = threads > 1 ? newMemory({ initial: 1, maximum: MAX_PAGES, shared: true }) : newMemory({ initial: 1 });
     const products = instantiate<ComputeKernels>('matmul', this.memory, flavour);
     const elementwise = instantiate<ElementwiseKernels>('elementwise', this.memory);
     if (!products || !elementwise) throw new Error('the compute kernels need WebAssembly SIMD, which this JavaScript engine does not offer');

@@ -14,8 +14,22 @@ const COMM_BAND = 'comm' as const;
  *  parameters and gradient), a unit's fp32 gradient until it is handed over, the fp32 gradient Adam reads.
  *  Reported on its own, outside the model-state theory (ZeRO does not shard it). */
 const COMPUTE_BAND = 'compute' as const;
-export type Band = (typeof MODEL_BANDS)[number] | (typeof TRANSIENT_BANDS)[number] | typeof COMM_BAND | typeof COMPUTE_BAND;
-const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND, COMPUTE_BAND];
+/** The part of the scheme's WebAssembly heap that holds no band at the moment (sized from the theory with
+ *  some room; freed transients wait there for the next step). */
+const HEAP_IDLE_BAND = 'heap idle' as const;
+/** This rank's training data, held for the whole run. */
+const DATA_BAND = 'data' as const;
+/** The links' receive buffers (their pools' arenas and the idle buffers they keep), reused across steps. */
+const RECEIVE_BAND = 'receive' as const;
+export type Band =
+  | (typeof MODEL_BANDS)[number]
+  | (typeof TRANSIENT_BANDS)[number]
+  | typeof COMM_BAND
+  | typeof COMPUTE_BAND
+  | typeof RECEIVE_BAND
+  | typeof HEAP_IDLE_BAND
+  | typeof DATA_BAND;
+const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND, COMPUTE_BAND, RECEIVE_BAND, HEAP_IDLE_BAND, DATA_BAND];
 
 export type BandBytes = Record<Band, number>;
 
@@ -38,17 +52,25 @@ export class MemoryLedger {
   peakBands: BandBytes = zeros();
   /** Highest live bytes seen per band since the last resetPeak(). */
   peakPerBand: BandBytes = zeros();
+  /** Highest sum of every band (model states, transients, staging, compute, receive buffers) since the last
+   *  resetPeak(): everything the ledger knows the rank holds at one moment. */
+  peakAll = 0;
+  peakAllBands: BandBytes = zeros();
   private owned = new WeakMap<object, Band>();
   private readonly external = new Map<object, { band: Band; bytes: number }>();
 
   /** `heap`: where arrays are allocated while it has room (so the kernels can work on them in place). */
-  constructor(private readonly heap: WasmHeap | null = null) {}
+  constructor(private readonly heap: WasmHeap | null = null) {
+    if (heap) this.account(HEAP_IDLE_BAND, heap, heap.idleBytes);
+  }
 
   alloc(band: Band, dtype: WireDtype, n: number): Elems {
-    const at = this.heap?.take(n * bytesPerElement(dtype)) ?? null;
+    const heap = this.heap;
+    const at = heap?.take(n * bytesPerElement(dtype)) ?? null;
     if (at === null) return this.track(band, emptyOf(dtype, n));
-    const buffer = this.heap!.memory.buffer;
-    return this.track(band, dtype === 'fp32' ? new Float32Array(buffer, at, n) : new Uint16Array(buffer, at, n));
+    // The heap's idle part shrinks first, so the sum of the bands never counts the block twice.
+    this.account(HEAP_IDLE_BAND, heap!, heap!.idleBytes);
+    return this.track(band, dtype === 'fp32' ? new Float32Array(heap!.memory.buffer, at, n) : new Uint16Array(heap!.memory.buffer, at, n));
   }
 
   allocF32(band: Band, n: number): Float32Array {
@@ -65,6 +87,11 @@ export class MemoryLedger {
 
   private notePeak(band: Band): void {
     if (this.live[band] > this.peakPerBand[band]) this.peakPerBand[band] = this.live[band];
+    const all = this.totalBytes();
+    if (all > this.peakAll) {
+      this.peakAll = all;
+      this.peakAllBands = { ...this.live };
+    }
     const now = stateBytes(this.live);
     if (now > this.peak) {
       this.peak = now;
@@ -88,13 +115,24 @@ export class MemoryLedger {
     if (band === undefined) throw new Error('MemoryLedger.free: array was not allocated by this ledger (or freed twice)');
     this.owned.delete(arr);
     this.live[band] -= arr.byteLength;
-    if (this.heap && arr.buffer === this.heap.memory.buffer) this.heap.give(arr.byteOffset, arr.byteLength);
+    if (this.heap && arr.buffer === this.heap.memory.buffer) {
+      this.heap.give(arr.byteOffset, arr.byteLength);
+      this.account(HEAP_IDLE_BAND, this.heap, this.heap.idleBytes);
+    }
   }
 
   resetPeak(): void {
+    this.peakAll = this.totalBytes();
+    this.peakAllBands = { ...this.live };
     this.peak = stateBytes(this.live);
     this.peakBands = { ...this.live };
     this.peakPerBand = { ...this.live };
+  }
+
+  totalBytes(): number {
+    let s = 0;
+    for (const k of ALL_BANDS) s += this.live[k];
+    return s;
   }
 
   residentBytes(): number {

@@ -3,6 +3,7 @@
 // JavaScript loops (about 1 ns per element for an add, 4 ns for a bf16 add); these run four or eight lanes
 // at once. Both are checked bit for bit against the JavaScript reference in the tests.
 import { instantiate } from './wasm/load.js';
+import { newMemory } from './wasm/memories.js';
 
 /** Byte offsets into the memory and a count of elements: a multiple of 4 (8 for narrow). */
 type Kernel = (dst: number, src: number, n: number) => void;
@@ -15,7 +16,7 @@ export interface SimdKernels {
  *  unavailable. Never grown: growing would detach every view handed out, some of them pending socket reads. */
 export function simdMemory(bytes: number): { memory: Uint8Array; kernels: SimdKernels } | null {
   try {
-    const memory = new WebAssembly.Memory({ initial: Math.ceil(bytes / 65536) });
+    const memory = newMemory({ initial: Math.ceil(bytes / 65536) });
     const bound = instantiate<SimdKernels>('elementwise', memory);
     return bound && { memory: new Uint8Array(memory.buffer), kernels: bound.exports };
   } catch {

@@ -15,6 +15,8 @@ export interface Compute {
   /** Bytes the compute holds besides the model states: its kernel arena, and any staging it shares with
    *  a thread (known once a batch has started). */
   readonly arenaBytes: number;
+  /** WebAssembly memory the compute holds on another thread, which this thread's counters cannot see. */
+  readonly otherThreadBytes: number;
   /** Fills `grad` (the layer's size) with the layer's parameter gradient. */
   backward(layer: number, params: Elems, grad: Float32Array): Promise<void>;
   close(): Promise<void>;
@@ -45,6 +47,8 @@ export class InlineCompute implements Compute {
   get arenaBytes(): number {
     return this.mlp.bytes;
   }
+
+  readonly otherThreadBytes = 0;
 
   async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
     this.mlp.backward(layer, params, grad);

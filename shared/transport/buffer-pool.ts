@@ -48,6 +48,11 @@ export class BufferPool {
     return fresh;
   }
 
+  /** Bytes this pool holds whether or not they are in use: its arena, and idle buffers kept outside it. */
+  get reservedBytes(): number {
+    return (this.arena ? this.arena.memory.byteLength : 0) + this.retained;
+  }
+
   /** Return a buffer that take() gave out; anything else is ignored, so callers need not track origins. */
   give(b: Uint8Array): void {
     if (!this.mine.has(b) || this.idle.has(b)) return;

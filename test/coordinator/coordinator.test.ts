@@ -80,7 +80,7 @@ const summary = (rank: number): SchemeSummary => ({
   params: 20,
   paddedParams: 20,
   steps: [],
-  memory: { resident: {}, peak: 0, peakBands: {}, peakComm: 0, peakCompute: 0, arrayBuffersBefore: 0, arrayBuffersPeak: 0 },
+  memory: { resident: {}, peak: 0, peakBands: {}, peakPerBand: {}, peakAll: 0, peakAllBands: {}, processBefore: 0, processPeak: 0 },
   socket: { sent: 0, recv: 0 },
   clock: { offsetMs: 0, uncertaintyMs: 0.1 },
   master: new Uint8Array(80),
@@ -162,6 +162,8 @@ describe('the coordinator, message by message', () => {
         sent: { payload: 0, envelope: 0, frame: 0 },
         recv: { payload: 0, envelope: 0, frame: 0 },
         collectives: [],
+        units: [],
+        bandPeaks: {},
       },
     });
     await expect(run).rejects.toThrow(/rank 1 \(h, 127\.0\.0\.1, pid 101\) during dp step 0 reported a step of zero3 out of turn/);

@@ -81,6 +81,11 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     const z3 = report.rows.find((r) => r.scheme === 'zero3')!;
     expect(z3.sentPerStep.payload / dp.sentPerStep.payload).toBeCloseTo(1.5, 4);
     expect(report.agreement.agree).toBe(true);
+    // The HTML report and the trace land next to report.json.
+    const html = readFileSync(join(results, 'report.html'), 'utf8');
+    for (const s of ['DP', 'ZeRO-1', 'ZeRO-2', 'ZeRO-3']) expect(html).toContain(`>${s}<`);
+    const trace = JSON.parse(readFileSync(join(results, 'trace.json'), 'utf8')) as { traceEvents: { name: string }[] };
+    expect(trace.traceEvents.filter((e) => e.name === 'process_name')).toHaveLength(4);
     for (const row of report.rows) {
       const iface = row.sentPerStep.iface;
       expect(iface).not.toBeNull();

@@ -29,11 +29,32 @@ function runLan(args: string[]) {
 const ours = (err: string) => (/lan: ready (.*)/.exec(err)?.[1] ?? '').split(' ').filter(Boolean);
 
 describe.skipIf(!net.ok)('LAN of network namespaces', () => {
-  it('4 hosts at 200 Mbit: interface counters agree with app-counted bytes within TCP/IP overhead; nothing left behind', async () => {
+  it('4 hosts at 200 Mbit: interface counters agree with app-counted bytes within TCP/IP overhead; HTML and trace written; nothing left behind', async () => {
     const out = join(dir, 'lan.json');
-    const lan = runLan(['--hosts', '4', '--rate', '200mbit', '--', '--scheme', 'dp,zero3', '--model', '64,512,512,10', '--steps', '4', '--out', out]);
+    const lan = runLan([
+      '--hosts',
+      '4',
+      '--rate',
+      '200mbit',
+      '--',
+      '--scheme',
+      'dp,zero3',
+      '--model',
+      '64,512,512,10',
+      '--steps',
+      '4',
+      '--out',
+      out,
+      '--html',
+      join(dir, 'lan.html'),
+      '--trace',
+      join(dir, 'lan-trace.json'),
+    ]);
     expect(await lan.done).toBe(0);
     const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    // The figures show the interface counters the kernel kept inside the namespaces.
+    expect(readFileSync(join(dir, 'lan.html'), 'utf8')).toContain('>interface<');
+    expect((JSON.parse(readFileSync(join(dir, 'lan-trace.json'), 'utf8')) as { traceEvents: unknown[] }).traceEvents.length).toBeGreaterThan(0);
     expect(report.ranks.map((r) => r.address).sort()).toEqual(['10.250.0.2', '10.250.0.3', '10.250.0.4', '10.250.0.5']);
     for (const row of report.rows) {
       const iface = row.sentPerStep.iface!;

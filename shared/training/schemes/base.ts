@@ -8,6 +8,7 @@ import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { Elems, WireDtype } from '../../tensor/dtype.js';
 import type { Unit, ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
+import { bufferBytes } from '../../tensor/wasm/memories.js';
 import { InlineCompute, type Compute } from '../compute.js';
 import type { Batch } from '../data.js';
 import type { SchemeName } from '../../control/run-config.js';
@@ -34,7 +35,16 @@ export interface StepStats {
   sentFrame: number; // socket bytes written to the next rank during the step
   recvFrame: number;
   records: CollectiveRecord[];
-  arrayBuffersPeak: number; // process.memoryUsage().arrayBuffers, sampled at the worst moments
+  units: UnitSpan[]; // each unit's forward and backward compute, in order
+  processBytesPeak: number; // ArrayBuffers + WebAssembly memories, sampled at the worst moments
+}
+
+/** One unit's forward or backward compute, performance.now() ms (waiting for its parameters excluded). */
+interface UnitSpan {
+  unit: number;
+  pass: 'forward' | 'backward';
+  start: number;
+  end: number;
 }
 
 /** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
@@ -119,8 +129,9 @@ export class Base {
     const sock0 = { sent: coll.ring.next?.socketSent() ?? 0, recv: coll.ring.prev?.socketReceived() ?? 0 };
     this.exposedMs = 0;
     ledger.resetPeak();
-    let abPeak = 0;
-    const sample = () => (abPeak = Math.max(abPeak, process.memoryUsage().arrayBuffers));
+    let processPeak = 0;
+    const sample = () => (processPeak = Math.max(processPeak, bufferBytes() + this.compute.otherThreadBytes));
+    const units: UnitSpan[] = [];
 
     // Forward, unit by unit.
     await this.compute.start(batch.x, batch.rows);
@@ -128,7 +139,9 @@ export class Base {
     for (const u of layout.units) {
       const p = await this.waitFor(this.acquireUnit(u, 'forward'));
       sample();
+      const start = performance.now();
       for (const l of u.layers) await this.compute.forward(l.index, p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      units.push({ unit: u.index, pass: 'forward', start, end: performance.now() });
       this.releaseUnit(p);
     }
     // The loss gradient is pre-divided by N: the sum over ranks is then the gradient of the global mean loss.
@@ -143,12 +156,14 @@ export class Base {
       const p = await this.waitFor(this.acquireUnit(u, 'backward'));
       sample();
       g.fill(0, u.size, u.padded); // the layers fill the unit; its padding must reduce as zeros
+      const start = performance.now();
       for (const l of [...u.layers].reverse())
         await this.compute.backward(
           l.index,
           p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
           g.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
         );
+      units.push({ unit: u.index, pass: 'backward', start, end: performance.now() });
       this.releaseUnit(p);
       const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g into its bucket at once
       reduced.catch(() => undefined); // awaited below, where its error surfaces
@@ -161,8 +176,10 @@ export class Base {
 
     this.t++;
     const gOwned = this.ownedGradients();
+    sample(); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
     adamUpdate(this.master, this.m, this.v, gOwned, this.t, this.ctx.hyper);
     await this.waitFor(this.refreshWorkingCopy());
+    sample();
 
     const records = coll.takeRecords();
     const commMs = busyTime(records);
@@ -179,7 +196,8 @@ export class Base {
       sentFrame,
       recvFrame,
       records,
-      arrayBuffersPeak: abPeak,
+      units,
+      processBytesPeak: processPeak,
     };
   }
 

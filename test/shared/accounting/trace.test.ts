@@ -1,5 +1,6 @@
 // --trace: the run as a Chrome trace that Perfetto opens: every rank a process, every collective an async
-// span that opens and closes, inside the step it belongs to, with its bytes.
+// span that opens and closes, inside the step it belongs to, with its bytes; every unit's forward and
+// backward nested in its step; counters of bytes sent and memory per band.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import type { Trace } from '../../../shared/accounting/trace.js';
 import { runCli } from '../../helpers/cli.js';
 
 describe('--trace', () => {
-  it('every rank, every collective inside its step, spans that close, bytes in args, and small', async () => {
+  it('every rank, every collective and unit inside its step, spans that close, bytes in args, memory counters, and small', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'zerowire-trace-'));
     try {
       const file = join(dir, 'trace.json');
@@ -22,8 +23,25 @@ describe('--trace', () => {
       const { traceEvents: events } = JSON.parse(text) as Trace;
       const names = events.filter((e) => e.name === 'process_name').map((e) => e.args!.name);
       expect(names).toEqual([expect.stringMatching(/^rank 0 /), expect.stringMatching(/^rank 1 /), expect.stringMatching(/^rank 2 /)]);
-      const steps = events.filter((e) => e.ph === 'X');
+      const steps = events.filter((e) => e.ph === 'X' && e.cat === 'step');
       expect(steps).toHaveLength(3 * 2 * 4);
+      // Three layers, three units: a forward and a backward span each, per step, inside that step.
+      const units = events.filter((e) => e.ph === 'X' && e.cat === 'compute');
+      expect(units).toHaveLength(3 * 2 * 4 * 3 * 2);
+      for (const step of steps) {
+        const inside = units.filter((u) => u.pid === step.pid && u.ts >= step.ts - 1 && u.ts + u.dur! <= step.ts + step.dur! + 1);
+        expect(inside.map((u) => u.name).sort(), `units inside ${step.name} of process ${step.pid}`).toEqual([
+          'backward u0',
+          'backward u1',
+          'backward u2',
+          'forward u0',
+          'forward u1',
+          'forward u2',
+        ]);
+      }
+      const memory = events.filter((e) => e.ph === 'C' && e.name.startsWith('memory'));
+      expect(memory).toHaveLength(3 * 2 * 4);
+      for (const m of memory) expect(Object.keys(m.args!)).toEqual(expect.arrayContaining(['params16', 'master', 'm', 'v', 'compute']));
       const begins = events.filter((e) => e.ph === 'b');
       expect(begins.length).toBeGreaterThan(0);
       for (const b of begins) {

@@ -1,0 +1,237 @@
+// The report's figures as Vega-Lite specifications, built from one or more reports (several: a LAN run at
+// each link rate, drawn side by side as columns). Every figure has one mark (a line, a bar or a stack) per
+// scheme, so a reader can compare schemes on every one.
+import type { TopLevelSpec } from 'vega-lite';
+import { MODEL_BANDS } from '../tensor/memory-ledger.js';
+import type { Report } from './report.js';
+
+export interface LabelledReport {
+  label: string; // '' for a single run; the link rate for a LAN run
+  report: Report;
+}
+
+export interface Figure {
+  id: string;
+  title: string;
+  caption: string;
+  spec: TopLevelSpec;
+}
+
+type Datum = Record<string, string | number>;
+
+const WIDTH = 320;
+const HEIGHT = 220;
+const CATEGORY = { scheme: 'Scheme' } as const;
+
+/** A column per report when there are several; the scheme order is the run's own. */
+function frame(runs: LabelledReport[], data: Datum[], body: Record<string, unknown>, schemes: string[]): TopLevelSpec {
+  const several = runs.length > 1;
+  const encoding = (body.encoding ?? {}) as Record<string, unknown>;
+  const inner = { ...body, encoding, width: several ? 220 : WIDTH, height: HEIGHT };
+  const spec = several
+    ? { data: { values: data }, facet: { column: { field: 'run', type: 'nominal', title: null, sort: runs.map((r) => r.label) } }, spec: inner }
+    : { data: { values: data }, ...inner };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: { font: 'sans-serif', legend: { orient: 'bottom', columns: 3, labelLimit: 260 }, axisX: { labelAngle: 0 } },
+    usermeta: { schemes },
+    ...spec,
+  } as unknown as TopLevelSpec;
+}
+
+const schemesOf = (runs: LabelledReport[]) => [...new Set(runs.flatMap((r) => r.report.rows.map((x) => x.title)))];
+
+function lossFigure(runs: LabelledReport[]): Figure {
+  const data = runs.flatMap(({ label, report }) =>
+    report.rows.flatMap((row) => row.losses.map((loss, i) => ({ run: label, [CATEGORY.scheme]: row.title, step: i + 1, loss }))),
+  );
+  const schemes = schemesOf(runs);
+  return {
+    id: 'loss',
+    title: 'Loss per step',
+    caption: 'Mean over ranks. With fp32 on the wire the schemes draw one line; with bf16 they differ by rounding only.',
+    spec: frame(
+      runs,
+      data,
+      {
+        mark: { type: 'line', point: true, strokeWidth: 1.5 },
+        encoding: {
+          x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1 } },
+          y: { field: 'loss', type: 'quantitative', scale: { zero: false }, title: 'loss' },
+          color: { field: CATEGORY.scheme, type: 'nominal', sort: schemes },
+          strokeDash: { field: CATEGORY.scheme, type: 'nominal', sort: schemes },
+        },
+      },
+      schemes,
+    ),
+  };
+}
+
+/** Step time as a stack: compute with nothing in flight, compute with communication hidden behind it, then
+ *  the exposed communication split into waiting for peers and transfer (one 'exposed' part when the run's
+ *  clock could not split it). */
+function timeFigure(runs: LabelledReport[]): Figure {
+  const parts = ['compute', 'compute, comm. overlapped', 'wait for peers', 'transfer', 'exposed (not split)'];
+  const data: Datum[] = [];
+  for (const { label, report } of runs)
+    for (const row of report.rows) {
+      const t = row.time;
+      const split = t.waitMs !== null && t.transferMs !== null;
+      const values = [t.computeMs - t.overlappedMs, t.overlappedMs, split ? t.waitMs! : 0, split ? t.transferMs! : 0, split ? 0 : t.exposedMs];
+      values.forEach((ms, i) => data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[i], order: i, ms: Math.max(0, ms) }));
+    }
+  const schemes = schemesOf(runs);
+  return {
+    id: 'time',
+    title: 'Step time: compute and communication (ms per step)',
+    caption: 'Mean per step over ranks, first step excluded. Wait is time spent for the last rank to enter a collective; transfer is from then on.',
+    spec: frame(
+      runs,
+      data,
+      {
+        mark: 'bar',
+        encoding: {
+          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
+          y: { field: 'ms', type: 'quantitative', stack: 'zero', title: 'ms per step' },
+          color: {
+            field: 'part',
+            type: 'nominal',
+            sort: parts,
+            scale: { domain: parts, range: ['#4e79a7', '#a0cbe8', '#f28e2b', '#e15759', '#bab0ac'] },
+            title: null,
+          },
+          order: { field: 'order', type: 'quantitative' },
+        },
+      },
+      schemes,
+    ),
+  };
+}
+
+function trafficFigure(runs: LabelledReport[]): Figure {
+  const measures = ['theory', 'payload', 'frame', 'TCP', 'interface'];
+  const data: Datum[] = [];
+  for (const { label, report } of runs)
+    for (const row of report.rows) {
+      const s = row.sentPerStep;
+      const values = [s.theory, s.payload, s.frame, s.socket, s.iface];
+      values.forEach((bytes, i) => {
+        if (bytes !== null) data.push({ run: label, [CATEGORY.scheme]: row.title, measure: measures[i], KiB: bytes / 1024 });
+      });
+    }
+  const schemes = schemesOf(runs);
+  return {
+    id: 'traffic',
+    title: 'Bytes sent per rank per step (KiB)',
+    caption:
+      'Theory: 2(N-1)/N of the parameters for DP and ZeRO-1/2, 3(N-1)/N for ZeRO-3. Payload is tensor data, frame adds msgpack and WebSocket framing, TCP is what the socket wrote, interface what the kernel counted.',
+    spec: frame(
+      runs,
+      data,
+      {
+        mark: 'bar',
+        encoding: {
+          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
+          xOffset: { field: 'measure', type: 'nominal', sort: measures },
+          y: { field: 'KiB', type: 'quantitative', title: 'KiB per rank per step' },
+          color: { field: 'measure', type: 'nominal', sort: measures, title: null },
+        },
+      },
+      schemes,
+    ),
+  };
+}
+
+/** Bytes per parameter per band: the theory's bands, then what the ledger measured, at rest and at the peak. */
+function memoryFigure(runs: LabelledReport[]): Figure {
+  const bands = [...MODEL_BANDS, 'gathered', 'bucket'];
+  const moments = ['resident, theory', 'resident, measured', 'peak, theory', 'peak, measured'];
+  const data: Datum[] = [];
+  for (const { label, report } of runs)
+    for (const row of report.rows) {
+      const sums = report.perRank[row.scheme] ?? [];
+      const maxOver = (f: (i: number) => number) => Math.max(0, ...sums.map((_, i) => f(i)));
+      for (const band of bands) {
+        const theory = row.memory.theoryBands[band] ?? 0;
+        const values = [
+          band === 'gathered' || band === 'bucket' ? 0 : theory,
+          maxOver((i) => sums[i].memory.resident[band] ?? 0),
+          theory,
+          maxOver((i) => sums[i].memory.peakBands[band] ?? 0),
+        ];
+        values.forEach((bytes, k) => {
+          if (bytes > 0) data.push({ run: label, [CATEGORY.scheme]: row.title, moment: moments[k], band, perParam: bytes / row.params });
+        });
+      }
+    }
+  const schemes = schemesOf(runs);
+  return {
+    id: 'memory',
+    title: 'Model states per rank (bytes per parameter), by band',
+    caption:
+      'Between steps (resident) and at the worst moment of a step (peak), theory next to what the ledger measured on the rank that held most. The transient bands are a ZeRO-3 gathered unit and a ZeRO-2/3 gradient bucket.',
+    spec: frame(
+      runs,
+      data,
+      {
+        mark: 'bar',
+        encoding: {
+          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
+          xOffset: { field: 'moment', type: 'nominal', sort: moments },
+          y: { field: 'perParam', type: 'quantitative', stack: 'zero', title: 'bytes per parameter' },
+          color: { field: 'band', type: 'nominal', sort: bands, title: null },
+          opacity: { field: 'moment', type: 'nominal', sort: moments, scale: { range: [0.45, 1, 0.45, 1] }, title: null },
+          tooltip: [{ field: CATEGORY.scheme }, { field: 'moment' }, { field: 'band' }, { field: 'perParam', format: '.2f' }],
+        },
+      },
+      schemes,
+    ),
+  };
+}
+
+/** Everything the rank held at its worst moment, band by band as the ledger tracked it, next to what the
+ *  process itself reported. */
+function fullMemoryFigure(runs: LabelledReport[]): Figure {
+  const groups: [string, string[]][] = [
+    ['model states + transients', [...MODEL_BANDS, 'gathered', 'bucket']],
+    ['compute scratch', ['compute']],
+    ['collective staging', ['comm']],
+    ['receive buffers', ['receive']],
+    ['training data', ['data']],
+    ['heap, idle', ['heap idle']],
+  ];
+  const parts = [...groups.map(([name]) => name), 'process: ArrayBuffers + wasm'];
+  const data: Datum[] = [];
+  for (const { label, report } of runs)
+    for (const row of report.rows) {
+      const bands = row.memory.tracked.bands;
+      for (const [name, members] of groups)
+        data.push({ run: label, [CATEGORY.scheme]: row.title, part: name, kind: 'ledger', MiB: members.reduce((t, b) => t + (bands[b] ?? 0), 0) / 2 ** 20 });
+      data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[parts.length - 1], kind: 'process', MiB: row.memory.process / 2 ** 20 });
+    }
+  const schemes = schemesOf(runs);
+  return {
+    id: 'memory-full',
+    title: 'Everything a rank holds at its worst moment (MiB)',
+    caption:
+      'Left bar of each pair: the ledger at its peak, by band. Right bar: what the process reported at its peak (ArrayBuffers plus WebAssembly memories, including what earlier schemes of the run still hold). ZeRO shards the model states only.',
+    spec: frame(
+      runs,
+      data,
+      {
+        mark: 'bar',
+        encoding: {
+          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
+          xOffset: { field: 'kind', type: 'nominal', sort: ['ledger', 'process'] },
+          y: { field: 'MiB', type: 'quantitative', stack: 'zero', title: 'MiB per rank' },
+          color: { field: 'part', type: 'nominal', sort: parts, title: null },
+        },
+      },
+      schemes,
+    ),
+  };
+}
+
+export function figures(runs: LabelledReport[]): Figure[] {
+  return [timeFigure(runs), trafficFigure(runs), memoryFigure(runs), fullMemoryFigure(runs), lossFigure(runs)];
+}

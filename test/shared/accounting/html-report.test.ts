@@ -1,0 +1,107 @@
+// --html: the report as a user opens it, in a real headless Chromium (Debian's, driven by playwright-core):
+// it loads with no console error and fetches nothing, every figure is there with one series per scheme, and
+// a screenshot is kept in test/artifacts/ to look at. The same run checks that the memory ledger accounts
+// for what the process holds.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../../shared/accounting/report.js';
+import { runCli } from '../../helpers/cli.js';
+
+const CHROMIUM = process.env.ZEROWIRE_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../artifacts/', import.meta.url));
+// As the machine's notes say: without these, Chromium reaches for Google's hosts at every start.
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SCHEMES = ['DP', 'ZeRO-1', 'ZeRO-2', 'ZeRO-3'];
+
+describe('--html', () => {
+  it('opens in headless Chromium with no console error, fetches nothing, and draws every figure with one series per scheme', async () => {
+    expect(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set ZEROWIRE_CHROMIUM`).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-html-'));
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    try {
+      const file = join(dir, 'report.html');
+      const r = await runCli(
+        [
+          'local',
+          '--world',
+          '2',
+          '--scheme',
+          'all',
+          '--model',
+          '16,64,64,4',
+          '--batch',
+          '8',
+          '--samples',
+          '32',
+          '--steps',
+          '4',
+          '--html',
+          file,
+          '--out',
+          join(dir, 'report.json'),
+        ],
+        60_000,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      // The ledger accounts for what the rank holds: never more than the process reports, and all but a
+      // little (the socket and encoder buffers of the transport) of it.
+      const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as Report;
+      for (const row of report.rows) {
+        const { tracked, process } = row.memory;
+        expect(tracked.bytes, row.title).toBeLessThanOrEqual(process);
+        expect(process - tracked.bytes, `${row.title}: bytes the ledger does not know of`).toBeLessThan(4 << 20);
+        for (const band of ['master', 'compute', 'receive', 'data']) expect(tracked.bands[band], `${row.title} ${band}`).toBeGreaterThan(0);
+      }
+      const html = readFileSync(file, 'utf8');
+      expect(html).not.toMatch(/<script/i); // drawn at report time: nothing runs when it opens
+
+      const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+      const errors: string[] = [];
+      const fetched: string[] = [];
+      page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+      page.on('pageerror', (e) => errors.push(String(e)));
+      const url = pathToFileURL(file).href;
+      await page.route('**/*', (route) => {
+        if (route.request().url() !== url) fetched.push(route.request().url());
+        return route.request().url() === url ? route.continue() : route.abort();
+      });
+      await page.goto(url);
+
+      // The table: a row per scheme.
+      expect(await page.locator('section.run tbody tr td:first-child').allTextContents()).toEqual(SCHEMES);
+      // Every figure, each with all four schemes among its drawn labels.
+      const ids = await page.locator('figure').evaluateAll((fs) => fs.map((f) => f.id));
+      expect(ids).toEqual(['time', 'traffic', 'memory', 'memory-full', 'loss']);
+      for (const id of ids) {
+        const labels = await page.locator(`figure#${id} svg text`).allTextContents();
+        for (const s of SCHEMES) expect(labels, `figure ${id} names ${s}`).toContain(s);
+        const box = await page.locator(`figure#${id} svg`).first().boundingBox();
+        expect(box!.width * box!.height, `figure ${id} has a size`).toBeGreaterThan(10_000);
+      }
+      // The loss figure: one line per scheme; the time figure: a stack per scheme.
+      expect(await page.locator('figure#loss svg g.mark-line path').count()).toBe(SCHEMES.length);
+      const timeBars = await page.locator('figure#time svg g.mark-rect path').count();
+      expect(timeBars).toBeGreaterThanOrEqual(SCHEMES.length);
+
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(fetched).toEqual([]);
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
