@@ -268,7 +268,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
     );
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   notes.push(
-    `everything a rank held at its worst moment, MiB (ledger: model states + compute scratch + staging + receive buffers | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
+    `everything a rank held at its worst moment, MiB (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
   );
   return { header, rows, notes };
 }
