@@ -11,6 +11,9 @@ import { parseBytes, parseCount } from '../shared/accounting/units.js';
 import { HEARTBEAT } from '../shared/control/messages.js';
 import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
+import { rankIdentity } from './platform-env.js';
+import { runProcs, withoutProcs } from '../rank/procs.js';
+import { fileURLToPath } from 'node:url';
 import { formatPlan, plan } from './plan.js';
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -173,7 +176,13 @@ async function main(): Promise<number> {
       'join a coordinator and train',
       (y) =>
         y
-          .option('coordinator', { type: 'string', demandOption: true, describe: 'ws://HOST:PORT of the coordinator' })
+          .option('coordinator', { type: 'string', describe: 'ws://HOST:PORT of the coordinator (or MASTER_ADDR and MASTER_PORT)' })
+          .option('rank-id', {
+            type: 'number',
+            describe: 'ask for this rank id (or RANK, or JOB_COMPLETION_INDEX); the coordinator refuses a second rank asking for it',
+          })
+          .option('host-id', { type: 'string', describe: "this rank's host, for ordering the ring so ranks of one host are neighbours (default: its address)" })
+          .option('procs', { type: 'number', default: 1, describe: 'start this many rank processes on this host' })
           .option('advertise', { type: 'string', describe: 'address other ranks should dial (default: what the coordinator sees)' })
           .option('peer-host', { type: 'string', default: '0.0.0.0', describe: 'interface to listen on for the ring' })
           .option('peer-port', { type: 'number', default: 0, describe: 'port to listen on for the ring (0: any free port)' })
@@ -195,9 +204,20 @@ async function main(): Promise<number> {
           }),
       async (a) => {
         const log = createLogger(a.logLevel, 'rank');
+        if (!Number.isInteger(a.procs) || a.procs < 1 || a.procs > 256) throw new ConfigError(`--procs: ${a.procs} must be an integer from 1 to 256`);
+        const id = rankIdentity({ coordinator: a.coordinator, rankId: a.rankId }, process.env);
+        if (a.procs > 1) {
+          if (id.rankId !== undefined)
+            throw new ConfigError(`--procs ${a.procs} with a rank id (${id.rankId}): each process needs its own id; start them one by one`);
+          exitCode = await runProcs(a.procs, fileURLToPath(import.meta.url), withoutProcs(hideBin(process.argv)), log);
+          return;
+        }
         exitCode = await runRank(
           {
-            coordinator: a.coordinator,
+            coordinator: id.coordinator,
+            rankId: id.rankId,
+            worldSize: id.worldSize,
+            hostId: a.hostId,
             advertise: a.advertise,
             peerHost: a.peerHost,
             peerPort: a.peerPort,

@@ -1,5 +1,5 @@
-// Who may join: the join token, the protocol version, the run's phase and size, duplicates, and the model a
-// rank insists on. A pure function of the join and the coordinator's state, so it is tested directly.
+// Who may join: the join token, the protocol version, the run's phase and size, duplicates, the rank id
+// and world size a rank asks for, and the model it insists on. A pure function of the join and the coordinator's state, so it is tested directly.
 import { sameSecret } from '../shared/transport/auth.js';
 import { PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 
@@ -9,6 +9,7 @@ interface Joined {
   hostname: string;
   pid: number;
   from: string; // remote address of its control connection
+  requested?: number; // the rank id it asked for
 }
 
 export interface AdmissionState {
@@ -27,6 +28,15 @@ export function joinRefusal(msg: JoinMessage, from: string, s: AdmissionState): 
   if (s.world !== 'auto' && s.members.length >= s.world) return `refused: the run is full (${s.world} ranks)`;
   if (s.members.some((m) => m.hostname === msg.hostname && m.pid === msg.pid && m.from === from))
     return `refused: this process (${msg.hostname} pid ${msg.pid}) has already joined`;
+  if (msg.rankId !== undefined) {
+    if (s.world !== 'auto' && msg.rankId >= s.world)
+      return `refused: this rank asks for rank ${msg.rankId}, but the run has ${s.world} ranks (0..${s.world - 1})`;
+    const holder = s.members.find((m) => m.requested === msg.rankId);
+    if (holder)
+      return `refused: rank ${msg.rankId} is already taken by ${holder.hostname} pid ${holder.pid}; each rank's RANK / JOB_COMPLETION_INDEX / --rank-id must be unique`;
+  }
+  if (msg.worldSize !== undefined && s.world !== 'auto' && msg.worldSize !== s.world)
+    return `refused: this rank expects WORLD_SIZE ${msg.worldSize}, the run has ${s.world} ranks`;
   const model = s.model.join(',');
   if (msg.model && msg.model.join(',') !== model) return `refused: this rank expects model ${msg.model.join(',')}, the run trains ${model}`;
   return null;

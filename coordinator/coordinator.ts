@@ -12,6 +12,7 @@ import { MlpSpec } from '../shared/training/mlp.js';
 import { closeReason } from '../shared/transport/close-reason.js';
 import { limitMessages } from '../shared/transport/message-limit.js';
 import { joinRefusal } from './admission.js';
+import { assignRanks } from './ring-order.js';
 import { closeControl, listenControl, plainAddress, type ControlServer } from './control-server.js';
 import { RankReports } from './rank-reports.js';
 import { settleWorldSize } from './world-size.js';
@@ -32,9 +33,12 @@ export interface CoordinatorOptions {
 }
 
 export interface RankInfo {
-  rank: number;
+  rank: number; // in join order until the run starts; then final (see ring-order.ts)
   address: string; // what other ranks dial: --advertise, or where the coordinator saw it connect from
   peerPort: number;
+  host: string; // what the ring groups by: its --host-id, or its address
+  requested?: number; // the rank id it asked for
+  worldSize?: number; // the world size it expects
   hostname: string;
   pid: number;
   from: string; // remote address of the control connection
@@ -79,6 +83,7 @@ export class Coordinator {
   onWorld: (world: number, how: string) => void = () => undefined;
   onCheckpoint: (scheme: SchemeName, step: number, index: string) => void = () => undefined;
   onRefuse: (from: string, why: string) => void = () => undefined;
+  onRing: (ranks: RankInfo[]) => void = () => undefined;
   private readonly checkpointReports = new RankReports();
   private readonly checksums = new Map<string, string[]>(); // per scheme:step, each rank's shard SHA-256
   private readonly indexWrites: Promise<void>[] = [];
@@ -117,6 +122,7 @@ export class Coordinator {
       if (fit.refused.length) this.failWith(new CoordinatorError(fit.message));
     }
     if (this.failure) throw this.failure;
+    this.seatRanks();
     const runId = randomBytes(8).toString('hex');
     const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
     for (const m of this.members) {
@@ -161,6 +167,19 @@ export class Coordinator {
     } catch (err) {
       throw err instanceof CoordinatorError ? err : new CoordinatorError((err as Error).message);
     }
+  }
+
+  /** Final rank ids: asked-for ids kept, the others grouped by host; the members sorted by them. */
+  private seatRanks(): void {
+    try {
+      const ids = assignRanks(this.members.map((m) => ({ host: m.info.host, requested: m.info.requested, worldSize: m.info.worldSize, who: this.where(m) })));
+      this.members.forEach((m, i) => (m.info.rank = ids[i]));
+    } catch (err) {
+      this.failWith(new CoordinatorError((err as Error).message));
+      throw this.failure!;
+    }
+    this.members.sort((a, b) => a.info.rank - b.info.rank);
+    this.onRing(this.members.map((m) => m.info));
   }
 
   /** Tell every rank the run is over and close. */
@@ -299,6 +318,9 @@ export class Coordinator {
           rank: this.members.length,
           address: msg.advertise ?? from,
           peerPort: msg.peerPort,
+          host: msg.host ?? msg.advertise ?? from,
+          requested: msg.rankId,
+          worldSize: msg.worldSize,
           hostname: msg.hostname,
           pid: msg.pid,
           from,

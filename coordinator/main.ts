@@ -9,6 +9,7 @@ import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
 import { buildTrace } from '../shared/accounting/trace.js';
 import { renderHtmlReport } from '../shared/accounting/html-report.js';
+import { crossHostLinks } from '../shared/accounting/ring-links.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { checkWritableDir, checkWritableFile } from '../shared/io/writable.js';
@@ -79,7 +80,20 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     progress.world = world;
     log.info({ world }, `world size ${world}: ${how}`);
   };
-  coord.onJoin = (r) => log.info({ rank: r.rank, address: `${r.address}:${r.peerPort}`, hostname: r.hostname, pid: r.pid }, `rank ${r.rank} joined`);
+  // Until the run starts an id is the join order, unless the rank asked for one; the ring line has the final ids.
+  coord.onJoin = (r) =>
+    log.info(
+      { rank: r.requested ?? r.rank, address: `${r.address}:${r.peerPort}`, host: r.host, hostname: r.hostname, pid: r.pid },
+      `rank ${r.requested ?? r.rank} joined`,
+    );
+  coord.onRing = (ranks) => {
+    const cross = crossHostLinks(ranks.map((r) => r.host));
+    const ring = ranks.map((r) => `${r.rank} (${r.host})`).join(' → ');
+    log.info(
+      { ring: ranks.map((r) => ({ rank: r.rank, host: r.host, hostname: r.hostname, pid: r.pid })) },
+      `ring: ${ring} → 0; ${cross.filter(Boolean).length} of ${ranks.length} links cross hosts`,
+    );
+  };
   coord.onStep = (scheme, step, n, m) => progress.update(scheme, step, n, m, log);
   const stop = (sig: string) => void coord.abort(`coordinator received ${sig}`);
   process.once('SIGINT', stop).once('SIGTERM', stop);

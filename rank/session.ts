@@ -31,6 +31,9 @@ export interface RankOptions {
   heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long: the run is lost
   straggleMs?: number; // a straggler on purpose: idle this long before every step (what skew costs the others)
   tlsCa?: Buffer; // trust this CA (or self-signed certificate) for a wss:// coordinator
+  rankId?: number; // ask for this rank id (RANK, JOB_COMPLETION_INDEX, --rank-id)
+  worldSize?: number; // expect this world size (WORLD_SIZE)
+  hostId?: string; // this rank's host for ring grouping (default: the coordinator uses its address)
 }
 
 class RankError extends Error {
@@ -66,7 +69,7 @@ export class RankSession {
     this.log.debug({ peerPort: this.listener.port }, 'listening for peers');
     const ws = await this.connect();
     this.ws = ws;
-    const { advertise, token, model } = this.opts;
+    const { advertise, token, model, rankId, worldSize, hostId } = this.opts;
     ws.send(
       encodeMessage({
         type: 'join',
@@ -77,6 +80,9 @@ export class RankSession {
         ...(advertise ? { advertise } : {}),
         ...(token !== undefined ? { token } : {}),
         ...(model ? { model } : {}),
+        ...(rankId !== undefined ? { rankId } : {}),
+        ...(worldSize !== undefined ? { worldSize } : {}),
+        ...(hostId ? { host: hostId } : {}),
       }),
     );
     let lastHeard = Date.now();

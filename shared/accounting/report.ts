@@ -8,12 +8,14 @@ import type { SchemeSummary } from '../control/messages.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
 import { textTable } from './table.js';
+import { crossHostLinks } from './ring-links.js';
 import { memoryTheory, trafficTheory } from './theory.js';
 
 export interface RankRecord {
   rank: number;
   address: string;
   peerPort: number;
+  host: string; // what the ring grouped by
   hostname: string;
   pid: number;
 }
@@ -47,6 +49,7 @@ export interface Report {
   world: number;
   config: RunConfig;
   ranks: RankRecord[];
+  ring: { crossHost: boolean[] }; // per rank: whether its link to the next rank leaves its host
   rows: SchemeRow[];
   agreement: { lossTolerance: number; maxLossDiff: number; maxParamDiff: number; agree: boolean };
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
@@ -159,6 +162,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
     world,
     config,
     ranks,
+    ring: { crossHost: crossHostLinks(ranks.map((x) => x.host)) },
     rows,
     agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
     perRank,
@@ -173,6 +177,16 @@ function splitCell(v: number | null, x: SchemeRow): string {
   if (v === null || !x.split) return '-';
   const u = x.split.clockUncertaintyMs;
   return v < u ? `<${u.toFixed(1)}` : v.toFixed(1);
+}
+
+/** Which ring links cross hosts, and what the ranks sending over them put on the wire. */
+function ringNote(r: Report): string {
+  const n = r.ranks.length;
+  const links = r.ranks.map(
+    (x, i) => `${i}→${(i + 1) % n} ${r.ring.crossHost[i] ? `crosses (${x.host} → ${r.ranks[(i + 1) % n].host})` : `stays on ${x.host}`}`,
+  );
+  const crossing = r.ring.crossHost.filter(Boolean).length;
+  return `ring by host: ${crossing} of ${n} links cross hosts (each rank sends only to the next, so its bytes are that link's): ${links.join(', ')}`;
 }
 
 /** The side-by-side table (two header rows, a row per scheme) and its notes, for text and HTML alike. */
@@ -253,6 +267,8 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
     `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
+  const hosts = new Set(r.ranks.map((x) => x.host));
+  if (hosts.size > 1) notes.push(ringNote(r));
   const dp = r.rows.find((x) => x.scheme === 'dp');
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(

@@ -100,6 +100,9 @@ const ControlMessageSchema = v.variant('type', [
     pid: int(),
     token: v.optional(text(1024)),
     model: v.optional(v.array(int(1))), // join only a run of this model
+    rankId: v.optional(int(0, 65535)), // the rank id it asks for (RANK, JOB_COMPLETION_INDEX, --rank-id)
+    worldSize: v.optional(int(1, 65536)), // the world size it expects (WORLD_SIZE)
+    host: v.optional(text(255)), // its host, for grouping the ring (--host-id; default: its address)
   }),
   v.object({
     type: v.literal('assign'),

@@ -69,6 +69,29 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     for (const r of report.ranks) expect(alive(r.pid)).toBe(false);
   });
 
+  it('2 hosts x 2 ranks, joined interleaved: the ring keeps each host together, so exactly 2 links cross and each host interface carries one link', async () => {
+    const out = join(dir, 'grouped.json');
+    const lan = runLan(['--hosts', '2', '--procs', '2', '--rate', '1gbit', '--', '--scheme', 'dp', '--model', '64,512,512,10', '--steps', '4', '--out', out]);
+    expect(await lan.done).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    const hosts = report.ranks.map((r) => r.host);
+    expect(new Set(hosts).size).toBe(2);
+    expect(hosts[0]).toBe(hosts[1]); // neighbours share a host ...
+    expect(hosts[2]).toBe(hosts[3]);
+    expect(report.ring.crossHost).toEqual([false, true, false, true]); // ... and only 1->2 and 3->0 leave one
+    // Both ranks of a host read the same eth0: it carries the ring link that leaves the host (plus ACKs
+    // and the control plane), not two links' worth, which an ungrouped ring would put on it.
+    const dp = report.perRank.dp;
+    for (const leaving of [1, 3]) {
+      const frame = dp[leaving].steps.reduce((t, s) => t + s.sent.frame, 0);
+      for (const r of [leaving - 1, leaving]) {
+        expect(dp[r].iface!.tx, `eth0 of rank ${r}'s host`).toBeGreaterThanOrEqual(frame);
+        expect(dp[r].iface!.tx).toBeLessThanOrEqual(1.1 * frame);
+      }
+    }
+    expect(lan.err()).toMatch(/ring: 0 \(10\.250\.0\.\d\) → 1 \(10\.250\.0\.\d\) → 2 .* 2 of 4 links cross hosts/);
+  });
+
   it('a cut link (interface down) is detected within 2 s; every process exits non-zero; nothing left behind', async () => {
     const lan = runLan(['--hosts', '4', '--rate', '1gbit', '--', '--scheme', 'zero3', '--model', '64,512,512,10', '--steps', '2000']);
     expect(await eventually(() => logLines(lan.out() + lan.err()).some((l) => /ZeRO-3 step/.test(String(l.msg))), 30_000)).toBe(true);
