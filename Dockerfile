@@ -24,6 +24,7 @@ COPY rank/ rank/
 COPY cli/ cli/
 COPY bench/ bench/
 RUN node scripts/assemble-wasm.mjs \
+ && node -e "require('fs').mkdirSync('/empty')" \
  && node node_modules/typescript/bin/tsc -p tsconfig.json \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund ${NPM_FLAGS}
 
@@ -33,7 +34,10 @@ WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules/ node_modules/
 COPY --from=build /src/dist/ dist/
-# uid 1000 is the `node` user of the official images (and of the offline base image).
+# uid 1000 is the `node` user of the official images (and of the offline base image). /results belongs to it,
+# so that a fresh named volume mounted there (deploy/stack.yml) is writable by the coordinator (made by
+# copying an empty folder: the offline base image has no mkdir).
+COPY --from=build --chown=1000:1000 /empty/ /results/
 USER 1000:1000
 EXPOSE 7070
 ENTRYPOINT ["node", "/app/dist/cli/zerowire.js"]

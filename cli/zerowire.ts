@@ -65,6 +65,7 @@ function runOptions<T>(y: Argv<T>) {
     .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })
     .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
     .option('token', { type: 'string', describe: 'ranks must present this join token (prefer the ZEROWIRE_TOKEN environment variable)' })
+    .option('token-file', { type: 'string', describe: 'read the join token from this file (a Docker or Kubernetes secret)' })
     .option('heartbeat-timeout', {
       type: 'number',
       default: HEARTBEAT.timeoutMs / 1000,
@@ -95,6 +96,7 @@ type RunArgv = RunOptions & {
   dump?: string;
   logLevel: string;
   token?: string;
+  tokenFile?: string;
   heartbeatTimeout: number;
 };
 
@@ -104,6 +106,20 @@ function readPem(path: string, option: string): Buffer {
   } catch (err) {
     throw new ConfigError(`${option} ${path}: ${(err as Error).message}`);
   }
+}
+
+/** The join token from --token or from a file (a Docker or Kubernetes secret), never both. */
+function joinToken(token: string | undefined, file: string | undefined): string | undefined {
+  if (file === undefined) return token;
+  if (token !== undefined) throw new ConfigError('--token and --token-file (or ZEROWIRE_TOKEN and ZEROWIRE_TOKEN_FILE) both given: use one');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').replace(/\s+$/, '');
+  } catch (err) {
+    throw new ConfigError(`--token-file ${file}: ${(err as Error).message}`);
+  }
+  if (!text) throw new ConfigError(`--token-file ${file}: the file is empty`);
+  return text;
 }
 
 function straggle(ms: number): number {
@@ -133,7 +149,7 @@ function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) 
     world,
     config,
     resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
-    token: a.token,
+    token: joinToken(a.token, a.tokenFile),
     ...heartbeat(a.heartbeatTimeout),
     joinTimeoutMs: a.joinTimeout * 1000,
     maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
@@ -190,6 +206,7 @@ async function main(): Promise<number> {
           .option('max-rank-memory', { type: 'string', describe: "refuse to run if this rank's peak would exceed this, e.g. 8GB" })
           .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
           .option('token', { type: 'string', describe: 'join token the coordinator requires (prefer ZEROWIRE_TOKEN)' })
+          .option('token-file', { type: 'string', describe: 'read the join token from this file (a Docker or Kubernetes secret)' })
           .option('model', { type: 'string', describe: 'join only a run that trains this model (layer widths)' })
           .option('heartbeat-timeout', {
             type: 'number',
@@ -224,7 +241,7 @@ async function main(): Promise<number> {
             connectTimeoutMs: a.connectTimeout * 1000,
             maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
             iface: a.iface,
-            token: a.token,
+            token: joinToken(a.token, a.tokenFile),
             tlsCa: a.tlsCa === undefined ? undefined : readPem(a.tlsCa, '--tls-ca'),
             straggleMs: straggle(a.straggleMs),
             model: a.model === undefined ? undefined : parseWidths(a.model),
