@@ -18,6 +18,20 @@ export function plan(params: number, world: number, memory: number | undefined, 
   });
 }
 
+/** Node itself, the links' receive pool (64 MiB), the kernel arena and the data: what a rank holds besides
+ *  its model states at the default sizes (the HTML report's "everything a rank holds" shows ~65 MiB of it for a
+ *  small model), with room to spare. */
+const RUNTIME_BYTES = 256 * 2 ** 20;
+
+/** A Kubernetes resources block for one rank that runs the given schemes one after another: the largest
+ *  scheme's model states, a quarter more for the in-step transients (a gathered unit, a bucket), and the
+ *  runtime's share. Limits equal requests for memory, so a rank is never the first to be evicted. */
+export function k8sResources(rows: PlanRow[], cpu: number): string {
+  const worst = Math.max(...rows.map((r) => r.bytesPerRank));
+  const mi = Math.ceil((worst * 1.25 + RUNTIME_BYTES) / 2 ** 20);
+  return `resources:\n  requests: { cpu: '${cpu}', memory: ${mi}Mi }\n  limits: { memory: ${mi}Mi }`;
+}
+
 export function formatPlan(rows: PlanRow[], params: number, world: number, memory: number | undefined, dtype: WireDtype): string {
   const gb = (b: number) => (b / 1e9).toFixed(2);
   const head = [['scheme', 'model states GB/rank', 'B/param', ...(memory === undefined ? [] : ['fits'])]];

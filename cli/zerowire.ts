@@ -14,7 +14,7 @@ import { runLocal } from './local.js';
 import { rankIdentity } from './platform-env.js';
 import { runProcs, withoutProcs } from '../rank/procs.js';
 import { fileURLToPath } from 'node:url';
-import { formatPlan, plan } from './plan.js';
+import { formatPlan, k8sResources, plan } from './plan.js';
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { consolidate, latestIndex } from '../shared/io/checkpoint.js';
@@ -287,12 +287,18 @@ async function main(): Promise<number> {
           .option('params', { type: 'string', demandOption: true, describe: 'parameter count, e.g. 13e9' })
           .option('world', { type: 'number', default: Number(envWorld ?? 8) })
           .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
-          .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const }),
+          .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const })
+          .option('k8s', { type: 'boolean', default: false, describe: "also print a rank container's Kubernetes resources block (deploy/k8s/ranks.yaml)" })
+          .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' }),
       (a) => {
         const params = parseCount(a.params, '--params');
         if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);
+        if (!(a.cpu > 0)) throw new RangeError(`--cpu: ${a.cpu} must be a positive number of cores`);
         const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
-        process.stdout.write(`${formatPlan(plan(params, a.world, memory, a.wireDtype), params, a.world, memory, a.wireDtype)}\n`);
+        const rows = plan(params, a.world, memory, a.wireDtype);
+        process.stdout.write(`${formatPlan(rows, params, a.world, memory, a.wireDtype)}\n`);
+        if (a.k8s)
+          process.stdout.write(`\n# for each rank container of deploy/k8s/ranks.yaml (every scheme, one after another):\n${k8sResources(rows, a.cpu)}\n`);
       },
     )
     .demandCommand(1, 'name a command: coordinator, rank, local, plan or consolidate')
