@@ -26,13 +26,19 @@ const RUNTIME_BYTES = 256 * 2 ** 20;
 /** A Kubernetes resources block for one rank that runs the given schemes one after another: the largest
  *  scheme's model states, a quarter more for the in-step transients (a gathered unit, a bucket), and the
  *  runtime's share. Limits equal requests for memory, so a rank is never the first to be evicted. */
-export function k8sResources(rows: PlanRow[], cpu: number): string {
+export function k8sResources(rows: PlanRow[], cpu: number, activationBytes = 0): string {
   const worst = Math.max(...rows.map((r) => r.bytesPerRank));
-  const mi = Math.ceil((worst * 1.25 + RUNTIME_BYTES) / 2 ** 20);
+  const mi = Math.ceil((worst * 1.25 + activationBytes + RUNTIME_BYTES) / 2 ** 20);
   return `resources:\n  requests: { cpu: '${cpu}', memory: ${mi}Mi }\n  limits: { memory: ${mi}Mi }`;
 }
 
-export function formatPlan(rows: PlanRow[], params: number, world: number, memory: number | undefined, dtype: WireDtype): string {
+export interface PlanActivations {
+  bytes: number; // per rank
+  model: string;
+  batch: number; // global
+}
+
+export function formatPlan(rows: PlanRow[], params: number, world: number, memory: number | undefined, dtype: WireDtype, act?: PlanActivations): string {
   const gb = (b: number) => (b / 1e9).toFixed(2);
   const head = [['scheme', 'model states GB/rank', 'B/param', ...(memory === undefined ? [] : ['fits'])]];
   const body = rows.map((r) => [
@@ -45,5 +51,8 @@ export function formatPlan(rows: PlanRow[], params: number, world: number, memor
     memory === undefined
       ? ''
       : `\nleft for activations and buffers in ${gb(memory)} GB: ${rows.map((r) => `${schemeTitle(r.scheme)} ${gb(memory - r.bytesPerRank)} GB`).join(', ')}`;
-  return `${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v); GB = 1e9 bytes\n${textTable(head, body)}${left}\nModel states only: activations, the gathered unit of ZeRO-3 and communication buffers come on top.`;
+  const activations = act
+    ? `\nactivations per rank (${act.model}, global batch ${act.batch}, ${Math.ceil(act.batch / world)} per rank): ${gb(act.bytes)} GB under every scheme: ZeRO shards the model states, not the activations`
+    : '';
+  return `${act ? `model ${act.model}: ` : ''}${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v); GB = 1e9 bytes\n${textTable(head, body)}${left}${activations}\nModel states only${act ? ' in the table' : ''}: ${act ? '' : 'activations, '}the gathered unit of ZeRO-3 and communication buffers come on top.`;
 }

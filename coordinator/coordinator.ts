@@ -8,7 +8,7 @@ import { decodeControl, encodeMessage, HEARTBEAT, type ControlMessage, type Sche
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { writeIndex } from '../shared/io/checkpoint.js';
 import { nowMs } from '../shared/accounting/clock.js';
-import { MlpSpec } from '../shared/training/mlp.js';
+import { modelSpec } from '../shared/training/model.js';
 import { closeReason } from '../shared/transport/close-reason.js';
 import { limitMessages } from '../shared/transport/message-limit.js';
 import { joinRefusal } from './admission.js';
@@ -113,7 +113,7 @@ export class Coordinator {
   /** Run every scheme of the config and return what the ranks reported. */
   async run(): Promise<RunResult> {
     const { config } = this.opts;
-    const spec = new MlpSpec(config.model);
+    const spec = modelSpec(config);
     const world = await this.settleWorld();
     this.phase = 'running';
     if (config.batch % world !== 0) this.failWith(new CoordinatorError(`global batch ${config.batch} does not divide evenly over ${world} ranks`));

@@ -4,7 +4,7 @@ import { writeDump } from '../shared/io/dump.js';
 import { checkResumable, latestIndex } from '../shared/io/checkpoint.js';
 import { ConfigError } from '../shared/control/run-config.js';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { MlpSpec } from '../shared/training/mlp.js';
+import { modelSpec } from '../shared/training/model.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
 import { buildTrace } from '../shared/accounting/trace.js';
@@ -43,7 +43,7 @@ async function resolveResume(opts: CoordinatorJobOptions, dir: string, log: Logg
 export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
   if (opts.maxRankMemory !== undefined && opts.world !== 'auto') {
     // Refuse before anything starts: no rank is launched or allocates for a run that cannot fit.
-    const fit = fitCheck(opts.config, new MlpSpec(opts.config.model), opts.world, opts.maxRankMemory);
+    const fit = fitCheck(opts.config, modelSpec(opts.config), opts.world, opts.maxRankMemory);
     if (fit.refused.length) {
       log.error(fit.message);
       return 1;

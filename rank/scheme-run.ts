@@ -5,7 +5,7 @@ import { addTraffic, zeroTraffic, type CollectiveRecord } from '../shared/collec
 import { readRankShard, writeRankShard } from '../shared/io/checkpoint.js';
 import type { Collectives } from '../shared/collectives/collectives.js';
 import type { Compute } from '../shared/training/compute.js';
-import type { SyntheticData } from '../shared/training/data.js';
+import type { TrainingData } from '../shared/training/data.js';
 import { readInterfaceCounters, type InterfaceCounters } from '../shared/accounting/iface.js';
 import { ShardLayout } from '../shared/training/layout.js';
 import type { ClockEstimate } from '../shared/accounting/clock.js';
@@ -16,7 +16,7 @@ import { bufferBytes } from '../shared/tensor/wasm/memories.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
-import { MlpSpec } from '../shared/training/mlp.js';
+import { modelSpec } from '../shared/training/model.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
@@ -25,7 +25,7 @@ export interface SchemeRun {
   scheme: SchemeName;
   config: RunConfig;
   coll: Collectives;
-  data: SyntheticData;
+  data: TrainingData;
   compute: Compute;
   log: Logger;
   iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
@@ -58,7 +58,7 @@ function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const { scheme, config: c, coll, data, compute, log } = run;
   const ring = coll.ring;
-  const spec = new MlpSpec(c.model);
+  const spec = modelSpec(c);
   const layout = new ShardLayout(spec, ring.world, ring.rank, c.unit);
   // What earlier schemes left (their heaps, the data set's teacher network) is garbage by now: collected, so
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
@@ -66,7 +66,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
   const ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layout.sizes(), c.wireDtype, c.prefetch)));
   coll.useLedger(ledger);
-  ledger.account('data', data, data.x.byteLength + data.y.byteLength);
+  ledger.account('data', data, data.bytes);
   try {
     const sock0 = socketTotals(coll);
     const iface0 = ifaceCounters(run);

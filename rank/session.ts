@@ -3,10 +3,9 @@ import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { Collectives } from '../shared/collectives/collectives.js';
-import { InlineCompute } from '../shared/training/compute.js';
-import { SyntheticData } from '../shared/training/data.js';
+import type { TrainingData } from '../shared/training/data.js';
+import { inlineCompute, modelSpec, trainingData } from '../shared/training/model.js';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { MlpSpec } from '../shared/training/mlp.js';
 import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
@@ -47,7 +46,7 @@ export class RankSession {
   private coll: Collectives | null = null;
   private rank = -1;
   private config: RunConfig | null = null;
-  private data: SyntheticData | null = null;
+  private data: TrainingData | null = null;
   private queue: Promise<void> = Promise.resolve();
   private finished = false;
   private closing = false;
@@ -213,7 +212,7 @@ export class RankSession {
         this.rank = msg.rank;
         this.config = msg.config;
         const c = msg.config;
-        const spec = new MlpSpec(c.model);
+        const spec = modelSpec(c);
         if (this.opts.maxRankMemory !== undefined) {
           const fit = fitCheck(c, spec, msg.world, this.opts.maxRankMemory);
           if (fit.refused.length) throw new RankError(fit.message);
@@ -233,7 +232,7 @@ export class RankSession {
                 : 'compute kernels: none (this engine has no WebAssembly SIMD)'
           }, ${this.threads} thread${this.threads > 1 ? 's' : ''}`,
         );
-        this.data = new SyntheticData(spec.inputs, spec.classes, c.samples, c.seed);
+        this.data = trainingData(spec, c);
         this.ring = await wireRing({
           rank: msg.rank,
           world: msg.world,
@@ -266,8 +265,9 @@ export class RankSession {
     const data = this.data;
     if (!config || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
     await this.syncClock(); // again for every scheme: clocks drift over a long run
-    const spec = new MlpSpec(config.model);
-    const compute = config.compute === 'thread' ? new WorkerCompute(spec, this.threads) : new InlineCompute(spec, this.threads);
+    const spec = modelSpec(config);
+    // The run config allows a thread for the MLP only.
+    const compute = config.compute === 'thread' && spec.kind === 'mlp' ? new WorkerCompute(spec, this.threads) : inlineCompute(spec, this.threads);
     const rank = coll.rank;
     try {
       const summary = await runScheme({

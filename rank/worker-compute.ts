@@ -67,6 +67,11 @@ export class WorkerCompute implements Compute {
     return this.threadArena + this.layerBuf.byteLength + this.batchBuf.byteLength;
   }
 
+  /** Of the arena, the activations: each layer's input and pre-activation for the batch's rows. */
+  get activationBytes(): number {
+    return this.spec.activationBytes(this.rows);
+  }
+
   /** The thread's kernel arena: a WebAssembly memory of the worker's, invisible to this thread's counters. */
   get otherThreadBytes(): number {
     return this.threadArena;

@@ -1,6 +1,6 @@
 // "Does it fit": per-rank peak of each scheme against a memory limit, before anything is allocated.
 import { ShardLayout } from '../training/layout.js';
-import type { MlpSpec } from '../training/mlp.js';
+import type { ModelSpec } from '../training/model.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
 import { memoryTheory } from './theory.js';
@@ -13,7 +13,12 @@ export interface FitResult {
   message: string;
 }
 
-export function fitCheck(config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype' | 'prefetch'>, spec: MlpSpec, world: number, limitBytes: number): FitResult {
+export function fitCheck(
+  config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype' | 'prefetch'>,
+  spec: ModelSpec,
+  world: number,
+  limitBytes: number,
+): FitResult {
   const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
   const peaks: Record<string, number> = {};
   const refused: SchemeName[] = [];

@@ -3,7 +3,7 @@ import { bytesPerElement } from '../tensor/dtype.js';
 import { waitAndTransfer } from './clock.js';
 import { ShardLayout } from '../training/layout.js';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
-import { MlpSpec } from '../training/mlp.js';
+import { modelSpec } from '../training/model.js';
 import type { SchemeSummary } from '../control/messages.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
@@ -31,6 +31,9 @@ interface SchemeRow {
   // Bytes, on the rank that held most: the theory's bands; everything the ledger tracked at its worst moment
   // (model states, transients, staging, compute scratch, receive buffers); what the process reported
   // (ArrayBuffers + WebAssembly memories, absolute, so it includes what the run held before this scheme).
+  // What the forward pass keeps for the backward pass, bytes per rank: the ledger's peak of the band (the
+  // rank that held most), and the model's own count for this rank's share of the batch. ZeRO shards none of it.
+  activations: { measured: number; estimate: number };
   memory: { theoryBands: Record<string, number>; tracked: { bytes: number; bands: Record<string, number> }; process: number };
   sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
   ratioToDp: number | null; // payload bytes vs DP's
@@ -85,7 +88,7 @@ function splitExposed(sums: SchemeSummary[]): SchemeRow['split'] {
 
 /** The full unpadded fp32 parameters a scheme ended with, from the ranks' master bytes. */
 export function finalParameters(config: RunConfig, world: number, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
-  const spec = new MlpSpec(config.model);
+  const spec = modelSpec(config);
   const layout = new ShardLayout(spec, world, 0, config.unit);
   const f32 = (b: Uint8Array) => new Float32Array(Uint8Array.prototype.slice.call(b).buffer);
   if (SCHEME_TABLE[scheme].shardOptimizer) return layout.assemble(summaries.map((s) => f32(s.master)));
@@ -93,7 +96,7 @@ export function finalParameters(config: RunConfig, world: number, scheme: Scheme
 }
 
 export function buildReport(config: RunConfig, world: number, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>): Report {
-  const spec = new MlpSpec(config.model);
+  const spec = modelSpec(config);
   const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
   const P = spec.params;
   const finals = new Map<SchemeName, Float32Array>();
@@ -118,6 +121,10 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
       paddedParams: sizes.paddedTotal,
       resident: { theory: mem.resident / P, measured: Math.max(...sums.map((s) => MODEL_BANDS.reduce((t, b) => t + (s.memory.resident[b] ?? 0), 0))) / P },
       peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
+      activations: {
+        measured: Math.max(...sums.map((s) => s.memory.peakPerBand.activations ?? 0)),
+        estimate: spec.activationBytes(config.batch / world),
+      },
       memory: {
         theoryBands: { ...mem.bands, ...(mem.transientBand ? { [mem.transientBand]: mem.transient } : {}) },
         tracked: sums.reduce((best, s) => (s.memory.peakAll > best.bytes ? { bytes: s.memory.peakAll, bands: s.memory.peakAllBands } : best), {
@@ -202,6 +209,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
       '',
       'peak B/param',
       '',
+      'activ.',
       'sent KiB/rank/step',
       '',
       '',
@@ -224,6 +232,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
       'measured',
       'theory',
       'measured',
+      'KiB',
       'theory',
       'payload',
       'frame',
@@ -247,6 +256,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
     f2(x.resident.measured),
     f2(x.peak.theory),
     f2(x.peak.measured),
+    kb(x.activations.measured),
     kb(x.sentPerStep.theory),
     kb(x.sentPerStep.payload),
     kb(x.sentPerStep.frame),
@@ -264,7 +274,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
   const a = r.agreement;
   const z3 = r.rows.find((x) => x.scheme === 'zero3');
   const notes = [
-    `model ${c.model.join(',')} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
+    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
   const hosts = new Set(r.ranks.map((x) => x.host));
@@ -281,6 +291,11 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
   if (z3)
     notes.push(
       `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
+    );
+  const act = r.rows[0]?.activations;
+  if (act && act.measured > 0)
+    notes.push(
+      `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for batch/N = ${c.batch / r.world} ${modelSpec(c).kind === 'gpt' ? 'sequences' : 'rows'}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   notes.push(

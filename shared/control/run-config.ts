@@ -18,8 +18,12 @@ export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
 const scheme = v.picklist(SCHEMES);
 const checkpointDir = text(4096);
 
+export const ARCHS = ['mlp', 'gpt'] as const;
+
 export const RunConfigSchema = v.object({
-  model: v.pipe(v.array(int(1)), v.minLength(2, 'at least two widths (input and output)')), // layer widths, e.g. [64, 256, 256, 10]
+  arch: v.picklist(ARCHS), // the model: an MLP, or a GPT-style decoder
+  // mlp: layer widths, e.g. [64, 256, 256, 10]; gpt: [layers, dim, heads, seq, vocab]
+  model: v.pipe(v.array(int(1)), v.minLength(2, 'at least two numbers')),
   steps: int(1, 1e7),
   batch: int(1, 1e7), // global batch, split evenly over ranks
   lr: v.pipe(finite, v.gtValue(0)),
@@ -53,7 +57,7 @@ export class ConfigError extends Error {
 /** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
   scheme: string; // dp|zero1|zero2|zero3|all, or a comma list
-  model: string; // "64,256,256,10"
+  model: string; // "64,256,256,10", or "gpt:2,64,4,32"
   steps: number;
   batch: number;
   lr: number;
@@ -97,6 +101,21 @@ function parseSchemes(list: string): SchemeName[] {
   return [...new Set(parts)] as SchemeName[];
 }
 
+const GPT_DEFAULT_VOCAB = 64;
+
+/** --model: MLP widths ("64,256,256,10") or a GPT shape ("gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]"). */
+export function parseModel(text: string): { arch: (typeof ARCHS)[number]; model: number[] } {
+  const m = /^gpt:(.*)$/i.exec(String(text).trim());
+  if (!m) return { arch: 'mlp', model: parseWidths(text) };
+  const n = m[1].split(',').map((s) => Number(s.trim()));
+  if ((n.length !== 4 && n.length !== 5) || n.some((x) => !Number.isInteger(x) || x < 1))
+    throw new ConfigError(`--model: "${text}" must be gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] with positive integers, e.g. gpt:2,64,4,32`);
+  const [layers, dim, heads, seq, vocab = GPT_DEFAULT_VOCAB] = n;
+  if (dim % heads !== 0) throw new ConfigError(`--model: "${text}": DIM ${dim} does not divide into ${heads} heads`);
+  if (vocab > 65536) throw new ConfigError(`--model: "${text}": VOCAB ${vocab} is more than 65536`);
+  return { arch: 'gpt', model: [layers, dim, heads, seq, vocab] };
+}
+
 export function parseWidths(list: string): number[] {
   const widths = String(list)
     .split(',')
@@ -109,8 +128,12 @@ export function parseWidths(list: string): number[] {
 
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
+  const { arch, model } = parseModel(o.model);
+  // The GPT computes on the rank's own thread: the worker thread (--compute thread) runs the MLP only.
+  if (arch === 'gpt' && o.compute === 'thread') throw new ConfigError("--compute thread: the GPT computes on the rank's own thread (inline) only");
   const candidate = {
-    model: parseWidths(o.model),
+    arch,
+    model,
     steps: o.steps,
     batch: o.batch,
     lr: o.lr,
@@ -127,7 +150,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     prefetch: o.prefetch,
     // auto: overlap needs the compute off the event loop, so prefetching runs it on a thread; without
     // prefetch there is nothing to overlap and the thread would only add copies.
-    compute: o.compute === 'auto' ? (o.prefetch > 0 ? 'thread' : 'inline') : o.compute,
+    compute: o.compute === 'auto' ? (o.prefetch > 0 && arch === 'mlp' ? 'thread' : 'inline') : o.compute,
     threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });

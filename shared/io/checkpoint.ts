@@ -5,12 +5,12 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { SCHEMES, UNITS } from '../control/run-config.js';
+import { ARCHS, SCHEMES, UNITS } from '../control/run-config.js';
 import { int, parse } from '../control/schema.js';
 import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { join } from 'node:path';
 import { ShardLayout } from '../training/layout.js';
-import { MlpSpec } from '../training/mlp.js';
+import { modelSpec } from '../training/model.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { parseSafetensors, serializeSafetensors, writeFileAtomic, type StTensor } from './safetensors.js';
 import { SCHEME_TABLE } from '../training/schemes/table.js';
@@ -22,6 +22,7 @@ const CheckpointIndexSchema = v.object({
   scheme: v.picklist(SCHEMES),
   step: int(1),
   world: int(1),
+  arch: v.optional(v.picklist(ARCHS), 'mlp'), // indexes written before the GPT have none: an MLP
   model: v.pipe(v.array(int(1)), v.minLength(2)),
   unit: v.picklist(UNITS),
   wireDtype: v.picklist(WIRE_DTYPES),
@@ -98,6 +99,7 @@ export async function writeIndex(dir: string, config: RunConfig, world: number, 
     scheme,
     step,
     world,
+    arch: config.arch,
     model: config.model,
     unit: config.unit,
     wireDtype: config.wireDtype,
@@ -154,7 +156,8 @@ export async function latestIndex(dir: string, scheme: SchemeName): Promise<{ in
 export function checkResumable(index: CheckpointIndex, config: RunConfig, world: number): void {
   const diffs: string[] = [];
   if (index.world !== world) diffs.push(`world ${index.world} vs ${world}`);
-  if (index.model.join(',') !== config.model.join(',')) diffs.push(`model ${index.model.join(',')} vs ${config.model.join(',')}`);
+  const model = (c: { arch: string; model: number[] }) => `${c.arch === 'gpt' ? 'gpt:' : ''}${c.model.join(',')}`;
+  if (model(index) !== model(config)) diffs.push(`model ${model(index)} vs ${model(config)}`);
   if (index.unit !== config.unit) diffs.push(`unit ${index.unit} vs ${config.unit}`);
   if (index.wireDtype !== config.wireDtype) diffs.push(`wire dtype ${index.wireDtype} vs ${config.wireDtype}`);
   if (index.seed !== config.seed) diffs.push(`seed ${index.seed} vs ${config.seed}`);
@@ -164,7 +167,7 @@ export function checkResumable(index: CheckpointIndex, config: RunConfig, world:
 
 /** The full model of a complete checkpoint, as torch-style named tensors. */
 export async function consolidate(dir: string, index: CheckpointIndex): Promise<Map<string, StTensor>> {
-  const spec = new MlpSpec(index.model);
+  const spec = modelSpec(index);
   const layout = new ShardLayout(spec, index.world, 0, index.unit);
   const len = index.sharded ? layout.shardTotal : layout.paddedTotal;
   if (!index.sharded) return toStateDict(spec, layout.unpad((await readRankShard(dir, index, 0, len)).master));

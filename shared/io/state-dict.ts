@@ -1,31 +1,27 @@
-// The flat parameter vector <-> torch-style named tensors (layers.0.weight shaped (out, in), layers.0.bias).
-import type { MlpSpec } from '../training/mlp.js';
+// The flat parameter vector <-> torch-style named tensors, by the model's own names and shapes
+// (MLP: layers.0.weight shaped (out, in), layers.0.bias; GPT: tok_emb.weight, h.0.attn.qkv.weight, ...).
+import type { ModelSpec } from '../training/model.js';
 import type { StTensor } from './safetensors.js';
 
-export function toStateDict(spec: MlpSpec, flat: Float32Array, prefix = ''): Map<string, StTensor> {
+const count = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
+
+export function toStateDict(spec: ModelSpec, flat: Float32Array, prefix = ''): Map<string, StTensor> {
   if (flat.length < spec.params) throw new RangeError(`state dict: ${flat.length} values for ${spec.params} parameters`);
   const out = new Map<string, StTensor>();
-  for (const l of spec.layers) {
-    const nw = l.outputs * l.inputs;
-    out.set(`${prefix}layers.${l.index}.weight`, { dtype: 'F32', shape: [l.outputs, l.inputs], data: flat.slice(l.offset, l.offset + nw) });
-    out.set(`${prefix}layers.${l.index}.bias`, { dtype: 'F32', shape: [l.outputs], data: flat.slice(l.offset + nw, l.offset + l.size) });
-  }
+  for (const t of spec.tensors()) out.set(`${prefix}${t.name}`, { dtype: 'F32', shape: t.shape, data: flat.slice(t.offset, t.offset + count(t.shape)) });
   return out;
 }
 
-export function fromStateDict(spec: MlpSpec, tensors: Map<string, StTensor>, prefix = ''): Float32Array {
+export function fromStateDict(spec: ModelSpec, tensors: Map<string, StTensor>, prefix = ''): Float32Array {
   const flat = new Float32Array(spec.params);
-  for (const l of spec.layers) {
-    const nw = l.outputs * l.inputs;
-    for (const [name, at, n] of [
-      [`${prefix}layers.${l.index}.weight`, l.offset, nw],
-      [`${prefix}layers.${l.index}.bias`, l.offset + nw, l.outputs],
-    ] as const) {
-      const t = tensors.get(name);
-      if (!t) throw new Error(`state dict: missing tensor ${name}`);
-      if (t.dtype !== 'F32' || t.data.length !== n) throw new Error(`state dict: ${name} should be F32 with ${n} values, got ${t.dtype} with ${t.data.length}`);
-      flat.set(t.data as Float32Array, at);
-    }
+  for (const t of spec.tensors()) {
+    const name = `${prefix}${t.name}`;
+    const n = count(t.shape);
+    const got = tensors.get(name);
+    if (!got) throw new Error(`state dict: missing tensor ${name}`);
+    if (got.dtype !== 'F32' || got.data.length !== n)
+      throw new Error(`state dict: ${name} should be F32 with ${n} values, got ${got.dtype} with ${got.data.length}`);
+    flat.set(got.data as Float32Array, t.offset);
   }
   return flat;
 }

@@ -17,6 +17,8 @@ const COMPUTE_BAND = 'compute' as const;
 /** The part of the scheme's WebAssembly heap that holds no band at the moment (sized from the theory with
  *  some room; freed transients wait there for the next step). */
 const HEAP_IDLE_BAND = 'heap idle' as const;
+/** What the forward pass keeps for the backward pass: ZeRO shards none of it. */
+const ACTIVATIONS_BAND = 'activations' as const;
 /** This rank's training data, held for the whole run. */
 const DATA_BAND = 'data' as const;
 /** The links' receive buffers (their pools' arenas and the idle buffers they keep), reused across steps. */
@@ -28,8 +30,9 @@ export type Band =
   | typeof COMPUTE_BAND
   | typeof RECEIVE_BAND
   | typeof HEAP_IDLE_BAND
-  | typeof DATA_BAND;
-const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND, COMPUTE_BAND, RECEIVE_BAND, HEAP_IDLE_BAND, DATA_BAND];
+  | typeof DATA_BAND
+  | typeof ACTIVATIONS_BAND;
+const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND, COMPUTE_BAND, RECEIVE_BAND, HEAP_IDLE_BAND, DATA_BAND, ACTIVATIONS_BAND];
 
 export type BandBytes = Record<Band, number>;
 

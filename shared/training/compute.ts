@@ -15,6 +15,8 @@ export interface Compute {
   /** Bytes the compute holds besides the model states: its kernel arena, and any staging it shares with
    *  a thread (known once a batch has started). */
   readonly arenaBytes: number;
+  /** Of those, the activations the forward pass keeps for the backward pass (known once a batch started). */
+  readonly activationBytes: number;
   /** WebAssembly memory the compute holds on another thread, which this thread's counters cannot see. */
   readonly otherThreadBytes: number;
   /** Fills `grad` (the layer's size) with the layer's parameter gradient. */
@@ -49,6 +51,10 @@ export class InlineCompute implements Compute {
   }
 
   readonly otherThreadBytes = 0;
+
+  get activationBytes(): number {
+    return this.mlp.activationBytes;
+  }
 
   async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
     this.mlp.backward(layer, params, grad);

@@ -5,15 +5,61 @@ import { Mlp, MlpSpec } from './mlp.js';
 import { Rng } from './rng.js';
 
 export interface Batch {
-  x: Float32Array;
-  y: Int32Array;
+  x: Float32Array; // rows of inputs (the MLP), or of token ids (the GPT)
+  y: Int32Array; // a label per row, or a target per token
   rows: number;
 }
 
-export class SyntheticData {
+/** What a rank trains on, and in which order. */
+export interface TrainingData {
+  readonly bytes: number; // what the data set holds
+  globalRows(step: number, batch: number): Int32Array;
+  rankBatch(step: number, batch: number, rank: number, world: number): Batch;
+  gather(rows: Int32Array): Batch;
+}
+
+/** The order samples are served in: a stream of seeded epoch permutations; step t takes positions
+ *  [t*B, (t+1)*B) and rank r its contiguous r-th B/N of them. */
+export class EpochOrder {
+  private readonly epochs = new Map<number, Int32Array>();
+
+  constructor(
+    readonly samples: number,
+    readonly seed: number,
+  ) {}
+
+  /** Sample indices of the global batch of step t. */
+  globalRows(step: number, batch: number): Int32Array {
+    const out = new Int32Array(batch);
+    for (let k = 0; k < batch; k++) {
+      const pos = step * batch + k;
+      out[k] = this.epoch(Math.floor(pos / this.samples))[pos % this.samples];
+    }
+    return out;
+  }
+
+  /** The samples rank `rank` trains on at step t. */
+  rankRows(step: number, batch: number, rank: number, world: number): Int32Array {
+    if (batch % world !== 0) throw new RangeError(`global batch ${batch} does not divide evenly over ${world} ranks`);
+    const per = batch / world;
+    return this.globalRows(step, batch).subarray(rank * per, (rank + 1) * per);
+  }
+
+  private epoch(e: number): Int32Array {
+    let p = this.epochs.get(e);
+    if (!p) {
+      p = new Rng((this.seed + 0x9e37 * (e + 1)) >>> 0).permutation(this.samples);
+      this.epochs.set(e, p);
+      for (const old of this.epochs.keys()) if (old < e - 1) this.epochs.delete(old); // rows never go back further
+    }
+    return p;
+  }
+}
+
+export class SyntheticData implements TrainingData {
   readonly x: Float32Array;
   readonly y: Int32Array;
-  private readonly epochs = new Map<number, Int32Array>();
+  private readonly order: EpochOrder;
 
   constructor(
     readonly inputs: number,
@@ -21,6 +67,7 @@ export class SyntheticData {
     readonly samples: number,
     readonly seed: number,
   ) {
+    this.order = new EpochOrder(samples, seed);
     const rng = new Rng(seed ^ 0x5eed);
     this.x = new Float32Array(samples * inputs);
     for (let i = 0; i < this.x.length; i++) this.x[i] = rng.normal();
@@ -39,21 +86,18 @@ export class SyntheticData {
     }
   }
 
+  get bytes(): number {
+    return this.x.byteLength + this.y.byteLength;
+  }
+
   /** Data-set row indices of the global batch of step t. */
   globalRows(step: number, batch: number): Int32Array {
-    const out = new Int32Array(batch);
-    for (let k = 0; k < batch; k++) {
-      const pos = step * batch + k;
-      out[k] = this.epoch(Math.floor(pos / this.samples))[pos % this.samples];
-    }
-    return out;
+    return this.order.globalRows(step, batch);
   }
 
   /** The rows rank `rank` trains on at step t. */
   rankBatch(step: number, batch: number, rank: number, world: number): Batch {
-    if (batch % world !== 0) throw new RangeError(`global batch ${batch} does not divide evenly over ${world} ranks`);
-    const per = batch / world;
-    return this.gather(this.globalRows(step, batch).subarray(rank * per, (rank + 1) * per));
+    return this.gather(this.order.rankRows(step, batch, rank, world));
   }
 
   gather(rows: Int32Array): Batch {
@@ -64,15 +108,5 @@ export class SyntheticData {
       y[i] = this.y[row];
     });
     return { x, y, rows: rows.length };
-  }
-
-  private epoch(e: number): Int32Array {
-    let p = this.epochs.get(e);
-    if (!p) {
-      p = new Rng((this.seed + 0x9e37 * (e + 1)) >>> 0).permutation(this.samples);
-      this.epochs.set(e, p);
-      for (const old of this.epochs.keys()) if (old < e - 1) this.epochs.delete(old); // rows never go back further
-    }
-    return p;
   }
 }

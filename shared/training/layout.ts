@@ -2,7 +2,8 @@
 // Each unit is padded to a multiple of the world size on its own, like an FSDP flat parameter, so that
 // rank r owns slice r of every unit. Full-size buffers use the padded layout; shards concatenate the owned
 // slices of all units.
-import type { LayerSpec, MlpSpec } from './mlp.js';
+import type { ModelSpec } from './model.js';
+import type { ParamGroup } from './param-group.js';
 import type { UnitMode } from '../control/run-config.js';
 
 /** Sizes the accounting needs; a ShardLayout provides them, and `plan` builds them from a bare count. */
@@ -17,7 +18,7 @@ export interface LayoutSizes {
 
 export interface Unit {
   index: number;
-  layers: LayerSpec[]; // consecutive layers computed with this unit's parameters
+  layers: ParamGroup[]; // consecutive parameter groups computed with this unit's parameters
   offset: number; // start in the unpadded flat vector
   size: number; // parameters in the unit
   shard: number; // ceil(size / world): what each rank owns
@@ -32,7 +33,7 @@ export class ShardLayout {
   readonly shardTotal: number;
 
   constructor(
-    readonly spec: MlpSpec,
+    readonly spec: ModelSpec,
     readonly world: number,
     readonly rank: number,
     readonly mode: UnitMode,

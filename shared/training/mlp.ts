@@ -2,17 +2,17 @@
 // layers, softmax cross-entropy with mean reduction. Pure compute: it knows nothing about ranks or shards.
 import { KernelArena } from '../tensor/kernel-arena.js';
 import { crossEntropy, gelu, geluBackward } from './ops.js';
+import type { NamedTensor, ParamGroup } from './param-group.js';
 import { Rng } from './rng.js';
 
-export interface LayerSpec {
-  index: number;
+export interface LayerSpec extends ParamGroup {
   inputs: number;
   outputs: number;
-  offset: number; // where the layer's weight starts in the flat parameter vector; its bias follows it
-  size: number; // outputs * inputs + outputs
+  // offset: where the layer's weight starts; its bias follows it. size: outputs * inputs + outputs
 }
 
 export class MlpSpec {
+  readonly kind = 'mlp' as const;
   readonly layers: LayerSpec[];
   readonly params: number;
 
@@ -35,6 +35,24 @@ export class MlpSpec {
 
   get classes(): number {
     return this.widths[this.widths.length - 1];
+  }
+
+  /** Every tensor with its torch name (layers.i.weight (out, in), layers.i.bias), offset and shape. */
+  tensors(): NamedTensor[] {
+    return this.layers.flatMap((l) => [
+      { name: `layers.${l.index}.weight`, offset: l.offset, shape: [l.outputs, l.inputs] },
+      { name: `layers.${l.index}.bias`, offset: l.offset + l.outputs * l.inputs, shape: [l.outputs] },
+    ]);
+  }
+
+  describe(): string {
+    return this.widths.join(',');
+  }
+
+  /** Bytes the forward pass keeps for the backward pass for `rows` rows: each layer's input and
+   *  pre-activation (the arena's in* and pre* regions). */
+  activationBytes(rows: number): number {
+    return 4 * rows * this.layers.reduce((t, l) => t + l.inputs + l.outputs, 0);
   }
 
   /** torch's default Linear init: weight and bias both U(-1/sqrt(in), 1/sqrt(in)). */
@@ -83,6 +101,11 @@ export class Mlp {
   /** Bytes the arena holds: activations, one layer's parameters and gradient, the backward scratch. */
   get bytes(): number {
     return this.arena.bytes;
+  }
+
+  /** Of those, the activations of the current batch: each layer's input and pre-activation. */
+  get activationBytes(): number {
+    return this.spec.activationBytes(this.rows);
   }
 
   /** A new batch of `rows` rows (row-major, `inputs` values each). */

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { adamUpdate } from '../../shared/training/adam.js';
 import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
+import { GptSpec } from '../../shared/training/gpt.js';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
 import { fromStateDict } from '../../shared/io/state-dict.js';
 import { alive, eventually, logLines, runCli } from '../helpers/cli.js';
@@ -174,6 +175,21 @@ describe('zerowire plan', () => {
     expect(line('ZeRO-1')).toMatch(/61\.75 .* yes/);
     expect(line('ZeRO-2')).toMatch(/37\.38 .* yes/);
     expect(line('ZeRO-3')).toMatch(/13\.00 .* yes/);
+  });
+
+  it('knows the transformer form: parameters from the shape, and activations per rank equal to what the GPT allocates', async () => {
+    // GPT-2 small's shape with an untied head: 124.4M + 50257*768 = 163.0M parameters.
+    const r = await runCli(['plan', '--model', 'gpt:12,768,12,1024,50257', '--world', '8', '--batch', '64']);
+    expect(r.code, r.stderr).toBe(0);
+    const spec = new GptSpec({ layers: 12, dim: 768, heads: 12, seq: 1024, vocab: 50257 });
+    expect(spec.params).toBe(163_037_184);
+    expect(r.stdout).toMatch(/^model gpt:12,768,12,1024,50257: 1\.630e\+8 parameters on 8 ranks/);
+    expect(r.stdout).toContain(
+      `activations per rank (gpt:12,768,12,1024,50257, global batch 64, 8 per rank): ${(spec.activationBytes(8) / 1e9).toFixed(2)} GB under every scheme`,
+    );
+    const both = await runCli(['plan', '--params', '1e9', '--model', '4,4']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/plan: give --params or --model \(one of them\)/);
   });
 
   it('refuses a parameter count that is not a number', async () => {

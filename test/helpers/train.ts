@@ -1,7 +1,6 @@
 // Train one scheme on N in-process ranks joined by real loopback sockets, and a plain single-process
 // full-batch Adam reference to compare against.
 import { adamUpdate, type AdamHyper } from '../../shared/training/adam.js';
-import { SyntheticData } from '../../shared/training/data.js';
 import type { WireDtype } from '../../shared/tensor/dtype.js';
 import { ShardLayout } from '../../shared/training/layout.js';
 import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
@@ -13,10 +12,14 @@ import { heapBytes } from '../../shared/accounting/theory.js';
 import { WasmHeap } from '../../shared/tensor/heap.js';
 import { MemoryLedger } from '../../shared/tensor/memory-ledger.js';
 import { closeAll, localRings, type LocalRank } from './rings.js';
-import { InlineCompute, type Compute } from '../../shared/training/compute.js';
+import type { Compute } from '../../shared/training/compute.js';
+import { GptSpec, type GptShape } from '../../shared/training/gpt.js';
+import { Gpt } from '../../shared/training/gpt-compute.js';
+import { inlineCompute, trainingData, type ModelSpec } from '../../shared/training/model.js';
 
 export interface TrainSetup {
-  widths: number[];
+  widths: number[]; // the MLP's, unless `gpt` is given
+  gpt?: GptShape;
   steps: number;
   batch: number;
   samples: number;
@@ -25,7 +28,7 @@ export interface TrainSetup {
   unit: UnitMode;
   hyper: AdamHyper;
   prefetch?: number;
-  compute?: (spec: MlpSpec) => Compute; // default: inline
+  compute?: (spec: ModelSpec) => Compute; // default: inline
 }
 
 export const HYPER: AdamHyper = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
@@ -39,10 +42,12 @@ export interface TrainResult {
   layouts: ShardLayout[];
 }
 
+const specOf = (s: TrainSetup): ModelSpec => (s.gpt ? new GptSpec(s.gpt) : new MlpSpec(s.widths));
+
 export async function trainDistributed(world: number, scheme: SchemeName, s: TrainSetup): Promise<TrainResult> {
-  const spec = new MlpSpec(s.widths);
+  const spec = specOf(s);
   const theta0 = spec.init(s.seed);
-  const data = new SyntheticData(spec.inputs, spec.classes, s.samples, s.seed);
+  const data = trainingData(spec, s);
   const ranks = await localRings(world, { chunkBytes: 4096 });
   let computes: Compute[] = [];
   try {
@@ -52,7 +57,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
       rk.ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layouts[r].sizes(), s.dtype, s.prefetch)));
       rk.coll.useLedger(rk.ledger);
     }
-    computes = ranks.map(() => (s.compute ? s.compute(spec) : new InlineCompute(spec)));
+    computes = ranks.map(() => (s.compute ? s.compute(spec) : inlineCompute(spec)));
     const schemes = ranks.map((rk, r) =>
       new SCHEME_CLASSES[scheme]().setup({
         layout: layouts[r],
@@ -83,17 +88,17 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
 
 /** Single process, full batch, fp32: what every scheme with an fp32 wire must reproduce. */
 export function trainReference(s: TrainSetup): { losses: number[]; final: Float32Array } {
-  const spec = new MlpSpec(s.widths);
+  const spec = specOf(s);
   const theta = spec.init(s.seed);
-  const data = new SyntheticData(spec.inputs, spec.classes, s.samples, s.seed);
-  const mlp = new Mlp(spec);
+  const data = trainingData(spec, s);
+  const model = spec.kind === 'gpt' ? new Gpt(spec) : new Mlp(spec);
   const m = new Float32Array(spec.params);
   const v = new Float32Array(spec.params);
   const losses: number[] = [];
   for (let t = 0; t < s.steps; t++) {
     const b = data.rankBatch(t, s.batch, 0, 1);
     const grad = new Float32Array(spec.params);
-    const loss = mlp.lossAndGradient(theta, b.x, b.rows, b.y, grad);
+    const loss = model.lossAndGradient(theta, b.x, b.rows, b.y, grad);
     adamUpdate(theta, m, v, grad, t + 1, s.hyper);
     losses.push(loss);
   }

@@ -1,5 +1,6 @@
 // Forward and backward on a worker thread (the compiled thread entry, as a rank runs it) give exactly what
 // the inline compute gives.
+import type { ModelSpec } from '../../shared/training/model.js';
 import { describe, expect, it } from 'vitest';
 import { WorkerCompute } from '../../rank/worker-compute.js';
 import type { MlpSpec } from '../../shared/training/mlp.js';
@@ -22,7 +23,7 @@ describe('compute on a worker thread', () => {
     const inline = await trainDistributed(4, 'zero3', setup);
     const threaded = await trainDistributed(4, 'zero3', {
       ...setup,
-      compute: (spec: MlpSpec) => new WorkerCompute(spec, 1, compiled('rank/compute-thread.ts')),
+      compute: (spec: ModelSpec) => new WorkerCompute(spec as MlpSpec, 1, compiled('rank/compute-thread.ts')),
     });
     expect(threaded.losses).toEqual(inline.losses);
     expect(Array.from(threaded.final)).toEqual(Array.from(inline.final));

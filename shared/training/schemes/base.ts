@@ -9,7 +9,8 @@ import type { Elems, WireDtype } from '../../tensor/dtype.js';
 import type { Unit, ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import { bufferBytes } from '../../tensor/wasm/memories.js';
-import { InlineCompute, type Compute } from '../compute.js';
+import type { Compute } from '../compute.js';
+import { inlineCompute } from '../model.js';
 import type { Batch } from '../data.js';
 import type { SchemeName } from '../../control/run-config.js';
 import { SCHEME_TABLE, type SchemeFlags } from './table.js';
@@ -72,12 +73,13 @@ export class Base {
   private ownedGrad!: Float32Array | null;
   private t = 0;
   private exposedMs = 0;
+  private readonly activationsKey = {}; // the ledger's key for the activations band
 
   /** Allocate this rank's bands and load the initial parameters. No communication. */
   setup(ctx: SchemeContext): this {
     const { layout, ledger, dtype, theta0 } = ctx;
     this.ctx = ctx;
-    this.compute = ctx.compute ?? new InlineCompute(layout.spec);
+    this.compute = ctx.compute ?? inlineCompute(layout.spec);
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
     this.params16 = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
     this.grads = ledger.alloc('grads', dtype, n(this.flags.shardGradients));
@@ -135,7 +137,9 @@ export class Base {
 
     // Forward, unit by unit.
     await this.compute.start(batch.x, batch.rows);
-    ledger.account('compute', this.compute, this.compute.arenaBytes);
+    // What the forward pass keeps for the backward pass, and the rest of the compute's memory.
+    ledger.account('activations', this.activationsKey, this.compute.activationBytes);
+    ledger.account('compute', this.compute, this.compute.arenaBytes - this.compute.activationBytes);
     for (const u of layout.units) {
       const p = await this.waitFor(this.acquireUnit(u, 'forward'));
       sample();
