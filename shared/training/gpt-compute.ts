@@ -1,13 +1,12 @@
 // The GPT's forward and backward passes, one unit at a time (embeddings, a block, ln_f + head), so a
 // scheme can hand over each unit's parameters just in time, as for the MLP. What the forward pass keeps
-// for the backward pass is allocated as named activations per batch shape and counted (activationBytes);
-// gradient scratch is counted apart. The products are plain JavaScript loops (ops.ts), not the MLP's SIMD
-// kernels: at the sizes this runs here the attention and LayerNorm loops cost as much as the products.
-import { toF32 } from '../tensor/convert.js';
+// for the backward pass is laid out as named activation regions per batch shape and counted
+// (activationBytes); gradient scratch is counted apart.
+import { KernelArena } from '../tensor/kernel-arena.js';
 import type { Elems } from '../tensor/dtype.js';
 import type { Compute } from './compute.js';
 import type { GptGroup, GptSpec } from './gpt.js';
-import { crossEntropy, gelu, geluBackward, linearBackward, linearForward } from './ops.js';
+import { crossEntropy, gelu, geluBackward } from './ops.js';
 
 const EPS = 1e-5;
 
@@ -75,78 +74,104 @@ interface BlockActs {
   hact: Float32Array;
   out: Float32Array; // the block's output: the next unit's input
 }
+type BlockName = keyof BlockActs;
 
-export class Gpt {
-  private rows = 0;
-  private tokens = new Int32Array(0);
-  private x0 = new Float32Array(0);
-  private blocks: BlockActs[] = [];
-  private head = { ln: new Float32Array(0), st: new Float32Array(0), logits: new Float32Array(0) };
-  private scratch = {
-    p: new Float32Array(0),
-    d: new Float32Array(0),
-    dx: new Float32Array(0),
-    d3: new Float32Array(0),
-    d4: new Float32Array(0),
-    dl: new Float32Array(0),
+/** The regions of one batch shape: activations first (what the backward pass reads), then scratch. */
+function regions(spec: GptSpec, rows: number): { activations: Record<string, number>; scratch: Record<string, number> } {
+  const { dim: D, heads: H, seq: T, vocab: V, layers: L } = spec.shape;
+  const N = rows * T;
+  const block: Record<BlockName, number> = {
+    ln1: N * D,
+    st1: 2 * N,
+    qkv: 3 * N * D,
+    P: rows * H * T * T,
+    y: N * D,
+    xmid: N * D,
+    ln2: N * D,
+    st2: 2 * N,
+    hpre: 4 * N * D,
+    hact: 4 * N * D,
+    out: N * D,
   };
+  const activations: Record<string, number> = { x0: N * D };
+  for (let b = 0; b < L; b++) for (const [k, n] of Object.entries(block)) activations[`b${b}.${k}`] = n;
+  Object.assign(activations, { lnf: N * D, stf: 2 * N, logits: N * V });
+  const largest = Math.max(...spec.layers.map((g) => g.size));
+  const hd = D / H;
+  const head = { hq: T * hd, hk: T * hd, hv: T * hd, hy: T * hd, hdy: T * hd, hdq: T * hd, hdk: T * hd, hdv: T * hd, hdP: T * T };
+  const scratch = { p: largest, g: largest, d: N * D, dx: N * D, d3: 3 * N * D, d4: 4 * N * D, dl: N * V, zero: Math.max(V, T), ...head };
+  return { activations, scratch };
+}
+
+/**
+ * The GPT's passes on a kernel arena. Every product runs in the MLP's WebAssembly SIMD kernels
+ * (tensor/wasm/matmul.wat), forward and backward: the Linear layers (q/k/v, the attention's output
+ * projection, the MLP's two layers, the head) and the attention's per-head q·kᵀ and P·v. Softmax,
+ * LayerNorm, GELU and the residuals run in JavaScript on views of the same memory.
+ */
+export class Gpt {
+  readonly arena: KernelArena;
+  private rows = 0;
+  private readonly tokens: Int32Array[] = [new Int32Array(0)];
+  private v: Record<string, Float32Array> = {};
   /** Bytes the forward pass keeps for the backward pass (the activations), and gradient scratch. */
   activationBytes = 0;
   scratchBytes = 0;
 
-  constructor(readonly spec: GptSpec) {}
+  constructor(
+    readonly spec: GptSpec,
+    opts: { threads?: number } = {},
+  ) {
+    this.arena = new KernelArena(opts);
+  }
+
+  /** Resolves once the kernel threads (if any) run. */
+  async ready(): Promise<void> {
+    await this.arena.par?.ready();
+  }
+
+  async close(): Promise<void> {
+    await this.arena.par?.close();
+  }
 
   /** A batch of `rows` sequences of T token ids (row-major). */
   start(tokens: ArrayLike<number>, rows: number): void {
-    const { dim: D, heads: H, seq: T, vocab: V, layers: L } = this.spec.shape;
+    const { seq: T, vocab: V } = this.spec.shape;
     if (tokens.length !== rows * T) throw new RangeError(`gpt: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
     if (rows !== this.rows) {
-      const N = rows * T;
-      const f = (n: number) => new Float32Array(n);
-      this.x0 = f(N * D);
-      this.blocks = Array.from({ length: L }, () => ({
-        ln1: f(N * D),
-        st1: f(2 * N),
-        qkv: f(3 * N * D),
-        P: f(rows * H * T * T),
-        y: f(N * D),
-        xmid: f(N * D),
-        ln2: f(N * D),
-        st2: f(2 * N),
-        hpre: f(4 * N * D),
-        hact: f(4 * N * D),
-        out: f(N * D),
-      }));
-      this.head = { ln: f(N * D), st: f(2 * N), logits: f(N * V) };
-      const largest = Math.max(...this.spec.layers.map((g) => g.size));
-      this.scratch = { p: f(largest), d: f(N * D), dx: f(N * D), d3: f(3 * N * D), d4: f(4 * N * D), dl: f(N * V) };
-      const bytes = (xs: Float32Array[]) => xs.reduce((t, a) => t + a.byteLength, 0);
-      this.activationBytes = bytes([this.x0, ...this.blocks.flatMap((b) => Object.values(b)), this.head.ln, this.head.st, this.head.logits]);
-      this.scratchBytes = bytes(Object.values(this.scratch)) + 4 * N;
+      const { activations, scratch } = regions(this.spec, rows);
+      this.arena.layout({ ...activations, ...scratch });
+      // Views, valid until the next layout (the arena's memory may grow then).
+      this.v = Object.fromEntries(Object.keys({ ...activations, ...scratch }).map((name) => [name, this.arena.f32(name)]));
+      for (const [name, n] of Object.entries({ ...activations, ...scratch })) this.v[name] = this.v[name].subarray(0, n);
+      const floats = (r: Record<string, number>) => Object.values(r).reduce((t, n) => t + n, 0);
+      this.activationBytes = 4 * floats(activations);
+      this.scratchBytes = 4 * floats(scratch) + 4 * rows * T;
       this.rows = rows;
-      this.tokens = new Int32Array(N);
+      this.tokens[0] = new Int32Array(rows * T);
     }
+    const tok = this.tokens[0];
     for (let i = 0; i < tokens.length; i++) {
       const t = tokens[i];
       if (!(Number.isInteger(t) && t >= 0 && t < V)) throw new RangeError(`gpt: token ${t} at ${i} is not in 0..${V - 1}`);
-      this.tokens[i] = t;
+      tok[i] = t;
     }
   }
 
-  /** Unit `u`'s forward pass with its parameters (fp32, or bf16 bits widened here). */
+  /** Unit `u`'s forward pass with its parameters (fp32, or bf16 bits widened on the way in). */
   forward(u: number, params: Elems): void {
     const g = this.group(u, params);
-    const p = this.widen(params, g.size);
-    if (g.kind === 'embeddings') this.embeddingsForward(p);
-    else if (g.kind === 'block') this.blockForward(g.block, p);
-    else this.headForward(p);
+    this.arena.load('p', params.subarray(0, g.size));
+    if (g.kind === 'embeddings') this.embeddingsForward();
+    else if (g.kind === 'block') this.blockForward(g);
+    else this.headForward(g);
   }
 
   /** Mean cross-entropy over every token; its gradient times `gradScale` starts the backward pass. */
   loss(targets: Int32Array, gradScale = 1): number {
     const N = this.rows * this.spec.shape.seq;
-    const dl = this.scratch.dl;
-    const loss = crossEntropy(this.head.logits, targets, N, this.spec.shape.vocab, dl);
+    const dl = this.v.dl;
+    const loss = crossEntropy(this.v.logits, targets, N, this.spec.shape.vocab, dl);
     if (gradScale !== 1) for (let i = 0; i < dl.length; i++) dl[i] *= gradScale;
     return loss;
   }
@@ -154,11 +179,15 @@ export class Gpt {
   /** Unit `u`'s backward pass: its parameter gradient into `grad` (its size); the input gradient moves on. */
   backward(u: number, params: Elems, grad: Float32Array): void {
     const g = this.group(u, params);
-    const p = this.widen(params, g.size);
-    grad.fill(0, 0, g.size);
-    if (g.kind === 'head') this.headBackward(p, grad);
-    else if (g.kind === 'block') this.blockBackward(g.block, p, grad);
-    else this.embeddingsBackward(grad);
+    if (g.kind === 'embeddings') {
+      grad.fill(0, 0, g.size);
+      return this.embeddingsBackward(grad);
+    }
+    this.arena.load('p', params.subarray(0, g.size));
+    this.v.g.fill(0, 0, g.size);
+    if (g.kind === 'head') this.headBackward(g);
+    else this.blockBackward(g);
+    grad.set(this.v.g.subarray(0, g.size));
   }
 
   /** The whole model at once, as one process training alone does: the loss, and every parameter's
@@ -174,7 +203,7 @@ export class Gpt {
 
   /** The logits of the last forward pass (N×V). */
   logits(): Float32Array {
-    return this.head.logits;
+    return this.v.logits;
   }
 
   private group(u: number, params: Elems): GptGroup {
@@ -184,41 +213,60 @@ export class Gpt {
     return g;
   }
 
-  private widen(params: Elems, n: number): Float32Array {
-    if (params instanceof Float32Array) return params.subarray(0, n);
-    return toF32(params.subarray(0, n), this.scratch.p.subarray(0, n));
+  /** Where each of the unit's tensors starts inside the unit (in elements), by short name. */
+  private offsets(g: GptGroup): Record<string, number> {
+    return Object.fromEntries(g.tensors.map((t) => [t.name.replace(/^h\.\d+\./, ''), t.offset - g.offset]));
   }
 
-  /** The unit's tensors as views of its parameters (or of its gradient), by short name. */
-  private views(g: GptGroup, a: Float32Array): Record<string, Float32Array> {
-    const out: Record<string, Float32Array> = {};
-    for (const t of g.tensors) {
-      const n = t.shape.reduce((x, y) => x * y, 1);
-      out[t.name.replace(/^h\.\d+\./, '')] = a.subarray(t.offset - g.offset, t.offset - g.offset + n);
-    }
-    return out;
+  /** A tensor of the loaded parameters ('p') or of the gradient ('g') as a view. */
+  private view(region: 'p' | 'g', g: GptGroup, name: string): Float32Array {
+    const t = g.tensors.find((x) => x.name.replace(/^h\.\d+\./, '') === name)!;
+    const at = t.offset - g.offset;
+    return this.v[region].subarray(at, at + t.shape.reduce((a, b) => a * b, 1));
+  }
+
+  private act(b: number, name: BlockName): Float32Array {
+    return this.v[`b${b}.${name}`];
   }
 
   private input(block: number): Float32Array {
-    return block === 0 ? this.x0 : this.blocks[block - 1].out;
+    return block === 0 ? this.v.x0 : this.act(block - 1, 'out');
   }
 
-  private embeddingsForward(p: Float32Array): void {
+  /** out = x·Wᵀ + b in the SIMD kernels; W and b at element offsets of the loaded unit (b null: none). */
+  private linear(x: string, w: number, b: number | null, out: string, rows: number, inputs: number, outputs: number): void {
+    const a = this.arena;
+    const p = a.at('p');
+    a.linearForward(a.at(x), p + 4 * w, b === null ? a.at('zero') : p + 4 * b, a.at(out), rows, inputs, outputs);
+  }
+
+  /** The backward of linear(): dW (and db) into the unit's gradient, dX = dY·W into `dx`. */
+  private linearBack(x: string, dy: string, w: number, b: number | null, dx: string, rows: number, inputs: number, outputs: number): void {
+    const a = this.arena;
+    const g = a.at('g');
+    a.matmulTN(a.at(dy), a.at(x), g + 4 * w, outputs, inputs, rows);
+    if (b !== null) a.k.colsum(a.at(dy), g + 4 * b, rows, outputs);
+    a.matmulNN(a.at(dy), a.at('p') + 4 * w, a.at(dx), rows, inputs, outputs);
+  }
+
+  private embeddingsForward(): void {
     const { dim: D, seq: T, vocab: V } = this.spec.shape;
-    const tok = p.subarray(0, V * D);
-    const pos = p.subarray(V * D, V * D + T * D);
-    for (let n = 0; n < this.tokens.length; n++) {
-      const t = n % T;
-      const to = this.tokens[n] * D;
-      for (let i = 0; i < D; i++) this.x0[n * D + i] = tok[to + i] + pos[t * D + i];
+    const p = this.v.p;
+    const x0 = this.v.x0;
+    const tok = this.tokens[0];
+    for (let n = 0; n < tok.length; n++) {
+      const to = tok[n] * D;
+      const po = V * D + (n % T) * D;
+      for (let i = 0; i < D; i++) x0[n * D + i] = p[to + i] + p[po + i];
     }
   }
 
   private embeddingsBackward(grad: Float32Array): void {
     const { dim: D, seq: T, vocab: V } = this.spec.shape;
-    const d = this.scratch.d; // the gradient w.r.t. the embeddings' output, left there by block 0
-    for (let n = 0; n < this.tokens.length; n++) {
-      const to = this.tokens[n] * D;
+    const d = this.v.d; // the gradient w.r.t. the embeddings' output, left there by block 0
+    const tok = this.tokens[0];
+    for (let n = 0; n < tok.length; n++) {
+      const to = tok[n] * D;
       const po = V * D + (n % T) * D;
       for (let i = 0; i < D; i++) {
         grad[to + i] += d[n * D + i];
@@ -227,137 +275,163 @@ export class Gpt {
     }
   }
 
-  private blockForward(b: number, p: Float32Array): void {
+  private blockForward(g: GptGroup): void {
     const { dim: D, heads: H, seq: T } = this.spec.shape;
     const N = this.rows * T;
-    const w = this.views(this.spec.layers[b + 1], p);
-    const a = this.blocks[b];
+    const b = g.block;
+    const o = this.offsets(g);
+    const w = (name: string) => this.view('p', g, name);
+    const at = (name: BlockName) => `b${b}.${name}`;
     const x = this.input(b);
-    layerNorm(x, w['ln_1.weight'], w['ln_1.bias'], N, D, a.ln1, a.st1);
-    linearForward(a.ln1, w['attn.qkv.weight'], w['attn.qkv.bias'], N, D, 3 * D, a.qkv);
-    // Causal attention per sequence and head: P = softmax(q·kᵀ / sqrt(hd)) over u <= t, y = P·v.
-    const hd = D / H;
-    const scale = 1 / Math.sqrt(hd);
-    a.y.fill(0);
-    for (let s = 0; s < this.rows; s++)
-      for (let h = 0; h < H; h++) {
-        const P = a.P.subarray((s * H + h) * T * T, (s * H + h + 1) * T * T);
-        for (let t = 0; t < T; t++) {
-          const q = (s * T + t) * 3 * D + h * hd;
-          let max = -Infinity;
-          for (let u = 0; u <= t; u++) {
-            const k = (s * T + u) * 3 * D + D + h * hd;
-            let dot = 0;
-            for (let j = 0; j < hd; j++) dot += a.qkv[q + j] * a.qkv[k + j];
-            P[t * T + u] = dot * scale;
-            if (P[t * T + u] > max) max = P[t * T + u];
-          }
-          let sum = 0;
-          for (let u = 0; u <= t; u++) sum += P[t * T + u] = Math.exp(P[t * T + u] - max);
-          for (let u = 0; u <= t; u++) P[t * T + u] /= sum;
-          for (let u = t + 1; u < T; u++) P[t * T + u] = 0;
-          const yo = (s * T + t) * D + h * hd;
-          for (let u = 0; u <= t; u++) {
-            const pv = P[t * T + u];
-            const v = (s * T + u) * 3 * D + 2 * D + h * hd;
-            for (let j = 0; j < hd; j++) a.y[yo + j] += pv * a.qkv[v + j];
-          }
-        }
-      }
-    linearForward(a.y, w['attn.proj.weight'], w['attn.proj.bias'], N, D, D, a.xmid);
-    for (let i = 0; i < N * D; i++) a.xmid[i] += x[i];
-    layerNorm(a.xmid, w['ln_2.weight'], w['ln_2.bias'], N, D, a.ln2, a.st2);
-    linearForward(a.ln2, w['mlp.fc.weight'], w['mlp.fc.bias'], N, D, 4 * D, a.hpre);
-    gelu(a.hpre, a.hact);
-    linearForward(a.hact, w['mlp.proj.weight'], w['mlp.proj.bias'], N, 4 * D, D, a.out);
-    for (let i = 0; i < N * D; i++) a.out[i] += a.xmid[i];
+    const a = (name: BlockName) => this.act(b, name);
+    layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), N, D, a('ln1'), a('st1'));
+    this.linear(at('ln1'), o['attn.qkv.weight'], o['attn.qkv.bias'], at('qkv'), N, D, 3 * D);
+    this.attention(b);
+    this.linear(at('y'), o['attn.proj.weight'], o['attn.proj.bias'], at('xmid'), N, D, D);
+    const xmid = a('xmid');
+    for (let i = 0; i < N * D; i++) xmid[i] += x[i];
+    layerNorm(xmid, w('ln_2.weight'), w('ln_2.bias'), N, D, a('ln2'), a('st2'));
+    this.linear(at('ln2'), o['mlp.fc.weight'], o['mlp.fc.bias'], at('hpre'), N, D, 4 * D);
+    gelu(a('hpre'), a('hact'));
+    this.linear(at('hact'), o['mlp.proj.weight'], o['mlp.proj.bias'], at('out'), N, 4 * D, D);
+    const out = a('out');
+    for (let i = 0; i < N * D; i++) out[i] += xmid[i];
   }
 
-  /** Backward through block b: scratch.d holds the gradient w.r.t. its output on entry, w.r.t. its input
+  /** Backward through a block: region d holds the gradient w.r.t. its output on entry, w.r.t. its input
    *  on exit. */
-  private blockBackward(b: number, p: Float32Array, grad: Float32Array): void {
+  private blockBackward(g: GptGroup): void {
     const { dim: D, heads: H, seq: T } = this.spec.shape;
     const N = this.rows * T;
-    const g = this.spec.layers[b + 1];
-    const w = this.views(g, p);
-    const dw = this.views(g, grad);
-    const a = this.blocks[b];
-    const x = this.input(b);
-    const { d, dx, d3, d4 } = this.scratch;
-    // MLP half: out = xmid + proj(gelu(fc(ln2(xmid)))). d is dOut, and the residual passes it to xmid.
-    linearBackward(a.hact, w['mlp.proj.weight'], d, N, 4 * D, D, dw['mlp.proj.weight'], dw['mlp.proj.bias'], d4);
-    geluBackward(a.hpre, d4);
-    linearBackward(a.ln2, w['mlp.fc.weight'], d4, N, D, 4 * D, dw['mlp.fc.weight'], dw['mlp.fc.bias'], dx);
-    const dxmid = d; // dOut + LN2's input gradient, in place
-    layerNormBackward(a.xmid, w['ln_2.weight'], a.st2, dx, N, D, dw['ln_2.weight'], dw['ln_2.bias'], dxmid);
+    const b = g.block;
+    const o = this.offsets(g);
+    const w = (name: string) => this.view('p', g, name);
+    const dw = (name: string) => this.view('g', g, name);
+    const at = (name: BlockName) => `b${b}.${name}`;
+    const a = (name: BlockName) => this.act(b, name);
+    const { d, dx, d4 } = this.v;
+    // MLP half: out = xmid + proj(gelu(fc(ln2(xmid)))). d is dOut; the residual passes it on to xmid.
+    this.linearBack(at('hact'), 'd', o['mlp.proj.weight'], o['mlp.proj.bias'], 'd4', N, 4 * D, D);
+    geluBackward(a('hpre'), d4);
+    this.linearBack(at('ln2'), 'd4', o['mlp.fc.weight'], o['mlp.fc.bias'], 'dx', N, D, 4 * D);
+    layerNormBackward(a('xmid'), w('ln_2.weight'), a('st2'), dx, N, D, dw('ln_2.weight'), dw('ln_2.bias'), d); // d = dxmid
     // Attention half: xmid = x + proj(attn(qkv(ln1(x)))).
-    linearBackward(a.y, w['attn.proj.weight'], dxmid, N, D, D, dw['attn.proj.weight'], dw['attn.proj.bias'], dx);
-    const hd = D / H;
-    const scale = 1 / Math.sqrt(hd);
-    d3.fill(0);
-    const dP = new Float64Array(T);
-    for (let s = 0; s < this.rows; s++)
-      for (let h = 0; h < H; h++) {
-        const P = a.P.subarray((s * H + h) * T * T, (s * H + h + 1) * T * T);
-        for (let t = 0; t < T; t++) {
-          const yo = (s * T + t) * D + h * hd;
-          let dot = 0;
-          for (let u = 0; u <= t; u++) {
-            const v = (s * T + u) * 3 * D + 2 * D + h * hd;
-            let g1 = 0;
-            for (let j = 0; j < hd; j++) {
-              g1 += dx[yo + j] * a.qkv[v + j];
-              d3[v + j] += P[t * T + u] * dx[yo + j]; // dv
-            }
-            dP[u] = g1;
-            dot += P[t * T + u] * g1;
-          }
-          const q = (s * T + t) * 3 * D + h * hd;
-          for (let u = 0; u <= t; u++) {
-            const dS = P[t * T + u] * (dP[u] - dot) * scale;
-            const k = (s * T + u) * 3 * D + D + h * hd;
-            for (let j = 0; j < hd; j++) {
-              d3[q + j] += dS * a.qkv[k + j]; // dq
-              d3[k + j] += dS * a.qkv[q + j]; // dk
-            }
-          }
-        }
-      }
-    linearBackward(a.ln1, w['attn.qkv.weight'], d3, N, D, 3 * D, dw['attn.qkv.weight'], dw['attn.qkv.bias'], dx);
+    this.linearBack(at('y'), 'd', o['attn.proj.weight'], o['attn.proj.bias'], 'dx', N, D, D);
+    this.attentionBackward(b);
+    this.linearBack(at('ln1'), 'd3', o['attn.qkv.weight'], o['attn.qkv.bias'], 'dx', N, D, 3 * D);
     // The k bias adds q·b to a whole row of scores, which softmax ignores: its gradient is exactly zero,
     // and what the sum above leaves there is rounding noise (~1e-10), which Adam (dividing by sqrt(v) + eps)
     // would turn into steps of up to lr. It is set to the zero it is.
-    dw['attn.qkv.bias'].fill(0, D, 2 * D);
-    layerNormBackward(x, w['ln_1.weight'], a.st1, dx, N, D, dw['ln_1.weight'], dw['ln_1.bias'], d); // d = dxmid + LN1's
+    dw('attn.qkv.bias').fill(0, D, 2 * D);
+    layerNormBackward(this.input(b), w('ln_1.weight'), a('st1'), dx, N, D, dw('ln_1.weight'), dw('ln_1.bias'), d); // d = dx
   }
 
-  private headForward(p: Float32Array): void {
+  /** Copy head h of sequence s out of the rows of `src` (row stride `stride`, column `col`) into `dst`
+   *  (T×hd, contiguous, as the kernels want it), or back when `back`. */
+  private headSlice(src: Float32Array, stride: number, col: number, dst: Float32Array, s: number, back = false): void {
+    const { seq: T, dim: D, heads: H } = this.spec.shape;
+    const hd = D / H;
+    for (let t = 0; t < T; t++) {
+      const at = (s * T + t) * stride + col;
+      if (back) for (let j = 0; j < hd; j++) src[at + j] = dst[t * hd + j];
+      else for (let j = 0; j < hd; j++) dst[t * hd + j] = src[at + j];
+    }
+  }
+
+  /** Causal multi-head attention of block b: per sequence and head, S = q·kᵀ and y = P·v in the SIMD
+   *  kernels, P = softmax(S / sqrt(hd)) over u <= t in JavaScript. P is kept for the backward pass. */
+  private attention(b: number): void {
+    const { seq: T, dim: D, heads: H } = this.spec.shape;
+    const hd = D / H;
+    const scale = 1 / Math.sqrt(hd);
+    const ar = this.arena;
+    const qkv = this.act(b, 'qkv');
+    const y = this.act(b, 'y');
+    const Pall = this.act(b, 'P');
+    const { hq, hk, hv, hy } = this.v;
+    for (let s = 0; s < this.rows; s++)
+      for (let h = 0; h < H; h++) {
+        const base = (s * H + h) * T * T;
+        this.headSlice(qkv, 3 * D, h * hd, hq, s);
+        this.headSlice(qkv, 3 * D, D + h * hd, hk, s);
+        this.headSlice(qkv, 3 * D, 2 * D + h * hd, hv, s);
+        const Pptr = ar.at(`b${b}.P`) + 4 * base;
+        ar.linearForward(ar.at('hq'), ar.at('hk'), ar.at('zero'), Pptr, T, hd, T); // S = q·kᵀ
+        for (let t = 0; t < T; t++) {
+          const row = base + t * T;
+          let max = -Infinity;
+          for (let u = 0; u <= t; u++) max = Math.max(max, Pall[row + u] * scale);
+          let sum = 0;
+          for (let u = 0; u <= t; u++) sum += Pall[row + u] = Math.exp(Pall[row + u] * scale - max);
+          for (let u = 0; u <= t; u++) Pall[row + u] /= sum;
+          for (let u = t + 1; u < T; u++) Pall[row + u] = 0;
+        }
+        ar.matmulNN(Pptr, ar.at('hv'), ar.at('hy'), T, hd, T); // y = P·v
+        this.headSlice(y, D, h * hd, hy, s, true);
+      }
+  }
+
+  /** The backward of attention(): region dx holds the gradient w.r.t. y; d3 gets it w.r.t. q, k, v. */
+  private attentionBackward(b: number): void {
+    const { seq: T, dim: D, heads: H } = this.spec.shape;
+    const hd = D / H;
+    const scale = 1 / Math.sqrt(hd);
+    const ar = this.arena;
+    const qkv = this.act(b, 'qkv');
+    const Pall = this.act(b, 'P');
+    const { dx: dy, d3: dqkv, hq, hk, hv, hdy, hdq, hdk, hdv, hdP } = this.v;
+    const at = (name: string) => ar.at(name);
+    for (let s = 0; s < this.rows; s++)
+      for (let h = 0; h < H; h++) {
+        const base = (s * H + h) * T * T;
+        const Pptr = ar.at(`b${b}.P`) + 4 * base;
+        this.headSlice(qkv, 3 * D, h * hd, hq, s);
+        this.headSlice(qkv, 3 * D, D + h * hd, hk, s);
+        this.headSlice(qkv, 3 * D, 2 * D + h * hd, hv, s);
+        this.headSlice(dy, D, h * hd, hdy, s);
+        ar.linearForward(at('hdy'), at('hv'), at('zero'), at('hdP'), T, hd, T); // dP = dy·vᵀ
+        ar.matmulTN(Pptr, at('hdy'), at('hdv'), T, hd, T); // dv = Pᵀ·dy
+        for (let t = 0; t < T; t++) {
+          const row = base + t * T;
+          let dot = 0;
+          for (let u = 0; u <= t; u++) dot += Pall[row + u] * hdP[t * T + u];
+          for (let u = 0; u <= t; u++) hdP[t * T + u] = Pall[row + u] * (hdP[t * T + u] - dot) * scale; // dS
+          for (let u = t + 1; u < T; u++) hdP[t * T + u] = 0;
+        }
+        ar.matmulNN(at('hdP'), at('hk'), at('hdq'), T, hd, T); // dq = dS·k
+        ar.matmulTN(at('hdP'), at('hq'), at('hdk'), T, hd, T); // dk = dSᵀ·q
+        this.headSlice(dqkv, 3 * D, h * hd, hdq, s, true);
+        this.headSlice(dqkv, 3 * D, D + h * hd, hdk, s, true);
+        this.headSlice(dqkv, 3 * D, 2 * D + h * hd, hdv, s, true);
+      }
+  }
+
+  private headForward(g: GptGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
-    const w = this.views(this.spec.layers[L + 1], p);
-    layerNorm(this.input(L), w['ln_f.weight'], w['ln_f.bias'], N, D, this.head.ln, this.head.st);
-    linearForward(this.head.ln, w['head.weight'], NO_BIAS(V), N, D, V, this.head.logits);
+    const o = this.offsets(g);
+    layerNorm(this.input(L), this.view('p', g, 'ln_f.weight'), this.view('p', g, 'ln_f.bias'), N, D, this.v.lnf, this.v.stf);
+    this.linear('lnf', o['head.weight'], null, 'logits', N, D, V);
   }
 
-  private headBackward(p: Float32Array, grad: Float32Array): void {
+  private headBackward(g: GptGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
-    const g = this.spec.layers[L + 1];
-    const w = this.views(g, p);
-    const dw = this.views(g, grad);
-    const { d, dx, dl } = this.scratch;
-    linearBackward(this.head.ln, w['head.weight'], dl, N, D, V, dw['head.weight'], new Float32Array(V), dx);
-    d.fill(0);
-    layerNormBackward(this.input(L), w['ln_f.weight'], this.head.st, dx, N, D, dw['ln_f.weight'], dw['ln_f.bias'], d);
+    const o = this.offsets(g);
+    this.linearBack('lnf', 'dl', o['head.weight'], null, 'dx', N, D, V);
+    this.v.d.fill(0);
+    layerNormBackward(
+      this.input(L),
+      this.view('p', g, 'ln_f.weight'),
+      this.v.stf,
+      this.v.dx,
+      N,
+      D,
+      this.view('g', g, 'ln_f.weight'),
+      this.view('g', g, 'ln_f.bias'),
+      this.v.d,
+    );
   }
-}
-
-const zeros = new Map<number, Float32Array>();
-/** A zero bias of n (the head has none). */
-function NO_BIAS(n: number): Float32Array {
-  let z = zeros.get(n);
-  if (!z) zeros.set(n, (z = new Float32Array(n)));
-  return z;
 }
 
 /** The GPT on the calling thread, behind the interface the schemes drive. */
@@ -365,11 +439,13 @@ export class GptCompute implements Compute {
   readonly model: Gpt;
   readonly otherThreadBytes = 0;
 
-  constructor(spec: GptSpec) {
-    this.model = new Gpt(spec);
+  /** `threads`: how many threads compute the products (--threads). */
+  constructor(spec: GptSpec, threads = 1) {
+    this.model = new Gpt(spec, { threads });
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {
+    await this.model.ready();
     this.model.start(x, rows);
   }
 
@@ -382,7 +458,7 @@ export class GptCompute implements Compute {
   }
 
   get arenaBytes(): number {
-    return this.model.activationBytes + this.model.scratchBytes;
+    return this.model.arena.bytes;
   }
 
   get activationBytes(): number {
@@ -393,5 +469,7 @@ export class GptCompute implements Compute {
     this.model.backward(layer, params, grad);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.model.close();
+  }
 }
