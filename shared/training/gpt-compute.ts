@@ -276,7 +276,7 @@ export class Gpt {
   }
 
   private blockForward(g: GptGroup): void {
-    const { dim: D, heads: H, seq: T } = this.spec.shape;
+    const { dim: D, seq: T } = this.spec.shape;
     const N = this.rows * T;
     const b = g.block;
     const o = this.offsets(g);
@@ -301,7 +301,7 @@ export class Gpt {
   /** Backward through a block: region d holds the gradient w.r.t. its output on entry, w.r.t. its input
    *  on exit. */
   private blockBackward(g: GptGroup): void {
-    const { dim: D, heads: H, seq: T } = this.spec.shape;
+    const { dim: D, seq: T } = this.spec.shape;
     const N = this.rows * T;
     const b = g.block;
     const o = this.offsets(g);
