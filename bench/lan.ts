@@ -1,5 +1,5 @@
-// npm run bench:lan [-- --rates 10gbit,1gbit,100mbit --model 256,1024,1024,10 --steps 8 --prefetch 0]
-// Runs every scheme on a 4-host LAN of network namespaces (deploy/lan/lan.sh, root) at each link rate and
+// npm run bench:lan [-- --rates 10gbit,1gbit,100mbit --model 256,1024,1024,10 --gpt gpt:4,128,4,64 --steps 8 --prefetch 0]
+// Runs every scheme of the MLP and of a GPT on a 4-host LAN of network namespaces (deploy/lan/lan.sh, root) at each link rate and
 // prints step time split into compute, exposed and hidden communication, with ZeRO-3/DP per rate. Writes
 // the reports of every rate side by side as one HTML page (docs/lan-bench.html) and the step-time figure
 // as an SVG (docs/lan-bench.svg), both drawn by the report's own figures (shared/accounting/charts.ts).
@@ -28,23 +28,14 @@ const argv = yargs(hideBin(process.argv))
     describe: 'equal-sized units, so each gather can hide behind the previous unit',
   })
   .option('prefetch-batch', { type: 'number', default: 256 })
+  .option('gpt', { type: 'string', default: 'gpt:4,128,4,64', describe: "a GPT configuration run at every rate too ('' for none)" })
+  .option('gpt-batch', { type: 'number', default: 16, describe: 'its global batch, in sequences' })
   .option('svg', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.svg', import.meta.url)) })
   .option('html', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.html', import.meta.url)) })
   .strict()
   .parseSync();
 
 const LAN = fileURLToPath(new URL('../../deploy/lan/lan.sh', import.meta.url));
-
-interface Point {
-  rate: string;
-  scheme: string;
-  step: number;
-  compute: number;
-  exposed: number;
-  wait: number | null;
-  transfer: number | null;
-  hidden: number;
-}
 
 function run(rate: string, out: string, options: string[] = ['--scheme', 'all', '--model', argv.model, '--prefetch', String(argv.prefetch)]): Report {
   const args = [LAN, '--hosts', String(argv.hosts), '--rate', rate, '--', ...options, '--steps', String(argv.steps), '--out', out, '--log-level', 'warn'];
@@ -97,56 +88,58 @@ ${textTable([['compute', 'prefetch', 'step', 'compute', 'exposed comm', 'hidden 
 
 let prefetchTable = '';
 
+/** Every scheme of one model at each rate: the reports, and their table. */
+function sweep(dir: string, rates: string[], model: string, batch: number): { reports: LabelledReport[]; table: string } {
+  const reports: LabelledReport[] = [];
+  const rows: string[][] = [];
+  const ms = (x: number | null) => (x === null ? '-' : x.toFixed(1));
+  for (const rate of rates) {
+    const options = ['--scheme', 'all', '--model', model, '--batch', String(batch), '--prefetch', String(argv.prefetch)];
+    const report = run(rate, join(dir, `${model.replace(/[:,]/g, '_')}-${rate}.json`), options);
+    reports.push({ label: `${model.startsWith('gpt:') ? 'GPT' : 'MLP'}, ${rate} per link`, report });
+    const dp = report.rows.find((r) => r.scheme === 'dp')!;
+    for (const r of report.rows) {
+      const t = r.time;
+      rows.push([
+        rate,
+        r.title,
+        t.stepMs.toFixed(1),
+        t.computeMs.toFixed(1),
+        t.exposedMs.toFixed(1),
+        ms(t.waitMs),
+        ms(t.transferMs),
+        t.overlappedMs.toFixed(1),
+        (t.stepMs / dp.time.stepMs).toFixed(2),
+      ]);
+    }
+    process.stderr.write(`${model} at ${rate}: done\n`);
+  }
+  const table = `${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${model}, global batch ${batch}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step
+${textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'wait', 'transfer', 'overlap', 'step / DP']], rows)}`;
+  return { reports, table };
+}
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench:lan needs root (network namespaces and tc): run it as root');
   const rates = argv.rates.split(',');
   const dir = mkdtempSync(join(tmpdir(), 'zerowire-bench-lan-'));
-  const points: Point[] = [];
-  const reports: LabelledReport[] = [];
+  let mlp: ReturnType<typeof sweep>;
+  let gpt: ReturnType<typeof sweep> | null = null;
   try {
-    for (const rate of rates) {
-      const report = run(rate, join(dir, `${rate}.json`));
-      reports.push({ label: `${rate} per link`, report });
-      for (const r of report.rows)
-        points.push({
-          rate,
-          scheme: r.title,
-          step: r.time.stepMs,
-          compute: r.time.computeMs,
-          exposed: r.time.exposedMs,
-          wait: r.time.waitMs,
-          transfer: r.time.transferMs,
-          hidden: r.time.overlappedMs,
-        });
-      process.stderr.write(`${rate}: done\n`);
-    }
+    mlp = sweep(dir, rates, argv.model, 64);
+    if (argv.gpt) gpt = sweep(dir, rates, argv.gpt, argv['gpt-batch']);
     prefetchComparison(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const rows = points.map((p) => {
-    const dp = points.find((q) => q.rate === p.rate && q.scheme === 'DP')!;
-    const ms = (x: number | null) => (x === null ? '-' : x.toFixed(1));
-    return [
-      p.rate,
-      p.scheme,
-      p.step.toFixed(1),
-      p.compute.toFixed(1),
-      p.exposed.toFixed(1),
-      ms(p.wait),
-      ms(p.transfer),
-      p.hidden.toFixed(1),
-      (p.step / dp.step).toFixed(2),
-    ];
-  });
-  console.log(
-    `${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${argv.model}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step`,
-  );
-  console.log(textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'wait', 'transfer', 'overlap', 'step / DP']], rows));
+  console.log(mlp.table);
+  if (gpt) console.log(`\n${gpt.table}`);
   console.log(`\n${prefetchTable}`);
-  writeFileSync(argv.svg, await renderFigureSvg(reports, 'time'));
+  const reports = [...mlp.reports, ...(gpt?.reports ?? [])];
+  writeFileSync(argv.svg, await renderFigureSvg(mlp.reports, 'time'));
+  if (gpt) writeFileSync(argv.svg.replace(/\.svg$/, '-gpt.svg'), await renderFigureSvg(gpt.reports, 'time'));
   writeFileSync(argv.html, await renderHtmlReport(reports, `zerowire on a ${argv.hosts}-host LAN: ${rates.join(', ')} per link`));
-  console.log(`chart: ${argv.svg}\nreport: ${argv.html}`);
+  console.log(`charts: ${argv.svg}${gpt ? ` and ${argv.svg.replace(/\.svg$/, '-gpt.svg')}` : ''}\nreport: ${argv.html}`);
 }
 
 main().catch((err: unknown) => {
