@@ -148,7 +148,7 @@ describe('bad input gets a clear error, a non-zero exit and no process left behi
     [['local', '--model', '10'], /--model: "10" must be at least two positive integer layer widths/],
     [['local', '--wire-dtype', 'fp8'], /Invalid values:[\s\S]*wire-dtype/],
     [['local', '--no-such-option'], /Unknown argument/],
-    [['rank'], /Missing required argument: coordinator/],
+    [['rank'], /--coordinator is required \(or MASTER_ADDR and MASTER_PORT/],
   ])('%j', async (args, message) => {
     const r = await runCli(args as string[], 20_000);
     expect(r.code).toBe(2);

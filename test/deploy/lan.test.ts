@@ -86,7 +86,9 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
       const frame = dp[leaving].steps.reduce((t, s) => t + s.sent.frame, 0);
       for (const r of [leaving - 1, leaving]) {
         expect(dp[r].iface!.tx, `eth0 of rank ${r}'s host`).toBeGreaterThanOrEqual(frame);
-        expect(dp[r].iface!.tx).toBeLessThanOrEqual(1.1 * frame);
+        // One link's frames plus headers, ACKs for the link coming in and both ranks' control plane (their
+        // summaries can land inside each other's window): well under the two links' 2x.
+        expect(dp[r].iface!.tx).toBeLessThanOrEqual(1.5 * frame);
       }
     }
     expect(lan.err()).toMatch(/ring: 0 \(10\.250\.0\.\d\) → 1 \(10\.250\.0\.\d\) → 2 .* 2 of 4 links cross hosts/);
