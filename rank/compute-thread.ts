@@ -1,12 +1,16 @@
 // The compute thread's main: one rank's model, one request at a time, tensors through shared staging
 // (see worker-compute.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import { Mlp, MlpSpec } from '../shared/training/mlp.js';
-import { batchStaging, layerStaging, type ThreadReply, type ThreadRequest } from './worker-compute.js';
+import { Gpt } from '../shared/training/gpt-compute.js';
+import { Mlp } from '../shared/training/mlp.js';
+import { modelSpec } from '../shared/training/model.js';
+import { batchStaging, layerStaging, rowShape, type ThreadReply, type ThreadRequest } from './worker-compute.js';
 
-const spec = new MlpSpec(workerData.widths as number[]);
-const mlp = new Mlp(spec, { threads: workerData.threads as number });
+const spec = modelSpec(workerData as { arch: 'mlp' | 'gpt'; model: number[] });
+const opts = { threads: workerData.threads as number };
+const mlp = spec.kind === 'gpt' ? new Gpt(spec, opts) : new Mlp(spec, opts);
 await mlp.ready();
+const row = rowShape(spec);
 const largest = Math.max(...spec.layers.map((l) => l.size));
 let layerBuf: SharedArrayBuffer | null = null;
 let batchBuf: SharedArrayBuffer | null = null;
@@ -26,13 +30,13 @@ function handle(req: ThreadRequest): ThreadReply {
       return { ok: true };
     case 'start':
       rows = req.rows;
-      mlp.start(batchStaging(batchBuf!, spec.inputs, rows).x, rows);
+      mlp.start(batchStaging(batchBuf!, row, rows).x, rows);
       return { ok: true, arenaBytes: mlp.bytes };
     case 'forward':
       mlp.forward(req.layer, params(req.layer, req.bf16));
       return { ok: true };
     case 'loss':
-      return { ok: true, loss: mlp.loss(batchStaging(batchBuf!, spec.inputs, rows).y, req.gradScale) };
+      return { ok: true, loss: mlp.loss(batchStaging(batchBuf!, row, rows).y, req.gradScale) };
     case 'backward': {
       const n = spec.layers[req.layer].size;
       mlp.backward(req.layer, params(req.layer, req.bf16), layerStaging(layerBuf!, largest).grad.subarray(0, n));

@@ -266,8 +266,7 @@ export class RankSession {
     if (!config || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
     await this.syncClock(); // again for every scheme: clocks drift over a long run
     const spec = modelSpec(config);
-    // The run config allows a thread for the MLP only.
-    const compute = config.compute === 'thread' && spec.kind === 'mlp' ? new WorkerCompute(spec, this.threads) : inlineCompute(spec, this.threads);
+    const compute = config.compute === 'thread' ? new WorkerCompute(spec, this.threads) : inlineCompute(spec, this.threads);
     const rank = coll.rank;
     try {
       const summary = await runScheme({

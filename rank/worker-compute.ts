@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Elems } from '../shared/tensor/dtype.js';
 import type { Compute } from '../shared/training/compute.js';
-import type { MlpSpec } from '../shared/training/mlp.js';
+import type { ModelSpec } from '../shared/training/model.js';
 
 /** Requests from a rank to its compute thread; every one is answered with a ThreadReply. */
 export type ThreadRequest =
@@ -23,10 +23,22 @@ export const layerStaging = (buf: SharedArrayBuffer, largest: number) => ({
   grad: new Float32Array(buf, largest * 4, largest),
 });
 
-/** The batch staging: inputs (rows x inputs fp32), then labels. */
-export const batchStaging = (buf: SharedArrayBuffer, inputs: number, rows: number) => ({
-  x: new Float32Array(buf, 0, rows * inputs),
-  y: new Int32Array(buf, rows * inputs * 4, rows),
+/** What one row of a batch holds: the MLP's inputs and one label, or the GPT's SEQ token ids and targets. */
+export function rowShape(spec: ModelSpec): { inputs: number; labels: number } {
+  return spec.kind === 'gpt' ? { inputs: spec.shape.seq, labels: spec.shape.seq } : { inputs: spec.inputs, labels: 1 };
+}
+
+/** The model's arch and numbers, as a run config has them: what the thread rebuilds it from. */
+export function modelOf(spec: ModelSpec): { arch: ModelSpec['kind']; model: number[] } {
+  if (spec.kind === 'mlp') return { arch: 'mlp', model: [...spec.widths] };
+  const { layers, dim, heads, seq, vocab } = spec.shape;
+  return { arch: 'gpt', model: [layers, dim, heads, seq, vocab] };
+}
+
+/** The batch staging: inputs (rows x inputs fp32), then labels (rows x labels). */
+export const batchStaging = (buf: SharedArrayBuffer, row: { inputs: number; labels: number }, rows: number) => ({
+  x: new Float32Array(buf, 0, rows * row.inputs),
+  y: new Int32Array(buf, rows * row.inputs * 4, rows * row.labels),
 });
 
 export class WorkerCompute implements Compute {
@@ -41,13 +53,13 @@ export class WorkerCompute implements Compute {
 
   /** `script` is the thread's compiled entry point (tests running this file from source pass dist's). */
   constructor(
-    private readonly spec: MlpSpec,
+    private readonly spec: ModelSpec,
     threads = 1,
     script: URL = new URL('./compute-thread.js', import.meta.url),
   ) {
     this.largest = Math.max(...spec.layers.map((l) => l.size));
     this.layerBuf = new SharedArrayBuffer(this.largest * 8);
-    this.worker = new Worker(script, { workerData: { widths: spec.widths, threads } });
+    this.worker = new Worker(script, { workerData: { ...modelOf(spec), threads } });
     this.worker.on('message', (r: ThreadReply) => {
       const p = this.pending;
       this.pending = null;
@@ -91,13 +103,14 @@ export class WorkerCompute implements Compute {
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {
-    const need = rows * (this.spec.inputs + 1) * 4;
+    const row = rowShape(this.spec);
+    const need = rows * (row.inputs + row.labels) * 4;
     if (need > this.batchBuf.byteLength) {
       this.batchBuf = new SharedArrayBuffer(need);
       await this.call({ op: 'staging', layer: this.layerBuf, batch: this.batchBuf });
     }
     this.rows = rows;
-    batchStaging(this.batchBuf, this.spec.inputs, rows).x.set(x);
+    batchStaging(this.batchBuf, row, rows).x.set(x);
     const r = await this.call({ op: 'start', rows });
     if (r.ok) this.threadArena = r.arenaBytes ?? 0;
   }
@@ -107,7 +120,7 @@ export class WorkerCompute implements Compute {
   }
 
   async loss(labels: Int32Array, gradScale: number): Promise<number> {
-    batchStaging(this.batchBuf, this.spec.inputs, this.rows).y.set(labels);
+    batchStaging(this.batchBuf, rowShape(this.spec), this.rows).y.set(labels);
     const r = await this.call({ op: 'loss', gradScale });
     return r.ok ? r.loss! : NaN;
   }

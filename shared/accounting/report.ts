@@ -282,7 +282,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
   const dp = r.rows.find((x) => x.scheme === 'dp');
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(
-    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)`,
+    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.prefetch ? '; with --prefetch collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
   );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(

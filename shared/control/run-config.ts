@@ -129,8 +129,6 @@ export function parseWidths(list: string): number[] {
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
-  // The GPT computes on the rank's own thread: the worker thread (--compute thread) runs the MLP only.
-  if (arch === 'gpt' && o.compute === 'thread') throw new ConfigError("--compute thread: the GPT computes on the rank's own thread (inline) only");
   const candidate = {
     arch,
     model,
@@ -150,7 +148,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     prefetch: o.prefetch,
     // auto: overlap needs the compute off the event loop, so prefetching runs it on a thread; without
     // prefetch there is nothing to overlap and the thread would only add copies.
-    compute: o.compute === 'auto' ? (o.prefetch > 0 && arch === 'mlp' ? 'thread' : 'inline') : o.compute,
+    compute: o.compute === 'auto' ? (o.prefetch > 0 ? 'thread' : 'inline') : o.compute,
     threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });

@@ -134,6 +134,11 @@ export class Gpt {
     await this.arena.par?.close();
   }
 
+  /** Bytes the arena holds: activations, a unit's parameters and gradient, the backward scratch. */
+  get bytes(): number {
+    return this.arena.bytes;
+  }
+
   /** A batch of `rows` sequences of T token ids (row-major). */
   start(tokens: ArrayLike<number>, rows: number): void {
     const { seq: T, vocab: V } = this.spec.shape;

@@ -68,8 +68,5 @@ describe('local --model gpt', () => {
     const heads = await runCli(['local', '--model', 'gpt:2,30,4,8'], 10_000);
     expect(heads.code).toBe(2);
     expect(heads.stderr).toMatch(/--model: "gpt:2,30,4,8": DIM 30 does not divide into 4 heads/);
-    const thread = await runCli(['local', '--model', 'gpt:2,32,4,8', '--compute', 'thread'], 10_000);
-    expect(thread.code).toBe(2);
-    expect(thread.stderr).toMatch(/--compute thread: the GPT computes on the rank's own thread/);
   });
 });

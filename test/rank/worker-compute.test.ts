@@ -1,9 +1,8 @@
 // Forward and backward on a worker thread (the compiled thread entry, as a rank runs it) give exactly what
 // the inline compute gives.
-import type { ModelSpec } from '../../shared/training/model.js';
 import { describe, expect, it } from 'vitest';
+import type { ModelSpec } from '../../shared/training/model.js';
 import { WorkerCompute } from '../../rank/worker-compute.js';
-import type { MlpSpec } from '../../shared/training/mlp.js';
 import { compiled } from '../helpers/cli.js';
 import { HYPER, trainDistributed } from '../helpers/train.js';
 
@@ -23,7 +22,29 @@ describe('compute on a worker thread', () => {
     const inline = await trainDistributed(4, 'zero3', setup);
     const threaded = await trainDistributed(4, 'zero3', {
       ...setup,
-      compute: (spec: ModelSpec) => new WorkerCompute(spec as MlpSpec, 1, compiled('rank/compute-thread.ts')),
+      compute: (spec: ModelSpec) => new WorkerCompute(spec, 1, compiled('rank/compute-thread.ts')),
+    });
+    expect(threaded.losses).toEqual(inline.losses);
+    expect(Array.from(threaded.final)).toEqual(Array.from(inline.final));
+  });
+
+  it('the GPT too: ZeRO-3 with prefetch 1, bf16, identical to inline compute', async () => {
+    const setup = {
+      widths: [],
+      gpt: { layers: 2, dim: 16, heads: 2, seq: 8, vocab: 32 },
+      steps: 3,
+      batch: 8,
+      samples: 32,
+      seed: 3,
+      dtype: 'bf16' as const,
+      unit: 'layer' as const,
+      hyper: HYPER,
+      prefetch: 1,
+    };
+    const inline = await trainDistributed(4, 'zero3', setup);
+    const threaded = await trainDistributed(4, 'zero3', {
+      ...setup,
+      compute: (spec: ModelSpec) => new WorkerCompute(spec, 1, compiled('rank/compute-thread.ts')),
     });
     expect(threaded.losses).toEqual(inline.losses);
     expect(Array.from(threaded.final)).toEqual(Array.from(inline.final));
