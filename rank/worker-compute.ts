@@ -29,7 +29,7 @@ export function rowShape(spec: ModelSpec): { inputs: number; labels: number } {
 }
 
 /** The model's arch and numbers, as a run config has them: what the thread rebuilds it from. */
-export function modelOf(spec: ModelSpec): { arch: ModelSpec['kind']; model: number[] } {
+function modelOf(spec: ModelSpec): { arch: ModelSpec['kind']; model: number[] } {
   if (spec.kind === 'mlp') return { arch: 'mlp', model: [...spec.widths] };
   const { layers, dim, heads, seq, vocab } = spec.shape;
   return { arch: 'gpt', model: [layers, dim, heads, seq, vocab] };
