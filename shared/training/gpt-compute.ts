@@ -2,7 +2,7 @@
 // scheme can hand over each unit's parameters just in time, as for the MLP. What the forward pass keeps
 // for the backward pass is laid out as named activation regions per batch shape and counted
 // (activationBytes); gradient scratch is counted apart.
-import { KernelArena } from '../tensor/kernel-arena.js';
+import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
 import type { Compute } from './compute.js';
 import type { GptGroup, GptSpec } from './gpt.js';
@@ -109,8 +109,7 @@ function regions(spec: GptSpec, rows: number): { activations: Record<string, num
  * projection, the MLP's two layers, the head) and the attention's per-head q·kᵀ and P·v. Softmax,
  * LayerNorm, GELU and the residuals run in JavaScript on views of the same memory.
  */
-export class Gpt {
-  readonly arena: KernelArena;
+export class Gpt extends ArenaModel {
   private rows = 0;
   private readonly tokens: Int32Array[] = [new Int32Array(0)];
   private v: Record<string, Float32Array> = {};
@@ -120,23 +119,13 @@ export class Gpt {
 
   constructor(
     readonly spec: GptSpec,
-    opts: { threads?: number } = {},
+    opts: { threads?: number; threadScript?: URL } = {},
   ) {
-    this.arena = new KernelArena(opts);
+    super(opts);
   }
 
-  /** Resolves once the kernel threads (if any) run. */
-  async ready(): Promise<void> {
-    await this.arena.par?.ready();
-  }
-
-  async close(): Promise<void> {
-    await this.arena.par?.close();
-  }
-
-  /** Bytes the arena holds: activations, a unit's parameters and gradient, the backward scratch. */
-  get bytes(): number {
-    return this.arena.bytes;
+  protected get groups(): readonly GptGroup[] {
+    return this.spec.layers;
   }
 
   /** A batch of `rows` sequences of T token ids (row-major). */
@@ -193,17 +182,6 @@ export class Gpt {
     if (g.kind === 'head') this.headBackward(g);
     else this.blockBackward(g);
     grad.set(this.v.g.subarray(0, g.size));
-  }
-
-  /** The whole model at once, as one process training alone does: the loss, and every parameter's
-   *  gradient in `grad` (laid out like `theta`). */
-  lossAndGradient(theta: Float32Array, tokens: ArrayLike<number>, rows: number, targets: Int32Array, grad: Float32Array): number {
-    const of = (a: Float32Array, g: GptGroup) => a.subarray(g.offset, g.offset + g.size);
-    this.start(tokens, rows);
-    for (const g of this.spec.layers) this.forward(g.index, of(theta, g));
-    const loss = this.loss(targets);
-    for (const g of [...this.spec.layers].reverse()) this.backward(g.index, of(theta, g), of(grad, g));
-    return loss;
   }
 
   /** The logits of the last forward pass (N×V). */

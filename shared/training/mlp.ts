@@ -1,6 +1,6 @@
 // An MLP laid out like torch.nn.Linear layers (weight (out, in) row-major, then bias), exact-erf GELU between
 // layers, softmax cross-entropy with mean reduction. Pure compute: it knows nothing about ranks or shards.
-import { KernelArena } from '../tensor/kernel-arena.js';
+import { ArenaModel } from './arena-model.js';
 import { crossEntropy, gelu, geluBackward } from './ops.js';
 import type { NamedTensor, ParamGroup } from './param-group.js';
 import { Rng } from './rng.js';
@@ -74,42 +74,29 @@ export class MlpSpec {
  * pass reads), one layer's parameters and gradient, and the gradient flowing back. GELU and the loss run in
  * JavaScript on views of the same memory.
  */
-export class Mlp {
-  readonly arena: KernelArena;
+export class Mlp extends ArenaModel {
   private rows = 0;
   private dIn = 'd'; // the region holding the gradient w.r.t. the current layer's output
   private dOut = 'dx';
 
-  /** `threads`: how many threads compute the products (--threads); `threadScript`: see KernelArena. */
   constructor(
     readonly spec: MlpSpec,
     opts: { threads?: number; threadScript?: URL } = {},
   ) {
-    this.arena = new KernelArena(opts);
+    super(opts);
   }
 
-  /** Resolves once the kernel threads (if any) run. */
-  async ready(): Promise<void> {
-    await this.arena.par?.ready();
+  protected get groups(): readonly LayerSpec[] {
+    return this.spec.layers;
   }
 
-  /** Stop the kernel threads. */
-  async close(): Promise<void> {
-    await this.arena.par?.close();
-  }
-
-  /** Bytes the arena holds: activations, one layer's parameters and gradient, the backward scratch. */
-  get bytes(): number {
-    return this.arena.bytes;
-  }
-
-  /** Of those, the activations of the current batch: each layer's input and pre-activation. */
+  /** Of the arena, the activations of the current batch: each layer's input and pre-activation. */
   get activationBytes(): number {
     return this.spec.activationBytes(this.rows);
   }
 
   /** A new batch of `rows` rows (row-major, `inputs` values each). */
-  start(x: Float32Array, rows: number): void {
+  start(x: ArrayLike<number>, rows: number): void {
     if (x.length !== rows * this.spec.inputs) throw new RangeError(`input has ${x.length} values, expected ${rows} rows of ${this.spec.inputs}`);
     if (rows !== this.rows) {
       const regions: Record<string, number> = {};
@@ -123,7 +110,7 @@ export class Mlp {
       this.arena.layout(regions);
       this.rows = rows;
     }
-    this.arena.load('in0', x);
+    this.arena.f32('in0', x.length).set(x);
   }
 
   /** Run layer `l` with its parameters `p` (weight then bias; fp32, or bf16 bits widened on the way). */
@@ -167,17 +154,6 @@ export class Mlp {
     a.load('p', p);
     a.matmulNN(a.at(this.dIn), a.at('p'), a.at(this.dOut), rows, L.inputs, L.outputs); // dX = dY·W
     [this.dIn, this.dOut] = [this.dOut, this.dIn];
-  }
-
-  /** A whole model's forward and backward at once, as one process training alone does: the loss, and the
-   *  gradient of every parameter in `grad` (laid out like `theta`). */
-  lossAndGradient(theta: Float32Array, x: Float32Array, rows: number, labels: Int32Array, grad: Float32Array): number {
-    const of = (a: Float32Array, l: LayerSpec) => a.subarray(l.offset, l.offset + l.size);
-    this.start(x, rows);
-    for (const l of this.spec.layers) this.forward(l.index, of(theta, l));
-    const loss = this.loss(labels);
-    for (const l of [...this.spec.layers].reverse()) this.backward(l.index, of(theta, l), of(grad, l));
-    return loss;
   }
 
   private layer(l: number, p: Float32Array | Uint16Array): LayerSpec {

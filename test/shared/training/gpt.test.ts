@@ -3,6 +3,7 @@
 // unit at a time as the schemes drive it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { maxAbsDiff } from '../../helpers/train.js';
 import { adamUpdate } from '../../../shared/training/adam.js';
 import { GptSpec } from '../../../shared/training/gpt.js';
 import { Gpt } from '../../../shared/training/gpt-compute.js';
@@ -25,13 +26,6 @@ function flat(prefix: string): Float32Array {
     theta.set(got!.data as Float32Array, t.offset);
   }
   return theta;
-}
-
-function maxAbsDiff(a: Float32Array, b: Float32Array): number {
-  expect(a.length).toBe(b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
 }
 
 function lossAndGrad(theta: Float32Array) {

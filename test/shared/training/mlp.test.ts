@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { maxAbsDiff } from '../../helpers/train.js';
 import { adamUpdate } from '../../../shared/training/adam.js';
 import { Mlp, MlpSpec } from '../../../shared/training/mlp.js';
 import { parseSafetensors } from '../../../shared/io/safetensors.js';
@@ -11,13 +12,6 @@ const spec = new MlpSpec([16, 32, 32, 4]);
 const x = f32('x');
 const y = Int32Array.from(ref.get('y')!.data as BigInt64Array, Number);
 const rows = 8;
-
-function maxAbsDiff(a: Float32Array, b: Float32Array): number {
-  expect(a.length).toBe(b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-}
 
 /** Full forward + backward over the flat vector: the model used one layer at a time. */
 function lossAndGrad(theta: Float32Array) {
