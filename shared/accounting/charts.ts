@@ -41,6 +41,12 @@ function frame(runs: LabelledReport[], data: Datum[], body: Record<string, unkno
 
 const schemesOf = (runs: LabelledReport[]) => [...new Set(runs.flatMap((r) => r.report.rows.map((x) => x.title)))];
 
+/** Bars over the schemes on x (in the run's order); `encoding` gives the rest (y, colour, grouping). */
+function schemeBars(runs: LabelledReport[], data: Datum[], encoding: Record<string, unknown>): TopLevelSpec {
+  const schemes = schemesOf(runs);
+  return frame(runs, data, { mark: 'bar', encoding: { x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null }, ...encoding } }, schemes);
+}
+
 function lossFigure(runs: LabelledReport[]): Figure {
   const data = runs.flatMap(({ label, report }) =>
     report.rows.flatMap((row) => row.losses.map((loss, i) => ({ run: label, [CATEGORY.scheme]: row.title, step: i + 1, loss }))),
@@ -80,31 +86,21 @@ function timeFigure(runs: LabelledReport[]): Figure {
       const values = [t.computeMs - t.overlappedMs, t.overlappedMs, split ? t.waitMs! : 0, split ? t.transferMs! : 0, split ? 0 : t.exposedMs];
       values.forEach((ms, i) => data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[i], order: i, ms: Math.max(0, ms) }));
     }
-  const schemes = schemesOf(runs);
   return {
     id: 'time',
     title: 'Step time: compute and communication (ms per step)',
     caption: 'Mean per step over ranks, first step excluded. Wait is time spent for the last rank to enter a collective; transfer is from then on.',
-    spec: frame(
-      runs,
-      data,
-      {
-        mark: 'bar',
-        encoding: {
-          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
-          y: { field: 'ms', type: 'quantitative', stack: 'zero', title: 'ms per step' },
-          color: {
-            field: 'part',
-            type: 'nominal',
-            sort: parts,
-            scale: { domain: parts, range: ['#4e79a7', '#a0cbe8', '#f28e2b', '#e15759', '#bab0ac'] },
-            title: null,
-          },
-          order: { field: 'order', type: 'quantitative' },
-        },
+    spec: schemeBars(runs, data, {
+      y: { field: 'ms', type: 'quantitative', stack: 'zero', title: 'ms per step' },
+      color: {
+        field: 'part',
+        type: 'nominal',
+        sort: parts,
+        scale: { domain: parts, range: ['#4e79a7', '#a0cbe8', '#f28e2b', '#e15759', '#bab0ac'] },
+        title: null,
       },
-      schemes,
-    ),
+      order: { field: 'order', type: 'quantitative' },
+    }),
   };
 }
 
@@ -119,26 +115,16 @@ function trafficFigure(runs: LabelledReport[]): Figure {
         if (bytes !== null) data.push({ run: label, [CATEGORY.scheme]: row.title, measure: measures[i], KiB: bytes / 1024 });
       });
     }
-  const schemes = schemesOf(runs);
   return {
     id: 'traffic',
     title: 'Bytes sent per rank per step (KiB)',
     caption:
       'Theory: 2(N-1)/N of the parameters for DP and ZeRO-1/2, 3(N-1)/N for ZeRO-3. Payload is tensor data, frame adds msgpack and WebSocket framing, TCP is what the socket wrote, interface what the kernel counted.',
-    spec: frame(
-      runs,
-      data,
-      {
-        mark: 'bar',
-        encoding: {
-          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
-          xOffset: { field: 'measure', type: 'nominal', sort: measures },
-          y: { field: 'KiB', type: 'quantitative', title: 'KiB per rank per step' },
-          color: { field: 'measure', type: 'nominal', sort: measures, title: null },
-        },
-      },
-      schemes,
-    ),
+    spec: schemeBars(runs, data, {
+      xOffset: { field: 'measure', type: 'nominal', sort: measures },
+      y: { field: 'KiB', type: 'quantitative', title: 'KiB per rank per step' },
+      color: { field: 'measure', type: 'nominal', sort: measures, title: null },
+    }),
   };
 }
 
@@ -164,28 +150,18 @@ function memoryFigure(runs: LabelledReport[]): Figure {
         });
       }
     }
-  const schemes = schemesOf(runs);
   return {
     id: 'memory',
     title: 'Model states per rank (bytes per parameter), by band',
     caption:
       'Between steps (resident) and at the worst moment of a step (peak), theory next to what the ledger measured on the rank that held most. The transient bands are a ZeRO-3 gathered unit and a ZeRO-2/3 gradient bucket.',
-    spec: frame(
-      runs,
-      data,
-      {
-        mark: 'bar',
-        encoding: {
-          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
-          xOffset: { field: 'moment', type: 'nominal', sort: moments },
-          y: { field: 'perParam', type: 'quantitative', stack: 'zero', title: 'bytes per parameter' },
-          color: { field: 'band', type: 'nominal', sort: bands, title: null },
-          opacity: { field: 'moment', type: 'nominal', sort: moments, scale: { range: [0.45, 1, 0.45, 1] }, title: null },
-          tooltip: [{ field: CATEGORY.scheme }, { field: 'moment' }, { field: 'band' }, { field: 'perParam', format: '.2f' }],
-        },
-      },
-      schemes,
-    ),
+    spec: schemeBars(runs, data, {
+      xOffset: { field: 'moment', type: 'nominal', sort: moments },
+      y: { field: 'perParam', type: 'quantitative', stack: 'zero', title: 'bytes per parameter' },
+      color: { field: 'band', type: 'nominal', sort: bands, title: null },
+      opacity: { field: 'moment', type: 'nominal', sort: moments, scale: { range: [0.45, 1, 0.45, 1] }, title: null },
+      tooltip: [{ field: CATEGORY.scheme }, { field: 'moment' }, { field: 'band' }, { field: 'perParam', format: '.2f' }],
+    }),
   };
 }
 
@@ -209,26 +185,16 @@ function fullMemoryFigure(runs: LabelledReport[]): Figure {
         data.push({ run: label, [CATEGORY.scheme]: row.title, part: name, kind: 'ledger', MiB: members.reduce((t, b) => t + (bands[b] ?? 0), 0) / 2 ** 20 });
       data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[parts.length - 1], kind: 'process', MiB: row.memory.process / 2 ** 20 });
     }
-  const schemes = schemesOf(runs);
   return {
     id: 'memory-full',
     title: 'Everything a rank holds at its worst moment (MiB)',
     caption:
       'Left bar of each pair: the ledger at its peak, by band. Right bar: what the process reported at its peak (ArrayBuffers plus WebAssembly memories, including what earlier schemes of the run still hold). ZeRO shards the model states only.',
-    spec: frame(
-      runs,
-      data,
-      {
-        mark: 'bar',
-        encoding: {
-          x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null },
-          xOffset: { field: 'kind', type: 'nominal', sort: ['ledger', 'process'] },
-          y: { field: 'MiB', type: 'quantitative', stack: 'zero', title: 'MiB per rank' },
-          color: { field: 'part', type: 'nominal', sort: parts, title: null },
-        },
-      },
-      schemes,
-    ),
+    spec: schemeBars(runs, data, {
+      xOffset: { field: 'kind', type: 'nominal', sort: ['ledger', 'process'] },
+      y: { field: 'MiB', type: 'quantitative', stack: 'zero', title: 'MiB per rank' },
+      color: { field: 'part', type: 'nominal', sort: parts, title: null },
+    }),
   };
 }
 
