@@ -30,6 +30,7 @@ export interface SchemeRun {
   log: Logger;
   iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
   clock: () => ClockEstimate; // this rank's offset from the coordinator's clock
+  resyncClock: () => Promise<void>; // estimate it again (clocks drift over a long run)
   straggleMs: number; // idle this long before every step (--straggle-ms)
   onStep: (m: StepMetrics) => void;
   onCheckpoint: (step: number, file: string, sha256: string) => void;
@@ -38,6 +39,10 @@ export interface SchemeRun {
 // A full collection on demand, as Node's documentation of v8.setFlagsFromString shows it.
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
+
+/** During a long scheme the clock offset is estimated again this often (quartz drifts up to ~50 ppm:
+ *  a few milliseconds an hour, more than the estimate's uncertainty). */
+const CLOCK_RESYNC_MS = 30_000;
 
 /** What is reported of a collective; its entry and exit on the run's common clock. */
 function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
@@ -93,7 +98,12 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     let peakAllBands: Record<string, number> = { ...ledger.live };
     let processPeak = processBefore;
     const steps: StepMetrics[] = [];
+    let synced = performance.now();
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
+      if (performance.now() - synced > CLOCK_RESYNC_MS) {
+        await run.resyncClock(); // between steps, outside any step's timing
+        synced = performance.now();
+      }
       if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
       if (!Number.isFinite(st.loss)) throw new Error(`training diverged: the loss is ${st.loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);

@@ -278,6 +278,7 @@ export class RankSession {
         log: this.log,
         iface: this.opts.iface,
         clock: () => this.clock,
+        resyncClock: () => this.syncClock(),
         straggleMs: this.opts.straggleMs ?? 0,
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
         onCheckpoint: (step, file, sha256) => this.send({ type: 'checkpoint', scheme, step, rank, file, sha256 }),
