@@ -56,6 +56,11 @@ function runOptions<T>(y: Argv<T>) {
       default: '1',
       describe: "threads computing each rank's products, like PyTorch's intra-op threads (auto: this host's cores over its ranks)",
     })
+    .option('recompute', {
+      type: 'boolean',
+      default: false,
+      describe: "GPT: activation checkpointing per block (keep each block's output, recompute its insides in the backward pass)",
+    })
     .option('prefetch', {
       type: 'number',
       default: 0,

@@ -8,7 +8,7 @@ import { batchStaging, layerStaging, rowShape, type ThreadReply, type ThreadRequ
 
 const spec = modelSpec(workerData as { arch: 'mlp' | 'gpt'; model: number[] });
 const opts = { threads: workerData.threads as number };
-const mlp = spec.kind === 'gpt' ? new Gpt(spec, opts) : new Mlp(spec, opts);
+const mlp = spec.kind === 'gpt' ? new Gpt(spec, { ...opts, recompute: workerData.recompute as boolean }) : new Mlp(spec, opts);
 await mlp.ready();
 const row = rowShape(spec);
 const largest = Math.max(...spec.layers.map((l) => l.size));

@@ -266,7 +266,8 @@ export class RankSession {
     if (!config || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
     await this.syncClock(); // again for every scheme: clocks drift over a long run
     const spec = modelSpec(config);
-    const compute = config.compute === 'thread' ? new WorkerCompute(spec, this.threads) : inlineCompute(spec, this.threads);
+    const compute =
+      config.compute === 'thread' ? new WorkerCompute(spec, this.threads, undefined, config.recompute) : inlineCompute(spec, this.threads, config.recompute);
     const rank = coll.rank;
     try {
       const summary = await runScheme({

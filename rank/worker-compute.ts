@@ -56,10 +56,11 @@ export class WorkerCompute implements Compute {
     private readonly spec: ModelSpec,
     threads = 1,
     script: URL = new URL('./compute-thread.js', import.meta.url),
+    recompute = false,
   ) {
     this.largest = Math.max(...spec.layers.map((l) => l.size));
     this.layerBuf = new SharedArrayBuffer(this.largest * 8);
-    this.worker = new Worker(script, { workerData: { ...modelOf(spec), threads } });
+    this.worker = new Worker(script, { workerData: { ...modelOf(spec), threads, recompute } });
     this.worker.on('message', (r: ThreadReply) => {
       const p = this.pending;
       this.pending = null;

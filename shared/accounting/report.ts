@@ -123,7 +123,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
       peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
       activations: {
         measured: Math.max(...sums.map((s) => s.memory.peakPerBand.activations ?? 0)),
-        estimate: spec.activationBytes(config.batch / world),
+        estimate: spec.kind === 'gpt' ? spec.activationBytes(config.batch / world, config.recompute) : spec.activationBytes(config.batch / world),
       },
       memory: {
         theoryBands: { ...mem.bands, ...(mem.transientBand ? { [mem.transientBand]: mem.transient } : {}) },
@@ -274,7 +274,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
   const a = r.agreement;
   const z3 = r.rows.find((x) => x.scheme === 'zero3');
   const notes = [
-    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}`,
+    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
   const hosts = new Set(r.ranks.map((x) => x.host));

@@ -38,6 +38,7 @@ export const RunConfigSchema = v.object({
   timeoutMs: int(1, 1e9), // a collective that waits longer than this fails
   schemes: v.pipe(v.array(scheme), v.minLength(1, 'at least one scheme')), // run back to back, same initial weights and data
   prefetch: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
+  recompute: v.boolean(), // GPT: activation checkpointing per block
   compute: v.picklist(COMPUTE_MODES), // forward/backward on the rank's main thread, or on a worker thread
   // threads computing a rank's products; auto: this host's cores over the ranks on this host
   threads: v.union([int(1, 256), v.literal('auto')], 'a positive number of threads or auto'),
@@ -70,6 +71,7 @@ export interface RunOptions {
   prefetch: number;
   compute: string; // auto|inline|thread
   threads: string; // a count, or auto
+  recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
 }
 
 /** The option each config field comes from, for error messages. */
@@ -129,9 +131,11 @@ export function parseWidths(list: string): number[] {
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
+  if (o.recompute && arch !== 'gpt') throw new ConfigError('--recompute: activation checkpointing is per transformer block; give a --model gpt:...');
   const candidate = {
     arch,
     model,
+    recompute: o.recompute ?? false,
     steps: o.steps,
     batch: o.batch,
     lr: o.lr,

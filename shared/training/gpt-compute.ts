@@ -77,7 +77,7 @@ interface BlockActs {
 type BlockName = keyof BlockActs;
 
 /** The regions of one batch shape: activations first (what the backward pass reads), then scratch. */
-function regions(spec: GptSpec, rows: number): { activations: Record<string, number>; scratch: Record<string, number> } {
+function regions(spec: GptSpec, rows: number, recompute: boolean): { activations: Record<string, number>; scratch: Record<string, number> } {
   const { dim: D, heads: H, seq: T, vocab: V, layers: L } = spec.shape;
   const N = rows * T;
   const block: Record<BlockName, number> = {
@@ -94,7 +94,10 @@ function regions(spec: GptSpec, rows: number): { activations: Record<string, num
     out: N * D,
   };
   const activations: Record<string, number> = { x0: N * D };
-  for (let b = 0; b < L; b++) for (const [k, n] of Object.entries(block)) activations[`b${b}.${k}`] = n;
+  // Every block keeps its output (the next unit's input); its insides are kept per block, or (recompute)
+  // exist once, for the block being computed.
+  for (let b = 0; b < L; b++) for (const [k, n] of Object.entries(block)) if (k === 'out' || !recompute) activations[`b${b}.${k}`] = n;
+  if (recompute) for (const [k, n] of Object.entries(block)) if (k !== 'out') activations[`r.${k}`] = n;
   Object.assign(activations, { lnf: N * D, stf: 2 * N, logits: N * V });
   const largest = Math.max(...spec.layers.map((g) => g.size));
   const hd = D / H;
@@ -117,11 +120,16 @@ export class Gpt extends ArenaModel {
   activationBytes = 0;
   scratchBytes = 0;
 
+  /** `recompute`: activation checkpointing per block (keep each block's output; recompute its insides in
+   *  the backward pass, one block at a time). */
+  readonly recompute: boolean;
+
   constructor(
     readonly spec: GptSpec,
-    opts: { threads?: number; threadScript?: URL } = {},
+    opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {},
   ) {
     super(opts);
+    this.recompute = opts.recompute ?? false;
   }
 
   protected get groups(): readonly GptGroup[] {
@@ -133,7 +141,7 @@ export class Gpt extends ArenaModel {
     const { seq: T, vocab: V } = this.spec.shape;
     if (tokens.length !== rows * T) throw new RangeError(`gpt: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
     if (rows !== this.rows) {
-      const { activations, scratch } = regions(this.spec, rows);
+      const { activations, scratch } = regions(this.spec, rows, this.recompute);
       this.arena.layout({ ...activations, ...scratch });
       // Views, valid until the next layout (the arena's memory may grow then).
       this.v = Object.fromEntries(Object.keys({ ...activations, ...scratch }).map((name) => [name, this.arena.f32(name)]));
@@ -208,8 +216,13 @@ export class Gpt extends ArenaModel {
     return this.v[region].subarray(at, at + t.shape.reduce((a, b) => a * b, 1));
   }
 
+  /** The region of block b's activation `name`. */
+  private actName(b: number, name: BlockName): string {
+    return name === 'out' || !this.recompute ? `b${b}.${name}` : `r.${name}`;
+  }
+
   private act(b: number, name: BlockName): Float32Array {
-    return this.v[`b${b}.${name}`];
+    return this.v[this.actName(b, name)];
   }
 
   private input(block: number): Float32Array {
@@ -264,7 +277,7 @@ export class Gpt extends ArenaModel {
     const b = g.block;
     const o = this.offsets(g);
     const w = (name: string) => this.view('p', g, name);
-    const at = (name: BlockName) => `b${b}.${name}`;
+    const at = (name: BlockName) => this.actName(b, name);
     const x = this.input(b);
     const a = (name: BlockName) => this.act(b, name);
     layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), N, D, a('ln1'), a('st1'));
@@ -284,13 +297,14 @@ export class Gpt extends ArenaModel {
   /** Backward through a block: region d holds the gradient w.r.t. its output on entry, w.r.t. its input
    *  on exit. */
   private blockBackward(g: GptGroup): void {
+    if (this.recompute) this.blockForward(g); // the insides again, from the kept input and the loaded parameters
     const { dim: D, seq: T } = this.spec.shape;
     const N = this.rows * T;
     const b = g.block;
     const o = this.offsets(g);
     const w = (name: string) => this.view('p', g, name);
     const dw = (name: string) => this.view('g', g, name);
-    const at = (name: BlockName) => `b${b}.${name}`;
+    const at = (name: BlockName) => this.actName(b, name);
     const a = (name: BlockName) => this.act(b, name);
     const { d, dx, d4 } = this.v;
     // MLP half: out = xmid + proj(gelu(fc(ln2(xmid)))). d is dOut; the residual passes it on to xmid.
@@ -338,7 +352,7 @@ export class Gpt extends ArenaModel {
         this.headSlice(qkv, 3 * D, h * hd, hq, s);
         this.headSlice(qkv, 3 * D, D + h * hd, hk, s);
         this.headSlice(qkv, 3 * D, 2 * D + h * hd, hv, s);
-        const Pptr = ar.at(`b${b}.P`) + 4 * base;
+        const Pptr = ar.at(this.actName(b, 'P')) + 4 * base;
         ar.linearForward(ar.at('hq'), ar.at('hk'), ar.at('zero'), Pptr, T, hd, T); // S = q·kᵀ
         for (let t = 0; t < T; t++) {
           const row = base + t * T;
@@ -367,7 +381,7 @@ export class Gpt extends ArenaModel {
     for (let s = 0; s < this.rows; s++)
       for (let h = 0; h < H; h++) {
         const base = (s * H + h) * T * T;
-        const Pptr = ar.at(`b${b}.P`) + 4 * base;
+        const Pptr = ar.at(this.actName(b, 'P')) + 4 * base;
         this.headSlice(qkv, 3 * D, h * hd, hq, s);
         this.headSlice(qkv, 3 * D, D + h * hd, hk, s);
         this.headSlice(qkv, 3 * D, 2 * D + h * hd, hv, s);
@@ -422,9 +436,9 @@ export class GptCompute implements Compute {
   readonly model: Gpt;
   readonly otherThreadBytes = 0;
 
-  /** `threads`: how many threads compute the products (--threads). */
-  constructor(spec: GptSpec, threads = 1) {
-    this.model = new Gpt(spec, { threads });
+  /** `threads`: how many threads compute the products (--threads); `recompute`: see Gpt. */
+  constructor(spec: GptSpec, threads = 1, recompute = false) {
+    this.model = new Gpt(spec, { threads, recompute });
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {

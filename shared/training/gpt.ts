@@ -97,13 +97,14 @@ export class GptSpec {
    *  tokens: the embeddings' output; per block both LayerNorms' outputs and statistics, q/k/v, the attention
    *  probabilities (H·T·T per sequence), the heads' output, the residual between the halves, the MLP's pre-
    *  and post-GELU activations and the block's output; the head's LayerNorm and the logits. What Gpt
-   *  allocates as activations, exactly. */
-  activationBytes(rows: number): number {
+   *  allocates as activations, exactly. With `recompute` (activation checkpointing per block) only each
+   *  block's output is kept, and one block's insides exist at a time, recomputed in the backward pass. */
+  activationBytes(rows: number, recompute = false): number {
     const { layers: L, dim: D, heads: H, seq: T, vocab: V } = this.shape;
     const N = rows * T;
-    // ln_1 out, q/k/v, heads' output, residual, ln_2 out, block output (8D); MLP pre/post GELU (8D); stats; P
-    const block = 16 * N * D + 4 * N + rows * H * T * T;
+    // ln_1 out, q/k/v, heads' output, residual, ln_2 out (7D); MLP pre/post GELU (8D); stats; P
+    const inside = 15 * N * D + 4 * N + rows * H * T * T;
     const head = N * D + 2 * N + N * V;
-    return 4 * (N * D + L * block + head);
+    return 4 * (N * D + L * N * D + (recompute ? inside : L * inside) + head);
   }
 }

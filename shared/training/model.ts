@@ -20,8 +20,8 @@ export function modelSpec(c: Pick<RunConfig, 'arch' | 'model'>): ModelSpec {
 }
 
 /** Forward and backward on the calling thread. */
-export function inlineCompute(spec: ModelSpec, threads = 1): Compute {
-  return spec.kind === 'gpt' ? new GptCompute(spec, threads) : new InlineCompute(spec, threads);
+export function inlineCompute(spec: ModelSpec, threads = 1, recompute = false): Compute {
+  return spec.kind === 'gpt' ? new GptCompute(spec, threads, recompute) : new InlineCompute(spec, threads);
 }
 
 /** What the model trains on: labelled synthetic rows for the MLP, windows of a generated text for the GPT. */

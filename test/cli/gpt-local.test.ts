@@ -68,5 +68,8 @@ describe('local --model gpt', () => {
     const heads = await runCli(['local', '--model', 'gpt:2,30,4,8'], 10_000);
     expect(heads.code).toBe(2);
     expect(heads.stderr).toMatch(/--model: "gpt:2,30,4,8": DIM 30 does not divide into 4 heads/);
+    const mlp = await runCli(['local', '--model', '8,8', '--recompute'], 10_000);
+    expect(mlp.code).toBe(2);
+    expect(mlp.stderr).toMatch(/--recompute: activation checkpointing is per transformer block; give a --model gpt:/);
   });
 });

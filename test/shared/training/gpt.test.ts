@@ -28,8 +28,8 @@ function flat(prefix: string): Float32Array {
   return theta;
 }
 
-function lossAndGrad(theta: Float32Array) {
-  const gpt = new Gpt(spec);
+function lossAndGrad(theta: Float32Array, recompute = false) {
+  const gpt = new Gpt(spec, { recompute });
   gpt.start(tokens, rows);
   const of = (a: Float32Array, u: number) => a.subarray(spec.layers[u].offset, spec.layers[u].offset + spec.layers[u].size);
   for (const g of spec.layers) gpt.forward(g.index, of(theta, g.index));
@@ -100,5 +100,14 @@ describe('GPT against PyTorch 1.13 reference vectors', () => {
 
   it('the activations it keeps are exactly what the spec estimates', () => {
     expect(lossAndGrad(theta0).activationBytes).toBe(spec.activationBytes(rows));
+  });
+
+  it('with --recompute (checkpointing per block): the same gradients bit for bit, and fewer activations kept', () => {
+    const plain = lossAndGrad(theta0);
+    const re = lossAndGrad(theta0, true);
+    expect(re.loss).toBe(plain.loss);
+    expect(Array.from(re.grad)).toEqual(Array.from(plain.grad));
+    expect(re.activationBytes).toBe(spec.activationBytes(rows, true));
+    expect(re.activationBytes).toBeLessThan(plain.activationBytes);
   });
 });
