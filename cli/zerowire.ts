@@ -293,6 +293,7 @@ async function main(): Promise<number> {
           .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
           .option('model', { type: 'string', describe: 'a model instead: MLP widths, or gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] (adds the activations per rank)' })
           .option('batch', { type: 'number', default: 64, describe: 'with --model: the global batch (rows, or sequences of SEQ tokens)' })
+          .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
           .option('world', { type: 'number', default: Number(envWorld ?? 8) })
           .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
           .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const })
@@ -304,7 +305,9 @@ async function main(): Promise<number> {
         if (!Number.isInteger(a.batch) || a.batch < 1) throw new RangeError(`--batch: ${a.batch} must be a positive integer`);
         const spec = a.model === undefined ? null : modelSpec(parseModel(a.model));
         const params = spec ? spec.params : parseCount(a.params!, '--params');
-        const activations = spec ? { bytes: spec.activationBytes(Math.ceil(a.batch / a.world)), model: spec.describe(), batch: a.batch } : undefined;
+        const perRank = Math.ceil(a.batch / a.world);
+        const bytes = spec === null ? 0 : spec.kind === 'gpt' ? spec.activationBytes(perRank, a.recompute) : spec.activationBytes(perRank);
+        const activations = spec ? { bytes, model: `${spec.describe()}${a.recompute ? ', --recompute' : ''}`, batch: a.batch } : undefined;
         if (!(a.cpu > 0)) throw new RangeError(`--cpu: ${a.cpu} must be a positive number of cores`);
         const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
         const rows = plan(params, a.world, memory, a.wireDtype);
