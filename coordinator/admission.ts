@@ -1,5 +1,6 @@
 // Who may join: the join token, the protocol version, the run's phase and size, duplicates, the rank id
-// and world size a rank asks for, and the model it insists on. A pure function of the join and the coordinator's state, so it is tested directly.
+// and world size a rank asks for, and the model it insists on. A pure function of the join and the
+// coordinator's state, so it is tested directly.
 import { sameSecret } from '../shared/transport/auth.js';
 import { PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 

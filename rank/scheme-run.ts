@@ -40,8 +40,8 @@ export interface SchemeRun {
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 
-/** During a long scheme the clock offset is estimated again this often (quartz drifts up to ~50 ppm:
- *  a few milliseconds an hour, more than the estimate's uncertainty). */
+/** During a long scheme the clock offset is estimated again this often: quartz clocks drift apart by up
+ *  to ~50 ppm, 1.5 ms in 30 s, already more than the estimate's uncertainty (tenths of a millisecond). */
 const CLOCK_RESYNC_MS = 30_000;
 
 /** What is reported of a collective; its entry and exit on the run's common clock. */
