@@ -7,24 +7,15 @@ prints one JSON line: {"kernels": {"ROWSxINxOUT": {"forward": s, "dx": s, "dw": 
 """
 import json
 import sys
-import time
 
 import torch
+
+from torch_timing import median_time
 
 torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else 1)
 widths = [int(w) for w in sys.argv[1].split(",")]
 rows_list = [int(r) for r in sys.argv[2].split(",")]
 reps = int(sys.argv[3])
-
-
-def median_time(fn):
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
 
 
 out = {"kernels": {}, "step": {}, "torch": torch.__version__}
@@ -33,9 +24,9 @@ with torch.no_grad():
         for k, n in zip(widths[:-1], widths[1:]):
             x, w, b, dy = torch.randn(rows, k), torch.randn(n, k), torch.randn(n), torch.randn(rows, n)
             out["kernels"][f"{rows}x{k}x{n}"] = {
-                "forward": median_time(lambda: torch.nn.functional.linear(x, w, b)),
-                "dx": median_time(lambda: dy @ w),
-                "dw": median_time(lambda: dy.t() @ x),
+                "forward": median_time(lambda: torch.nn.functional.linear(x, w, b), reps),
+                "dx": median_time(lambda: dy @ w, reps),
+                "dw": median_time(lambda: dy.t() @ x, reps),
             }
 
 layers = []
@@ -54,5 +45,5 @@ for rows in rows_list:
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 
-    out["step"][str(rows)] = median_time(step)
+    out["step"][str(rows)] = median_time(step, reps)
 print(json.dumps(out))

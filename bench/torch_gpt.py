@@ -7,10 +7,11 @@ prints one JSON line: {"step": {"SEQS": s}, "torch": version} (median seconds ov
 import json
 import math
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
+
+from torch_timing import median_time
 
 torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else 1)
 L, D, H, T, V = (int(x) for x in sys.argv[1].split(","))
@@ -50,16 +51,6 @@ class Gpt(torch.nn.Module):
         return self.head(self.ln_f(x))
 
 
-def median_time(fn):
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
-
-
 model = Gpt()
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 out = {"step": {}, "torch": torch.__version__, "params": sum(p.numel() for p in model.parameters())}
@@ -72,5 +63,5 @@ for seqs in seqs_list:
         F.cross_entropy(model(idx).view(-1, V), tgt.view(-1)).backward()
         opt.step()
 
-    out["step"][str(seqs)] = median_time(step)
+    out["step"][str(seqs)] = median_time(step, reps)
 print(json.dumps(out))

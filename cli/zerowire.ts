@@ -306,7 +306,7 @@ async function main(): Promise<number> {
         const spec = a.model === undefined ? null : modelSpec(parseModel(a.model));
         const params = spec ? spec.params : parseCount(a.params!, '--params');
         const perRank = Math.ceil(a.batch / a.world);
-        const bytes = spec === null ? 0 : spec.kind === 'gpt' ? spec.activationBytes(perRank, a.recompute) : spec.activationBytes(perRank);
+        const bytes = spec?.activationBytes(perRank, a.recompute) ?? 0;
         const activations = spec ? { bytes, model: `${spec.describe()}${a.recompute ? ', --recompute' : ''}`, batch: a.batch } : undefined;
         if (!(a.cpu > 0)) throw new RangeError(`--cpu: ${a.cpu} must be a positive number of cores`);
         const memory = a.memory === undefined ? undefined : parseBytes(a.memory);

@@ -31,7 +31,7 @@ function handle(req: ThreadRequest): ThreadReply {
     case 'start':
       rows = req.rows;
       mlp.start(batchStaging(batchBuf!, row, rows).x, rows);
-      return { ok: true, arenaBytes: mlp.bytes };
+      return { ok: true, arenaBytes: mlp.bytes, activationBytes: mlp.activationBytes };
     case 'forward':
       mlp.forward(req.layer, params(req.layer, req.bf16));
       return { ok: true };

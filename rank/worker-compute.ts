@@ -14,7 +14,7 @@ export type ThreadRequest =
   | { op: 'forward'; layer: number; bf16: boolean }
   | { op: 'loss'; gradScale: number }
   | { op: 'backward'; layer: number; bf16: boolean };
-export type ThreadReply = { ok: true; loss?: number; arenaBytes?: number } | { ok: false; error: string };
+export type ThreadReply = { ok: true; loss?: number; arenaBytes?: number; activationBytes?: number } | { ok: false; error: string };
 
 /** The layer staging: parameters (fp32, or bf16 bits in its first half) at 0, the gradient after them. */
 export const layerStaging = (buf: SharedArrayBuffer, largest: number) => ({
@@ -50,6 +50,7 @@ export class WorkerCompute implements Compute {
   private batchBuf = new SharedArrayBuffer(0);
   private rows = 0;
   private threadArena = 0;
+  private threadActivations = 0;
 
   /** `script` is the thread's compiled entry point (tests running this file from source pass dist's). */
   constructor(
@@ -80,9 +81,9 @@ export class WorkerCompute implements Compute {
     return this.threadArena + this.layerBuf.byteLength + this.batchBuf.byteLength;
   }
 
-  /** Of the arena, the activations: each layer's input and pre-activation for the batch's rows. */
+  /** Of the thread's arena, the activations, as the thread's model laid them out. */
   get activationBytes(): number {
-    return this.spec.activationBytes(this.rows);
+    return this.threadActivations;
   }
 
   /** The thread's kernel arena: a WebAssembly memory of the worker's, invisible to this thread's counters. */
@@ -113,7 +114,10 @@ export class WorkerCompute implements Compute {
     this.rows = rows;
     batchStaging(this.batchBuf, row, rows).x.set(x);
     const r = await this.call({ op: 'start', rows });
-    if (r.ok) this.threadArena = r.arenaBytes ?? 0;
+    if (r.ok) {
+      this.threadArena = r.arenaBytes ?? 0;
+      this.threadActivations = r.activationBytes ?? 0;
+    }
   }
 
   async forward(layer: number, params: Elems): Promise<void> {

@@ -123,7 +123,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
       peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
       activations: {
         measured: Math.max(...sums.map((s) => s.memory.peakPerBand.activations ?? 0)),
-        estimate: spec.kind === 'gpt' ? spec.activationBytes(config.batch / world, config.recompute) : spec.activationBytes(config.batch / world),
+        estimate: spec.activationBytes(config.batch / world, config.recompute),
       },
       memory: {
         theoryBands: { ...mem.bands, ...(mem.transientBand ? { [mem.transientBand]: mem.transient } : {}) },

@@ -1,7 +1,7 @@
 // The GPT's forward and backward passes, one unit at a time (embeddings, a block, ln_f + head), so a
 // scheme can hand over each unit's parameters just in time, as for the MLP. What the forward pass keeps
 // for the backward pass is laid out as named activation regions per batch shape and counted
-// (activationBytes); gradient scratch is counted apart.
+// (activationBytes); the rest of the arena is scratch.
 import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
 import type { Compute } from './compute.js';
@@ -114,11 +114,10 @@ function regions(spec: GptSpec, rows: number, recompute: boolean): { activations
  */
 export class Gpt extends ArenaModel {
   private rows = 0;
-  private readonly tokens: Int32Array[] = [new Int32Array(0)];
+  private tokens = new Int32Array(0);
   private v: Record<string, Float32Array> = {};
-  /** Bytes the forward pass keeps for the backward pass (the activations), and gradient scratch. */
+  /** Bytes the forward pass keeps for the backward pass (the activations), as laid out. */
   activationBytes = 0;
-  scratchBytes = 0;
 
   /** `recompute`: activation checkpointing per block (keep each block's output; recompute its insides in
    *  the backward pass, one block at a time). */
@@ -148,11 +147,10 @@ export class Gpt extends ArenaModel {
       for (const [name, n] of Object.entries({ ...activations, ...scratch })) this.v[name] = this.v[name].subarray(0, n);
       const floats = (r: Record<string, number>) => Object.values(r).reduce((t, n) => t + n, 0);
       this.activationBytes = 4 * floats(activations);
-      this.scratchBytes = 4 * floats(scratch) + 4 * rows * T;
       this.rows = rows;
-      this.tokens[0] = new Int32Array(rows * T);
+      this.tokens = new Int32Array(rows * T);
     }
-    const tok = this.tokens[0];
+    const tok = this.tokens;
     for (let i = 0; i < tokens.length; i++) {
       const t = tokens[i];
       if (!(Number.isInteger(t) && t >= 0 && t < V)) throw new RangeError(`gpt: token ${t} at ${i} is not in 0..${V - 1}`);
@@ -249,7 +247,7 @@ export class Gpt extends ArenaModel {
     const { dim: D, seq: T, vocab: V } = this.spec.shape;
     const p = this.v.p;
     const x0 = this.v.x0;
-    const tok = this.tokens[0];
+    const tok = this.tokens;
     for (let n = 0; n < tok.length; n++) {
       const to = tok[n] * D;
       const po = V * D + (n % T) * D;
@@ -260,7 +258,7 @@ export class Gpt extends ArenaModel {
   private embeddingsBackward(grad: Float32Array): void {
     const { dim: D, seq: T, vocab: V } = this.spec.shape;
     const d = this.v.d; // the gradient w.r.t. the embeddings' output, left there by block 0
-    const tok = this.tokens[0];
+    const tok = this.tokens;
     for (let n = 0; n < tok.length; n++) {
       const to = tok[n] * D;
       const po = V * D + (n % T) * D;

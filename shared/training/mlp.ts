@@ -50,8 +50,8 @@ export class MlpSpec {
   }
 
   /** Bytes the forward pass keeps for the backward pass for `rows` rows: each layer's input and
-   *  pre-activation (the arena's in* and pre* regions). */
-  activationBytes(rows: number): number {
+   *  pre-activation. (No checkpointing for an MLP: `_recompute` is the GPT's, refused by the run config.) */
+  activationBytes(rows: number, _recompute = false): number {
     return 4 * rows * this.layers.reduce((t, l) => t + l.inputs + l.outputs, 0);
   }
 
@@ -90,10 +90,8 @@ export class Mlp extends ArenaModel {
     return this.spec.layers;
   }
 
-  /** Of the arena, the activations of the current batch: each layer's input and pre-activation. */
-  get activationBytes(): number {
-    return this.spec.activationBytes(this.rows);
-  }
+  /** Of the arena, the activations of the current batch: the in* and pre* regions it laid out. */
+  activationBytes = 0;
 
   /** A new batch of `rows` rows (row-major, `inputs` values each). */
   start(x: ArrayLike<number>, rows: number): void {
@@ -106,6 +104,7 @@ export class Mlp extends ArenaModel {
       }
       const widest = Math.max(...this.spec.widths);
       const largest = Math.max(...this.spec.layers.map((l) => l.size));
+      this.activationBytes = 4 * Object.values(regions).reduce((t, n) => t + n, 0);
       Object.assign(regions, { p: largest, g: largest, d: rows * widest, dx: rows * widest });
       this.arena.layout(regions);
       this.rows = rows;
