@@ -39,9 +39,7 @@ const LAN = fileURLToPath(new URL('../../deploy/lan/lan.sh', import.meta.url));
 
 function run(rate: string, out: string, options: string[] = ['--scheme', 'all', '--model', argv.model, '--prefetch', String(argv.prefetch)]): Report {
   const args = [LAN, '--hosts', String(argv.hosts), '--rate', rate, '--', ...options, '--steps', String(argv.steps), '--out', out, '--log-level', 'warn'];
-  // A saturated slow link with tail-drop tbf (this kernel has no fq_codel) can delay the sparse control flow
-  // by TCP retransmission timeouts: give heartbeats more slack than the 1.2 s default here.
-  const env = { ...process.env, NODE: process.execPath, ZEROWIRE_HEARTBEAT_TIMEOUT: process.env.ZEROWIRE_HEARTBEAT_TIMEOUT ?? '6' };
+  const env = { ...process.env, NODE: process.execPath };
   const r = spawnSync('bash', args, { stdio: ['ignore', 'ignore', 'pipe'], env, encoding: 'utf8' });
   if (r.status !== 0)
     process.stderr.write(

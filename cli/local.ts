@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { runCoordinatorJob, type CoordinatorJobOptions } from '../coordinator/main.js';
-import { HEARTBEAT } from '../shared/control/messages.js';
+import { LIVENESS } from '../shared/transport/liveness.js';
 
 const CLI = fileURLToPath(new URL('./zerowire.js', import.meta.url));
 
@@ -38,7 +38,7 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
   const token = opts.token ?? randomBytes(24).toString('base64url');
   const code = await runCoordinatorJob({ ...opts, token, host: '127.0.0.1', port: 0 }, log, (port, coord) => {
     for (let i = 0; i < opts.world; i++) {
-      const hb = String((opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs) / 1000);
+      const hb = String((opts.heartbeatTimeoutMs ?? LIVENESS.timeoutMs) / 1000);
       const child = spawn(
         process.execPath,
         [

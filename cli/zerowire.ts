@@ -9,7 +9,7 @@ import { runRank } from '../rank/main.js';
 import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, parseModel, parseWidths, type RunOptions } from '../shared/control/run-config.js';
 import { modelSpec } from '../shared/training/model.js';
 import { parseBytes, parseCount } from '../shared/accounting/units.js';
-import { HEARTBEAT } from '../shared/control/messages.js';
+import { LIVENESS } from '../shared/transport/liveness.js';
 import { createLogger, LOG_LEVELS } from './log.js';
 import { runLocal } from './local.js';
 import { rankIdentity } from './platform-env.js';
@@ -74,8 +74,9 @@ function runOptions<T>(y: Argv<T>) {
     .option('token-file', { type: 'string', describe: 'read the join token from this file (a Docker or Kubernetes secret)' })
     .option('heartbeat-timeout', {
       type: 'number',
-      default: HEARTBEAT.timeoutMs / 1000,
-      describe: 'seconds of silence after which a rank or the coordinator counts as lost',
+      default: LIVENESS.timeoutMs / 1000,
+      describe:
+        'seconds of silence after which a rank or the coordinator counts as lost on a quiet link (on a loaded one the limit adapts, up to 10/3 of this)',
     })
     .option('checkpoint-every', { type: 'number', describe: 'every K steps each rank writes its shards (fp32 master, m, v, step) under --checkpoint-dir' })
     .option('checkpoint-dir', {
@@ -135,8 +136,7 @@ function straggle(ms: number): number {
 
 function heartbeat(seconds: number) {
   if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
-  const heartbeatTimeoutMs = Math.round(seconds * 1000);
-  return { heartbeatTimeoutMs, heartbeatMs: Math.max(50, Math.round(heartbeatTimeoutMs / 4)) };
+  return { heartbeatTimeoutMs: Math.round(seconds * 1000) };
 }
 
 function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
@@ -216,8 +216,9 @@ async function main(): Promise<number> {
           .option('model', { type: 'string', describe: 'join only a run that trains this model (layer widths)' })
           .option('heartbeat-timeout', {
             type: 'number',
-            default: HEARTBEAT.timeoutMs / 1000,
-            describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up',
+            default: LIVENESS.timeoutMs / 1000,
+            describe:
+              'seconds of silence from the coordinator or a ring peer after which this rank gives up, on a quiet link (the limit adapts up to 10/3 of this)',
           })
           .option('tls-ca', { type: 'string', describe: 'PEM certificate to trust for a wss:// coordinator (e.g. its self-signed certificate)' })
           .option('straggle-ms', {

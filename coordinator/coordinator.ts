@@ -4,13 +4,14 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { decodeControl, encodeMessage, HEARTBEAT, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
+import { decodeControl, encodeMessage, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { writeIndex } from '../shared/io/checkpoint.js';
 import { nowMs } from '../shared/accounting/clock.js';
 import { modelSpec } from '../shared/training/model.js';
 import { closeReason } from '../shared/transport/close-reason.js';
-import { limitMessages } from '../shared/transport/message-limit.js';
+import { limitMessages, socketOf } from '../shared/transport/ws-internals.js';
+import { Liveness, livenessFor, LIVENESS } from '../shared/transport/liveness.js';
 import { joinRefusal } from './admission.js';
 import { assignRanks } from './ring-order.js';
 import { closeControl, listenControl, plainAddress, type ControlServer } from './control-server.js';
@@ -28,8 +29,7 @@ export interface CoordinatorOptions {
   maxRankMemory?: number;
   token?: string; // ranks must present it to join (compared in constant time, never logged)
   tls?: { cert: Buffer; key: Buffer }; // serve wss:// instead of ws://
-  heartbeatMs?: number; // ping every rank this often ...
-  heartbeatTimeoutMs?: number; // ... and declare it lost when it has been silent this long
+  heartbeatTimeoutMs?: number; // a rank silent this long on a quiet link is lost (the floor of an adaptive limit: liveness.ts)
 }
 
 export interface RankInfo {
@@ -59,7 +59,7 @@ export class CoordinatorError extends Error {
 interface Member {
   ws: WebSocket;
   info: RankInfo;
-  lastHeard: number; // any message or pong
+  liveness: Liveness; // heard from: any message, ping, pong or byte
   aborted: CoordinatorError | null; // the rank said why it stops: its words, not its disconnect, are the verdict
   suspect: number | null; // ... and, when a ring link failed, whom it lost
 }
@@ -87,7 +87,6 @@ export class Coordinator {
   private readonly checkpointReports = new RankReports();
   private readonly checksums = new Map<string, string[]>(); // per scheme:step, each rank's shard SHA-256
   private readonly indexWrites: Promise<void>[] = [];
-  private heartbeat: NodeJS.Timeout | null = null;
   private pendingFailure: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: CoordinatorOptions) {}
@@ -106,7 +105,6 @@ export class Coordinator {
     } catch (err) {
       throw new CoordinatorError((err as Error).message);
     }
-    this.heartbeat = setInterval(() => this.checkHeartbeats(), this.opts.heartbeatMs ?? HEARTBEAT.intervalMs);
     return this.server.port;
   }
 
@@ -196,23 +194,23 @@ export class Coordinator {
     await this.closeServer(1000);
   }
 
-  /** Ping every rank; one that has been silent too long is lost (a dead host or a cut cable sends no FIN). */
-  private checkHeartbeats(): void {
-    const limit = this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs;
-    const now = Date.now();
-    for (const m of this.members) {
-      if (m.ws.readyState !== m.ws.OPEN) continue;
-      if (this.phase === 'running' && now - m.lastHeard > limit) {
-        this.failWith(new CoordinatorError(`${this.where(m)} stopped answering heartbeats (silent for ${now - m.lastHeard} ms)`));
-        m.ws.terminate();
-        continue;
-      }
-      m.ws.ping();
-    }
+  /** Watch a member: pinged, and heard from; one silent past the limit while the run runs is lost (a dead
+   *  host or a cut cable sends no FIN). */
+  private watch(ws: WebSocket, member: () => Member): Liveness {
+    const timing = this.opts.heartbeatTimeoutMs === undefined ? LIVENESS : livenessFor(this.opts.heartbeatTimeoutMs);
+    return new Liveness(timing, {
+      socket: () => socketOf(ws),
+      ping: () => ws.readyState === ws.OPEN && ws.ping(),
+      lost: (silent, limit) => {
+        if (this.phase !== 'running') return;
+        this.failWith(new CoordinatorError(`${this.where(member())} stopped answering heartbeats (silent for ${silent} ms, limit ${limit} ms)`));
+        ws.terminate();
+      },
+    });
   }
 
   private async closeServer(graceMs: number): Promise<void> {
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const m of this.members) m.liveness.stop();
     if (this.pendingFailure) clearTimeout(this.pendingFailure);
     const server = this.server;
     this.server = null;
@@ -325,21 +323,25 @@ export class Coordinator {
           pid: msg.pid,
           from,
         };
-        member = { ws, info, lastHeard: Date.now(), aborted: null, suspect: null };
+        const m: Member = { ws, info, liveness: this.watch(ws, () => m), aborted: null, suspect: null };
+        member = m;
+        m.liveness.start();
         // Joined: no longer a stranger on a deadline, and free to send a summary the size of its weights.
         this.server?.waiting.delete(req.socket);
         limitMessages(ws, MEMBER_MESSAGE_BYTES);
-        ws.on('pong', () => (member!.lastHeard = Date.now()));
+        ws.on('pong', () => m.liveness.heard());
+        ws.on('ping', () => m.liveness.heard());
         this.members.push(member);
         this.onJoin(info);
         this.progress();
         return;
       }
-      member.lastHeard = Date.now();
+      member.liveness.heard();
       this.onMessage(member, msg);
     });
     ws.on('close', (code, reason) => {
       if (!member) return;
+      member.liveness.stop();
       if (this.phase === 'joining') {
         // Left before the run started: forget it and renumber, so nobody waits for a ghost.
         this.members.splice(this.members.indexOf(member), 1);

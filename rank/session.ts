@@ -6,12 +6,14 @@ import { Collectives } from '../shared/collectives/collectives.js';
 import type { TrainingData } from '../shared/training/data.js';
 import { inlineCompute, modelSpec, trainingData } from '../shared/training/model.js';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { decodeControl, encodeMessage, HEARTBEAT, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
+import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
 import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
 import { LinkError } from '../shared/transport/channel.js';
+import { Liveness, LIVENESS, livenessFor, type LivenessTiming } from '../shared/transport/liveness.js';
+import { socketOf } from '../shared/transport/ws-internals.js';
 import { flavoursOf } from '../shared/tensor/wasm/load.js';
 import { runScheme } from './scheme-run.js';
 import { WorkerCompute } from './worker-compute.js';
@@ -26,8 +28,7 @@ export interface RankOptions {
   iface?: string; // network interface whose kernel counters to report ('auto' = the one the ring uses)
   token?: string; // join token, if the coordinator requires one
   model?: number[]; // join only a run of this model
-  heartbeatMs?: number;
-  heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long: the run is lost
+  heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long on a quiet link: lost (the floor of an adaptive limit)
   straggleMs?: number; // a straggler on purpose: idle this long before every step (what skew costs the others)
   tlsCa?: Buffer; // trust this CA (or self-signed certificate) for a wss:// coordinator
   rankId?: number; // ask for this rank id (RANK, JOB_COMPLETION_INDEX, --rank-id)
@@ -55,12 +56,17 @@ export class RankSession {
   private threads = 1; // computing this rank's products (--threads, resolved when assigned)
   private clock: ClockEstimate = { offsetMs: 0, uncertaintyMs: Number.POSITIVE_INFINITY };
   private clockReply: ((t0: number, t1: number, t2: number) => void) | null = null;
-  private watchdog: NodeJS.Timeout | null = null;
+  private watchdog: Liveness | null = null;
 
   constructor(
     private readonly opts: RankOptions,
     private readonly log: Logger,
   ) {}
+
+  /** How silence is judged on every connection of this rank (liveness.ts). */
+  private get liveness(): LivenessTiming {
+    return this.opts.heartbeatTimeoutMs === undefined ? LIVENESS : livenessFor(this.opts.heartbeatTimeoutMs);
+  }
 
   /** Resolves when the coordinator says the run is over; rejects on any failure. */
   async run(): Promise<void> {
@@ -84,22 +90,22 @@ export class RankSession {
         ...(hostId ? { host: hostId } : {}),
       }),
     );
-    let lastHeard = Date.now();
-    const timeoutMs = this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs;
     try {
       await new Promise<void>((resolve, reject) => {
         const fail = (err: Error) => {
           this.ring?.close(); // fails any collective still waiting, so the rank stops at once
           reject(err);
         };
-        // The coordinator pings every rank; silence means it (or the link to it) is gone.
-        this.watchdog = setInterval(() => {
-          if (Date.now() - lastHeard > timeoutMs)
-            fail(new RankError(`coordinator silent for ${Date.now() - lastHeard} ms (heartbeat timeout ${timeoutMs} ms)`));
-        }, 200);
-        ws.on('ping', () => (lastHeard = Date.now()));
+        // The coordinator and this rank ping each other; silence means it (or the link to it) is gone.
+        const watchdog = (this.watchdog = new Liveness(this.liveness, {
+          socket: () => socketOf(ws),
+          ping: () => ws.readyState === ws.OPEN && ws.ping(),
+          lost: (silent, limit) => fail(new RankError(`coordinator silent for ${silent} ms (limit ${limit} ms)`)),
+        }).start());
+        ws.on('ping', () => watchdog.heard());
+        ws.on('pong', () => watchdog.heard());
         ws.on('message', (data) => {
-          lastHeard = Date.now();
+          watchdog.heard();
           let msg: ControlMessage;
           try {
             msg = decodeControl(data as Buffer);
@@ -132,7 +138,7 @@ export class RankSession {
     this.closing = true;
     this.wakeDialler?.();
     this.dialing?.terminate();
-    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog?.stop();
     this.ring?.close();
     await this.listener?.close();
     if (this.ws && this.ws.readyState === this.ws.OPEN) this.ws.close(1000, 'bye');
@@ -242,8 +248,7 @@ export class RankSession {
           prev: { host: msg.prevHost, port: msg.prevPort },
           timeoutMs: c.timeoutMs,
         });
-        for (const link of [this.ring.next, this.ring.prev])
-          link?.keepalive(this.opts.heartbeatMs ?? HEARTBEAT.intervalMs, this.opts.heartbeatTimeoutMs ?? HEARTBEAT.timeoutMs);
+        for (const link of [this.ring.next, this.ring.prev]) link?.keepalive(this.liveness);
         this.coll = new Collectives(this.ring, { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs });
         await this.syncClock();
         this.send({ type: 'ready', rank: this.rank });

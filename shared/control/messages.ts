@@ -7,9 +7,6 @@ import { RunConfigSchema, SCHEMES } from './run-config.js';
 import { binary, binaryOf, finite, int, parse, ProtocolError, text } from './schema.js';
 
 export const PROTOCOL_VERSION = 1;
-/** Liveness: everyone pings every intervalMs; a peer silent for timeoutMs is lost. A SIGKILLed process
- *  closes its sockets at once; these catch frozen processes and cut links, within about 1.5 s. */
-export const HEARTBEAT = { intervalMs: 300, timeoutMs: 1200 } as const;
 
 const scheme = v.picklist(SCHEMES);
 const rank = int(0);

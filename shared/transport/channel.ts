@@ -9,6 +9,8 @@ import { decodeChunkFragments, encodeChunkEnvelope, type ChunkFrame, type ChunkH
 import type { LinkEvents, RingClient } from './ring-client.js';
 import { ProtocolError } from '../control/schema.js';
 import { closeReason } from './close-reason.js';
+import { Liveness, type LivenessTiming } from './liveness.js';
+import { socketOf } from './ws-internals.js';
 
 /** What a collective listening on a link provides. */
 export interface FrameHandler {
@@ -35,8 +37,9 @@ export interface LinkTransport {
 export class WsTransport implements LinkTransport {
   readonly socket: Socket;
   constructor(readonly ws: WebSocket) {
-    // ws keeps the net.Socket private; its byte counters are the only honest source for "on the wire".
-    this.socket = (ws as unknown as { _socket: Socket })._socket;
+    const socket = socketOf(ws);
+    if (!socket) throw new Error('a ring link without a socket');
+    this.socket = socket;
   }
   get isOpen(): boolean {
     return this.ws.readyState === this.ws.OPEN;
@@ -125,8 +128,7 @@ export class PeerChannel {
   private finishedBelow = 0; // every collective below this id has finished
   private failure: Error | null = null;
   private readonly failureListeners = new Set<(err: Error) => void>();
-  private lastHeard = Date.now();
-  private keepaliveTimer: NodeJS.Timeout | null = null;
+  private liveness: Liveness | null = null;
   /** Buffers that received payloads are read into when no collective has chosen a place for them yet
    *  (reduce-scatter draws from it too). Whoever ends up holding such a payload gives it back. */
   readonly pool = new BufferPool(POOL_RETAINED_BYTES);
@@ -141,7 +143,7 @@ export class PeerChannel {
     transport.attach({
       destination: (h) => this.guard(() => this.destination(h)) ?? null,
       frame: (f) => this.guard(() => this.onFrame(f)),
-      heard: () => (this.lastHeard = Date.now()),
+      heard: () => this.liveness?.heard(),
       closed: (code, reason) => this.fail(new LinkError(`${describe}: connection closed (${code}${reason.length ? ` ${reason}` : ''})`, peerRank)),
       failed: (err) => this.abort(new LinkError(`${describe}: ${err.message}`, peerRank)),
     });
@@ -172,17 +174,18 @@ export class PeerChannel {
     };
   }
 
-  /** Ping the peer every `intervalMs`; fail the link when it has been silent for `timeoutMs`. A cut cable
-   *  or a frozen host sends no FIN, and without this a collective would wait for its full timeout. */
-  keepalive(intervalMs: number, timeoutMs: number): void {
-    this.lastHeard = Date.now();
-    this.keepaliveTimer = setInterval(() => {
-      const silent = Date.now() - this.lastHeard;
-      if (silent > timeoutMs) {
-        this.abort(new LinkError(`${this.describe}: peer silent for ${silent} ms (heartbeat timeout ${timeoutMs} ms)`, this.peerRank));
+  /** Ping the peer and watch for its silence (liveness.ts); a silent peer fails the link. A cut cable or a
+   *  frozen host sends no FIN, and without this a collective would wait for its full timeout. */
+  keepalive(timing: LivenessTiming): void {
+    this.liveness?.stop();
+    this.liveness = new Liveness(timing, {
+      socket: () => this.socket,
+      ping: () => this.transport.isOpen && this.transport.ping(),
+      lost: (silent, limit) => {
+        this.abort(new LinkError(`${this.describe}: peer silent for ${silent} ms (limit ${limit} ms)`, this.peerRank));
         this.transport.terminate();
-      } else if (this.transport.isOpen) this.transport.ping();
-    }, intervalMs);
+      },
+    }).start();
   }
 
   onFailure(fn: (err: Error) => void): () => void {
@@ -262,7 +265,7 @@ export class PeerChannel {
   private fail(err: Error): void {
     if (this.failure) return;
     this.failure = err;
-    if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
+    this.liveness?.stop();
     this.handlers.clear();
     this.pending.clear();
     for (const fn of this.failureListeners) fn(err);
