@@ -66,6 +66,7 @@ async function main(): Promise<void> {
           listener,
           prev: { host: '127.0.0.1', port: m.ports[prev] },
           timeoutMs: 10_000,
+          chunkBytes,
         });
         coll = new Collectives(ring, { chunkBytes, timeoutMs: 120_000 });
         tcpIn = connect({ port: m.tcpPorts[prev], host: '127.0.0.1', onread: { buffer: tcpReadBuffer, callback: (n: number) => tcpReceived(n) } });

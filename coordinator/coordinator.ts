@@ -10,7 +10,8 @@ import { writeIndex } from '../shared/io/checkpoint.js';
 import { nowMs } from '../shared/accounting/clock.js';
 import { modelSpec } from '../shared/training/model.js';
 import { closeReason } from '../shared/transport/close-reason.js';
-import { limitMessages, socketOf } from '../shared/transport/ws-internals.js';
+import { announcedBytes, limitMessages, socketOf } from '../shared/transport/ws-internals.js';
+import { memberMessageCap } from './message-caps.js';
 import { Liveness, livenessFor, LIVENESS } from '../shared/transport/liveness.js';
 import { joinRefusal } from './admission.js';
 import { assignRanks } from './ring-order.js';
@@ -48,6 +49,7 @@ export interface RunResult {
   world: number;
   ranks: RankInfo[];
   summaries: Map<SchemeName, SchemeSummary[]>; // per scheme, indexed by rank
+  messages: { largest: number; cap: number }; // the largest control message a rank sent, and the cap it had
 }
 
 export type StepListener = (scheme: SchemeName, step: number, ranksDone: number, metrics: StepMetrics) => void;
@@ -62,12 +64,11 @@ interface Member {
   liveness: Liveness; // heard from: any message, ping, pong or byte
   aborted: CoordinatorError | null; // the rank said why it stops: its words, not its disconnect, are the verdict
   suspect: number | null; // ... and, when a ring link failed, whom it lost
+  largestMessage: number; // bytes
 }
 
 /** Limits for connections that have not joined (see control-server.ts). */
 const JOIN_LIMITS = { joinMessageBytes: 64 << 10, joinTimeoutMs: 5_000, maxWaiting: 64 } as const;
-/** What a joined rank may send in one message: its summary holds its fp32 master weights. */
-const MEMBER_MESSAGE_BYTES = 1 << 30;
 export class Coordinator {
   private server: ControlServer | null = null;
   private readonly members: Member[] = [];
@@ -88,6 +89,7 @@ export class Coordinator {
   private readonly checksums = new Map<string, string[]>(); // per scheme:step, each rank's shard SHA-256
   private readonly indexWrites: Promise<void>[] = [];
   private pendingFailure: NodeJS.Timeout | null = null;
+  private messageCap = JOIN_LIMITS.joinMessageBytes; // what a member may send in one message (message-caps.ts)
 
   constructor(private readonly opts: CoordinatorOptions) {}
 
@@ -120,6 +122,8 @@ export class Coordinator {
       if (fit.refused.length) this.failWith(new CoordinatorError(fit.message));
     }
     if (this.failure) throw this.failure;
+    this.messageCap = memberMessageCap(config, world);
+    for (const m of this.members) limitMessages(m.ws, this.messageCap);
     this.seatRanks();
     const runId = randomBytes(8).toString('hex');
     const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
@@ -148,7 +152,8 @@ export class Coordinator {
     this.current = null;
     await Promise.all(this.indexWrites);
     if (this.failure) throw this.failure;
-    return { world, ranks: this.members.map((m) => m.info), summaries: this.done };
+    const largest = Math.max(...this.members.map((m) => m.largestMessage));
+    return { world, ranks: this.members.map((m) => m.info), summaries: this.done, messages: { largest, cap: this.messageCap } };
   }
 
   /** How many ranks this run has: the number given, or (auto) what joined once things settled. */
@@ -323,12 +328,12 @@ export class Coordinator {
           pid: msg.pid,
           from,
         };
-        const m: Member = { ws, info, liveness: this.watch(ws, () => m), aborted: null, suspect: null };
+        const m: Member = { ws, info, liveness: this.watch(ws, () => m), aborted: null, suspect: null, largestMessage: 0 };
         member = m;
         m.liveness.start();
-        // Joined: no longer a stranger on a deadline, and free to send a summary the size of its weights.
+        // Joined: no longer a stranger on a deadline. Its messages stay join-sized until the run starts and
+        // its largest real message is known (run).
         this.server?.waiting.delete(req.socket);
-        limitMessages(ws, MEMBER_MESSAGE_BYTES);
         ws.on('pong', () => m.liveness.heard());
         ws.on('ping', () => m.liveness.heard());
         this.members.push(member);
@@ -337,6 +342,7 @@ export class Coordinator {
         return;
       }
       member.liveness.heard();
+      member.largestMessage = Math.max(member.largestMessage, (data as Buffer).byteLength);
       this.onMessage(member, msg);
     });
     ws.on('close', (code, reason) => {
@@ -354,8 +360,18 @@ export class Coordinator {
       if (member.aborted) this.failSoon(member.aborted);
       else this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
     });
-    // 'close' follows and says what matters for a member; a stranger's (an oversized message) is reported.
-    ws.on('error', (err) => member || this.onRefuse(from, err.message));
+    // 'close' follows and says what matters for a member, except a message over its cap, which ws refuses
+    // at the frame header: that is the verdict, with its size. A stranger's error is reported.
+    ws.on('error', (err) => {
+      if (!member) return this.onRefuse(from, err.message);
+      if ((err as { code?: string }).code !== 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return;
+      const size = announcedBytes(ws);
+      this.failWith(
+        new CoordinatorError(
+          `${this.where(member)} sent a message of ${size ?? 'more than the limit of'} bytes, over the limit of ${this.messageCap} bytes a rank may send in this run (refused unread)`,
+        ),
+      );
+    });
   }
 
   private onMessage(m: Member, msg: ControlMessage): void {

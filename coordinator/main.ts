@@ -101,6 +101,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   try {
     const result = await coord.run();
     progress.clear();
+    log.debug(result.messages, `largest control message from a rank: ${result.messages.largest} bytes (cap ${result.messages.cap})`);
     const report = buildReport(opts.config, result.world, result.ranks, result.summaries);
     process.stdout.write(`${formatReport(report)}\n`);
     if (!report.agreement.agree) log.warn(report.agreement, 'schemes disagree on the loss beyond the tolerance');

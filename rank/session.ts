@@ -247,6 +247,7 @@ export class RankSession {
           listener: this.listener!,
           prev: { host: msg.prevHost, port: msg.prevPort },
           timeoutMs: c.timeoutMs,
+          chunkBytes: c.chunkBytes,
         });
         for (const link of [this.ring.next, this.ring.prev]) link?.keepalive(this.liveness);
         this.coll = new Collectives(this.ring, { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs });

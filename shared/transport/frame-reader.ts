@@ -147,7 +147,7 @@ export class FrameReader {
       const env = decodeChunkEnvelope(s.subarray(at + head, at + head + len));
       if (env) {
         if (env.payloadBytes + ENVELOPE_BYTES > this.maxMessage)
-          throw new ProtocolError(`data frame of ${env.payloadBytes} bytes exceeds the limit of ${this.maxMessage}`);
+          throw new ProtocolError(`data frame of ${env.payloadBytes} bytes exceeds this run's chunk size of ${this.maxMessage - ENVELOPE_BYTES} bytes`);
         this.start += head + len;
         const dest = this.sink.destination(env.header, env.payloadBytes) ?? new Uint8Array(env.payloadBytes);
         if (dest.byteLength !== env.payloadBytes) throw new Error(`destination of ${dest.byteLength} bytes for a payload of ${env.payloadBytes}`);

@@ -117,7 +117,7 @@ export class Liveness {
           return;
         }
         this.stop();
-        this.probe.lost(Math.round(this.silence), limit);
+        this.probe.lost(Math.round(this.silence), Math.round(limit));
       });
       return;
     }

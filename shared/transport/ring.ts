@@ -9,10 +9,11 @@ import { ENVELOPE_BYTES } from './frame.js';
 import { helloProof, validProof } from './auth.js';
 import { closeReason } from './close-reason.js';
 import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../control/messages.js';
-import { MAX_CHUNK_BYTES } from '../control/run-config.js';
 
-/** The largest message the dialling end reads: a chunk and its envelope. */
-const MAX_PEER_MESSAGE = MAX_CHUNK_BYTES + ENVELOPE_BYTES;
+/** The largest message the dialling end reads in a run of this chunk size: one chunk and its envelope (an
+ *  element is at most 4 bytes, so a chunk holds at least one). A peer that announces more is refused at the
+ *  frame header, before anything is buffered. */
+export const peerMessageCap = (chunkBytes: number) => Math.max(chunkBytes, 4) + ENVELOPE_BYTES;
 
 export interface PeerAddress {
   host: string;
@@ -150,11 +151,18 @@ export class PeerListener {
 
 /** Open a connection to `addr` and introduce ourselves. This end receives the bulk data, so it is our own
  *  client (ring-client.ts), which reads payloads straight into the collective's buffers. */
-export async function dialPeer(addr: PeerAddress, self: number, peer: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
+export async function dialPeer(
+  addr: PeerAddress,
+  self: number,
+  peer: number,
+  auth: { runId: string; ringKey: Uint8Array },
+  limits: { chunkBytes: number; timeoutMs: number },
+): Promise<PeerChannel> {
+  const { runId, ringKey } = auth;
   const where = `ws://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}/`;
   let client: RingClient;
   try {
-    client = await RingClient.connect(addr.host, addr.port, MAX_PEER_MESSAGE, timeoutMs);
+    client = await RingClient.connect(addr.host, addr.port, peerMessageCap(limits.chunkBytes), limits.timeoutMs);
   } catch (err) {
     throw new Error(`cannot reach rank ${peer} at ${where}: ${(err as Error).message}`, { cause: err });
   }
@@ -186,6 +194,7 @@ export async function wireRing(opts: {
   listener: PeerListener;
   prev: PeerAddress;
   timeoutMs: number;
+  chunkBytes: number; // the run's chunk size: the largest data frame a peer may send
 }): Promise<Ring> {
   const { rank, world, runId, ringKey, listener } = opts;
   if (world === 1) {
@@ -196,7 +205,7 @@ export async function wireRing(opts: {
   const prevRank = (rank - 1 + world) % world;
   const [next, prev] = await Promise.all([
     listener.expect(nextRank, runId, ringKey, opts.timeoutMs),
-    dialPeer(opts.prev, rank, prevRank, runId, ringKey, opts.timeoutMs),
+    dialPeer(opts.prev, rank, prevRank, { runId, ringKey }, opts),
   ]);
   listener.seal();
   return new Ring(rank, world, next, prev);

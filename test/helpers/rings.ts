@@ -14,16 +14,17 @@ export async function localRings(world: number, opts: Partial<CollectiveOptions>
   const listeners = await Promise.all(Array.from({ length: world }, () => PeerListener.open(0, '127.0.0.1')));
   const runId = `test-${process.pid}-${Date.now()}`;
   const ringKey = randomBytes(32);
+  const chunkBytes = opts.chunkBytes ?? 1 << 20;
   const rings = await Promise.all(
     listeners.map((listener, rank) =>
-      wireRing({ rank, world, runId, ringKey, listener, prev: { host: '127.0.0.1', port: listeners[(rank - 1 + world) % world].port }, timeoutMs: 5000 }),
+      wireRing({ rank, world, runId, ringKey, listener, prev: { host: '127.0.0.1', port: listeners[(rank - 1 + world) % world].port }, timeoutMs: 5000, chunkBytes }),
     ),
   );
   return rings.map((ring, rank) => {
     const ledger = new MemoryLedger();
     return {
       ledger,
-      coll: new Collectives(ring, { chunkBytes: opts.chunkBytes ?? 1 << 20, timeoutMs: opts.timeoutMs ?? 10_000, ledger }),
+      coll: new Collectives(ring, { chunkBytes, timeoutMs: opts.timeoutMs ?? 10_000, ledger }),
       close: async () => {
         ring.close();
         await listeners[rank].close();

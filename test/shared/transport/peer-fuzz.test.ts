@@ -62,8 +62,8 @@ describe('peer port', () => {
         await new Promise((r) => ws.once('open', r));
       }
       const [r0, r1] = await Promise.all([
-        wireRing({ rank: 0, world: 2, runId, ringKey: key, listener: a, prev: { host: '127.0.0.1', port: b.port }, timeoutMs: 5000 }),
-        wireRing({ rank: 1, world: 2, runId, ringKey: key, listener: b, prev: { host: '127.0.0.1', port: a.port }, timeoutMs: 5000 }),
+        wireRing({ rank: 0, world: 2, runId, ringKey: key, listener: a, prev: { host: '127.0.0.1', port: b.port }, timeoutMs: 5000, chunkBytes: 1 << 20 }),
+        wireRing({ rank: 1, world: 2, runId, ringKey: key, listener: b, prev: { host: '127.0.0.1', port: a.port }, timeoutMs: 5000, chunkBytes: 1 << 20 }),
       ]);
       for (const s of await Promise.all(strangers)) {
         expect(s.code).toBe(1008);
@@ -108,8 +108,8 @@ describe('strangers at a peer port', () => {
       forged.on('open', () => forged.send(pack({ type: 'hello', rank: 5, runId, proof: randomBytes(32) })));
       const forgedClosed = closed(forged);
       const [r0, r1] = await Promise.all([
-        wireRing({ rank: 0, world: 2, runId, ringKey: key, listener: a, prev: { host: '127.0.0.1', port: b.port }, timeoutMs: 5000 }),
-        wireRing({ rank: 1, world: 2, runId, ringKey: key, listener: b, prev: { host: '127.0.0.1', port: a.port }, timeoutMs: 5000 }),
+        wireRing({ rank: 0, world: 2, runId, ringKey: key, listener: a, prev: { host: '127.0.0.1', port: b.port }, timeoutMs: 5000, chunkBytes: 1 << 20 }),
+        wireRing({ rank: 1, world: 2, runId, ringKey: key, listener: b, prev: { host: '127.0.0.1', port: a.port }, timeoutMs: 5000, chunkBytes: 1 << 20 }),
       ]);
       // ...is closed once the ring is wired, and a newcomer is cut at once.
       expect(await forgedClosed).toEqual({ code: 1008, reason: 'refused: the ring is wired' });
@@ -134,9 +134,9 @@ async function victimRing(chunkBytes = 16, timeoutMs = 5000) {
   const victimListener = await PeerListener.open(0, '127.0.0.1');
   const [toVictim, victimPrev, victimNext, attackerPrev] = await Promise.all([
     attacker.expect(1, runId, key, 5000),
-    dialPeer({ host: '127.0.0.1', port: attacker.port }, 1, 0, runId, key, 5000),
+    dialPeer({ host: '127.0.0.1', port: attacker.port }, 1, 0, { runId, ringKey: key }, { chunkBytes, timeoutMs: 5000 }),
     victimListener.expect(0, runId, key, 5000),
-    dialPeer({ host: '127.0.0.1', port: victimListener.port }, 0, 1, runId, key, 5000),
+    dialPeer({ host: '127.0.0.1', port: victimListener.port }, 0, 1, { runId, ringKey: key }, { chunkBytes: 1 << 20, timeoutMs: 5000 }),
   ]);
   const victim = new Collectives(new Ring(1, 2, victimNext, victimPrev), { chunkBytes, timeoutMs });
   const raw = (toVictim.transport as WsTransport).ws;
@@ -151,8 +151,13 @@ async function victimRing(chunkBytes = 16, timeoutMs = 5000) {
 describe('malformed frames inside an established link', () => {
   const f32 = (n: number) => new Uint8Array(new Float32Array(n).buffer);
   const cases: [string, (c: PeerChannel, raw: WebSocket) => void, RegExp][] = [
-    ['garbage bytes', (_c, raw) => raw.send(randomBytes(77)), /not msgpack|data frame/],
+    ['garbage bytes', (_c, raw) => raw.send(randomBytes(77)), /not msgpack|data frame|exceeds the limit/],
     ['a text message', (_c, raw) => raw.send('hello'), /text message/],
+    [
+      "a chunk larger than the run's chunk size",
+      (c) => c.send({ coll: 0, step: 0, chunk: 0, dtype: 'fp32', elements: 5 }, f32(5)),
+      /data frame of 20 bytes exceeds this run's chunk size of 16 bytes/,
+    ],
     ['a wrong step', (c) => c.send({ coll: 0, step: 5, chunk: 0, dtype: 'fp32', elements: 4 }, f32(4)), /unexpected or repeated frame: step 5/],
     ['a wrong chunk', (c) => c.send({ coll: 0, step: 0, chunk: 9, dtype: 'fp32', elements: 4 }, f32(4)), /frame chunk 9/],
     ['a wrong dtype', (c) => c.send({ coll: 0, step: 0, chunk: 0, dtype: 'bf16', elements: 4 }, new Uint8Array(8)), /frame dtype bf16, expected fp32/],
