@@ -84,7 +84,7 @@ export class Liveness {
   get limitMs(): number {
     const longest = this.gaps.reduce((a, b) => Math.max(a, b), 0);
     const { intervalMs, timeoutMs, maxTimeoutMs } = this.timing;
-    return Math.min(maxTimeoutMs, Math.max(timeoutMs, 2 * longest + intervalMs));
+    return Math.round(Math.min(maxTimeoutMs, Math.max(timeoutMs, 2 * longest + intervalMs)));
   }
 
   /** What has been heard since the last look: a message or heartbeat, or bytes on the socket. */
@@ -117,7 +117,7 @@ export class Liveness {
           return;
         }
         this.stop();
-        this.probe.lost(Math.round(this.silence), Math.round(limit));
+        this.probe.lost(Math.round(this.silence), limit);
       });
       return;
     }
