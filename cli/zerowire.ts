@@ -20,6 +20,7 @@ import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { consolidate, latestIndex } from '../shared/io/checkpoint.js';
 import { serializeSafetensors, writeFileAtomic } from '../shared/io/safetensors.js';
+import { BIND_EXIT_CODE, BindError } from '../shared/transport/bind-error.js';
 
 const envWorld = process.env.WORLD_SIZE;
 
@@ -207,7 +208,11 @@ async function main(): Promise<number> {
           .option('procs', { type: 'number', default: 1, describe: 'start this many rank processes on this host' })
           .option('advertise', { type: 'string', describe: 'address other ranks should dial (default: what the coordinator sees)' })
           .option('peer-host', { type: 'string', default: '0.0.0.0', describe: 'interface to listen on for the ring' })
-          .option('peer-port', { type: 'number', default: 0, describe: 'port to listen on for the ring (0: any free port)' })
+          .option('peer-port', {
+            type: 'number',
+            default: 0,
+            describe: 'port to listen on for the ring (0: any free port); with --procs K, the first of K consecutive ports',
+          })
           .option('connect-timeout', { type: 'number', default: 60, describe: 'seconds to keep retrying the coordinator' })
           .option('max-rank-memory', { type: 'string', describe: "refuse to run if this rank's peak would exceed this, e.g. 8GB" })
           .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
@@ -233,7 +238,7 @@ async function main(): Promise<number> {
         if (a.procs > 1) {
           if (id.rankId !== undefined)
             throw new ConfigError(`--procs ${a.procs} with a rank id (${id.rankId}): each process needs its own id; start them one by one`);
-          exitCode = await runProcs(a.procs, fileURLToPath(import.meta.url), withoutProcs(hideBin(process.argv)), log);
+          exitCode = await runProcs(a.procs, a.peerPort, fileURLToPath(import.meta.url), withoutProcs(hideBin(process.argv)), log);
           return;
         }
         exitCode = await runRank(
@@ -338,6 +343,6 @@ main().then(
   (err) => {
     const usage = err instanceof UsageError || err instanceof ConfigError || err instanceof RangeError;
     process.stderr.write(`zerowire: ${(err as Error).message}${usage ? '\n(see zerowire --help, or zerowire COMMAND --help)' : ''}\n`);
-    process.exit(usage ? 2 : 1);
+    process.exit(usage ? 2 : err instanceof BindError ? BIND_EXIT_CODE : 1);
   },
 );

@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { bindError } from '../shared/transport/bind-error.js';
 
 export interface ControlServer {
   ws: WebSocketServer;
@@ -35,9 +36,10 @@ export function listenControl(
   onRefuse: (from: string, why: string) => void,
 ): Promise<ControlServer> {
   return new Promise((resolve, reject) => {
-    const fail = (err: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
+    const fail = (err: Error) => reject(bindError(err, "the coordinator's port (--port)", host, port));
     const http = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }) : createHttpServer();
     const ws = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: limits.joinMessageBytes });
+    ws.on('error', () => undefined); // ws repeats the http server's error, which is handled below
     const waiting = new Set<Socket>();
     // A raw TCP connection counts from its first byte of life: silence, a slow upgrade and a missing join
     // all run into the same deadline; beyond maxWaiting, new ones are cut at once.

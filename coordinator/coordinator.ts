@@ -10,6 +10,7 @@ import { writeIndex } from '../shared/io/checkpoint.js';
 import { nowMs } from '../shared/accounting/clock.js';
 import { modelSpec } from '../shared/training/model.js';
 import { closeReason } from '../shared/transport/close-reason.js';
+import { BindError } from '../shared/transport/bind-error.js';
 import { announcedBytes, limitMessages, socketOf } from '../shared/transport/ws-internals.js';
 import { memberMessageCap } from './message-caps.js';
 import { Liveness, livenessFor, LIVENESS } from '../shared/transport/liveness.js';
@@ -105,7 +106,7 @@ export class Coordinator {
         (from, why) => this.onRefuse(from, why),
       );
     } catch (err) {
-      throw new CoordinatorError((err as Error).message);
+      throw err instanceof BindError ? err : new CoordinatorError((err as Error).message);
     }
     return this.server.port;
   }

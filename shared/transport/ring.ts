@@ -8,6 +8,7 @@ import { RingClient } from './ring-client.js';
 import { ENVELOPE_BYTES } from './frame.js';
 import { helloProof, validProof } from './auth.js';
 import { closeReason } from './close-reason.js';
+import { bindError } from './bind-error.js';
 import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../control/messages.js';
 
 /** The largest message the dialling end reads in a run of this chunk size: one chunk and its envelope (an
@@ -50,7 +51,8 @@ export class PeerListener {
     return new Promise((resolve, reject) => {
       const http = createServer();
       const server = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: MAX_INCOMING_MESSAGE });
-      http.once('error', (err) => reject(new Error(`cannot listen for peers on ${host}:${port}: ${err.message}`)));
+      server.on('error', () => undefined); // ws repeats the http server's error, which is handled here:
+      http.once('error', (err) => reject(bindError(err, 'the ring port (--peer-port)', host, port)));
       http.listen(port, host, () => resolve(new PeerListener(server, http)));
     });
   }
