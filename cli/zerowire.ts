@@ -180,7 +180,15 @@ async function main(): Promise<number> {
         runOptions(y)
           .option('port', { type: 'number', default: 7070 })
           .option('host', { type: 'string', default: '0.0.0.0' })
-          .option('discover', { type: 'string', describe: "with --world auto: a DNS name with one address per rank (e.g. the compose service 'rank')" })
+          .option('discover', {
+            type: 'string',
+            describe: "a DNS name with one address per rank (the compose service 'rank', Swarm's tasks.rank): auto waits for all of them",
+          })
+          .option('min-world', {
+            type: 'number',
+            describe:
+              "if fewer than --world ranks joined in time, run with them when at least this many did (a warning says so); 'auto' never settles below 2 unless this is 1",
+          })
           .option('settle', { type: 'number', default: 3, describe: 'with --world auto: seconds without a new rank before the run starts' })
           .option('tls-cert', { type: 'string', describe: 'PEM certificate: serve wss:// (with --tls-key)' })
           .option('tls-key', { type: 'string', describe: 'PEM private key for --tls-cert' }),
@@ -188,8 +196,10 @@ async function main(): Promise<number> {
         const log = createLogger(a.logLevel, 'coordinator');
         if ((a.tlsCert === undefined) !== (a.tlsKey === undefined)) throw new ConfigError('--tls-cert and --tls-key go together');
         const tls = a.tlsCert ? { cert: readPem(a.tlsCert, '--tls-cert'), key: readPem(a.tlsKey!, '--tls-key') } : undefined;
+        if (a.minWorld !== undefined && !(Number.isInteger(a.minWorld) && a.minWorld >= 1))
+          throw new ConfigError(`--min-world: ${a.minWorld} must be a positive integer`);
         exitCode = await runCoordinatorJob(
-          { ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, tls },
+          { ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, minWorld: a.minWorld, tls },
           log,
         );
       },

@@ -24,6 +24,7 @@ export interface CoordinatorOptions {
   host: string;
   port: number;
   world: number | 'auto'; // 'auto': settle on however many ranks join (see discover, settleMs)
+  minWorld?: number; // run with fewer ranks than expected, down to this many (world-size.ts)
   discover?: string; // with 'auto': a DNS name with one address per rank (compose service); wait until all joined
   settleMs?: number; // with 'auto': no new rank for this long fixes the world size
   config: RunConfig;
@@ -82,7 +83,7 @@ export class Coordinator {
   private readonly stepReports = new RankReports();
   onStep: StepListener = () => undefined;
   onJoin: (info: RankInfo) => void = () => undefined;
-  onWorld: (world: number, how: string) => void = () => undefined;
+  onWorld: (world: number, how: string, short: boolean) => void = () => undefined;
   onCheckpoint: (scheme: SchemeName, step: number, index: string) => void = () => undefined;
   onRefuse: (from: string, why: string) => void = () => undefined;
   onRing: (ranks: RankInfo[]) => void = () => undefined;
@@ -160,13 +161,12 @@ export class Coordinator {
   /** How many ranks this run has: the number given, or (auto) what joined once things settled. */
   private async settleWorld(): Promise<number> {
     try {
-      const { world, how } = await settleWorldSize(
+      const { world, how, short } = await settleWorldSize(
         this.opts,
         () => this.members.length,
-        (c, t, why) => this.until(c, t, why),
         () => this.failure,
       );
-      if (how) this.onWorld(world, how);
+      if (how) this.onWorld(world, how, short);
       return world;
     } catch (err) {
       throw err instanceof CoordinatorError ? err : new CoordinatorError((err as Error).message);

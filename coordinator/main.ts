@@ -76,9 +76,10 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`,
   );
   const progress = new ProgressLine(opts.world === 'auto' ? 0 : opts.world, opts.config.steps);
-  coord.onWorld = (world, how) => {
+  coord.onWorld = (world, how, short) => {
     progress.world = world;
-    log.info({ world }, `world size ${world}: ${how}`);
+    if (short) log.warn({ world, expected: opts.world }, `WORLD SIZE ${world}, NOT ${opts.world}: ${how}`);
+    else log.info({ world }, `world size ${world}: ${how}`);
   };
   // Until the run starts an id is the join order, unless the rank asked for one; the ring line has the final ids.
   coord.onJoin = (r) =>

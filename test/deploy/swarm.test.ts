@@ -87,7 +87,6 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
         ZEROWIRE_RANKS: '4',
         ZEROWIRE_RANKS_PER_NODE: '4', // one node here
         ZEROWIRE_MODEL: '64,512,512,10',
-        ZEROWIRE_SETTLE: '2',
         ...env,
       },
     });
@@ -144,6 +143,18 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
     await removeStack(stack);
     expect(leftovers(stack)).toEqual([]);
   }, 420_000);
+
+  it('the default placement (one rank per node) on one node: a clear message, not a world-1 report', async () => {
+    const stack = `zwswarmone${process.pid}`;
+    deploy(stack, { ZEROWIRE_RANKS_PER_NODE: '', ZEROWIRE_JOIN_TIMEOUT: '15', ZEROWIRE_STEPS: '2' });
+    expect(await eventually(() => taskStates(`${stack}_coordinator`).every(finished), 120_000)).toBe(true);
+    expect(taskStates(`${stack}_coordinator`)[0]).toMatch(/^Failed/);
+    const log = logs(`${stack}_coordinator`);
+    expect(log).toMatch(/only 1 of 4 ranks joined within 15 s; tasks\.rank resolves to 1 addresses: the others never started/);
+    expect(log).not.toMatch(/losses agree/);
+    await removeStack(stack);
+    expect(leftovers(stack)).toEqual([]);
+  }, 300_000);
 
   it('a rank container killed mid-run: the coordinator names it, every task ends, nothing restarts', async () => {
     const stack = `zwswarmkill${process.pid}`;
