@@ -101,6 +101,9 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   started?.(port, coord);
   try {
     const result = await coord.run();
+    // The ranks are done: let them go before the report is built (which can keep this process busy for
+    // longer than their heartbeat limit).
+    await coord.finish();
     progress.clear();
     log.debug(result.messages, `largest control message from a rank: ${result.messages.largest} bytes (cap ${result.messages.cap})`);
     const report = buildReport(opts.config, result.world, result.ranks, result.summaries);
@@ -127,7 +130,6 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
       const files = await writeDump(opts.dump, opts.config, result.world, finals);
       log.info({ files }, 'dump written');
     }
-    await coord.finish();
     return 0;
   } catch (err) {
     progress.clear();
