@@ -19,7 +19,8 @@ const argv = yargs(hideBin(process.argv))
   .option('rate', { type: 'string', default: '1gbit' })
   .option('hosts', { type: 'number', default: 4 })
   .option('seed', { type: 'number', describe: 'replay a run (printed at its start)' })
-  .option('steps', { type: 'number', default: 30, describe: 'steps of each scheme' })
+  .option('steps', { type: 'number', default: 20, describe: 'steps of each scheme' })
+  .option('model', { type: 'string', default: '64,512,512,10', describe: 'small enough that a trial takes seconds' })
   .strict()
   .parseSync();
 
@@ -87,7 +88,22 @@ async function trial(n: number, fault: Fault): Promise<Trial> {
   const scheme = SCHEMES[int(SCHEMES.length)];
   const delayMs = int(1000);
   const pick = int(argv.hosts);
-  const args = [LAN, '--hosts', String(argv.hosts), '--rate', argv.rate, '--', '--scheme', 'all', '--steps', String(argv.steps), '--log-level', 'debug'];
+  const args = [
+    LAN,
+    '--hosts',
+    String(argv.hosts),
+    '--rate',
+    argv.rate,
+    '--',
+    '--scheme',
+    'all',
+    '--steps',
+    String(argv.steps),
+    '--model',
+    argv.model,
+    '--log-level',
+    'debug',
+  ];
   const job: ChildProcess = spawn('bash', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE: process.execPath } });
   let err = '';
   job.stderr!.on('data', (d) => (err += d));
