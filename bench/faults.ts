@@ -19,7 +19,7 @@ const argv = yargs(hideBin(process.argv))
   .option('rate', { type: 'string', default: '1gbit' })
   .option('hosts', { type: 'number', default: 4 })
   .option('seed', { type: 'number', describe: 'replay a run (printed at its start)' })
-  .option('steps', { type: 'number', default: 20, describe: 'steps of each scheme' })
+  .option('steps', { type: 'number', default: 100, describe: 'steps of each scheme (each lasts longer than the 1 s a fault may wait)' })
   .option('model', { type: 'string', default: '64,512,512,10', describe: 'small enough that a trial takes seconds' })
   .strict()
   .parseSync();
