@@ -1,6 +1,6 @@
 // npm run bench:faults [-- --kill 100 --stop 20 --cut 20 --rate 1gbit --seed N]      (root: network namespaces)
-// Fault trials on the namespace LAN (deploy/lan/lan.sh, 4 hosts): in each, a job runs every scheme, and at
-// a random moment (a random scheme, a random delay into it; seeded, the seed printed) one random rank is
+// Fault trials on the namespace LAN (deploy/lan/lan.sh, 4 hosts): in each, a job runs a random scheme, and
+// at a random moment (a random delay after its first step; seeded, the seed printed) one random rank is
 // SIGKILLed, SIGSTOPped, or its host's link is cut. Printed per trial and summed up: how long until the
 // coordinator named a culprit, whether it named the right rank, how long until every other process had
 // exited by itself, their exit codes, and whether any process was left. The bar: every fault named within

@@ -50,7 +50,8 @@ function runOptions<T>(y: Argv<T>) {
     .option('compute', {
       choices: ['auto', 'inline', 'thread'],
       default: 'auto',
-      describe: "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread when --prefetch > 0)",
+      describe:
+        "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread when gathering ahead or reducing behind)",
     })
     .option('threads', {
       type: 'string',
@@ -62,11 +63,12 @@ function runOptions<T>(y: Argv<T>) {
       default: false,
       describe: "GPT: activation checkpointing per block (keep each block's output, recompute its insides in the backward pass)",
     })
-    .option('prefetch', {
+    .option('gather-ahead', { type: 'number', describe: 'ZeRO-3: gather this many units ahead of the one computing (0, 1, 2; default 0)' })
+    .option('reduce-behind', {
       type: 'number',
-      default: 0,
-      describe: 'ZeRO-3: gather this many units ahead of compute; ZeRO-2/3: let this many gradient reduce-scatters run behind the backward pass (0, 1, 2)',
+      describe: "ZeRO-2/3: let this many units' gradient reduce-scatters run behind the backward pass (0, 1, 2; default 0)",
     })
+    .option('prefetch', { type: 'number', describe: 'both --gather-ahead and --reduce-behind (the older name for the two)' })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
     .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })
     .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })

@@ -69,7 +69,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
   collectGarbage();
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
-  const ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layout.sizes(), c.wireDtype, c.prefetch)));
+  const ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layout.sizes(), c.wireDtype, c)));
   coll.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {
@@ -82,7 +82,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps },
       dtype: c.wireDtype,
       theta0: spec.init(c.seed),
-      prefetch: c.prefetch,
+      gatherAhead: c.gatherAhead,
+      reduceBehind: c.reduceBehind,
       compute,
     });
     const resume = c.resume?.[scheme];

@@ -14,7 +14,7 @@ export interface FitResult {
 }
 
 export function fitCheck(
-  config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype' | 'prefetch'>,
+  config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype' | 'gatherAhead' | 'reduceBehind'>,
   spec: ModelSpec,
   world: number,
   limitBytes: number,
@@ -24,7 +24,7 @@ export function fitCheck(
   const refused: SchemeName[] = [];
   const fitting: SchemeName[] = [];
   for (const s of ['dp', 'zero1', 'zero2', 'zero3'] as const) {
-    const peak = memoryTheory(SCHEME_TABLE[s], sizes, config.wireDtype, config.prefetch).peak;
+    const peak = memoryTheory(SCHEME_TABLE[s], sizes, config.wireDtype, config).peak;
     peaks[s] = peak;
     if (peak <= limitBytes) fitting.push(s);
     else if (config.schemes.includes(s)) refused.push(s);

@@ -104,7 +104,7 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
   for (const [scheme, sums] of summaries) {
     const flags = SCHEME_TABLE[scheme];
     const split = splitExposed(sums);
-    const mem = memoryTheory(flags, sizes, config.wireDtype, config.prefetch);
+    const mem = memoryTheory(flags, sizes, config.wireDtype, config);
     const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
     const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
     const final = finalParameters(config, world, scheme, sums);
@@ -187,6 +187,15 @@ function splitCell(v: number | null, x: SchemeRow): string {
 }
 
 /** Which ring links cross hosts, and what the ranks sending over them put on the wire. */
+/** The overlap the run was given, for the model line. */
+function overlapNote(c: RunConfig): string {
+  const parts = [
+    c.gatherAhead ? `ZeRO-3 gathers ${c.gatherAhead} unit(s) ahead` : '',
+    c.reduceBehind ? `${c.reduceBehind} gradient reduce-scatter(s) run behind the backward pass` : '',
+  ].filter(Boolean);
+  return parts.length ? `, ${parts.join(', ')}` : '';
+}
+
 function ringNote(r: Report): string {
   const n = r.ranks.length;
   const links = r.ranks.map(
@@ -274,7 +283,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
   const a = r.agreement;
   const z3 = r.rows.find((x) => x.scheme === 'zero3');
   const notes = [
-    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${c.prefetch ? `, ZeRO-3 prefetch ${c.prefetch}` : ''}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
+    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
   const hosts = new Set(r.ranks.map((x) => x.host));
@@ -282,7 +291,7 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
   const dp = r.rows.find((x) => x.scheme === 'dp');
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(
-    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.prefetch ? '; with --prefetch collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
+    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.gatherAhead || c.reduceBehind ? '; with --gather-ahead or --reduce-behind collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
   );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(

@@ -6,6 +6,13 @@ import type { SchemeFlags } from '../training/schemes/table.js';
 
 const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
 
+/** How far communication runs beside compute: ZeRO-3's gathers ahead, sharded gradients' reductions behind. */
+export interface Overlap {
+  gatherAhead: number;
+  reduceBehind: number;
+}
+const NO_OVERLAP: Overlap = { gatherAhead: 0, reduceBehind: 0 };
+
 export interface MemoryTheory {
   bands: { params16: number; grads: number; master: number; m: number; v: number };
   resident: number; // between steps
@@ -14,7 +21,7 @@ export interface MemoryTheory {
   peak: number;
 }
 
-export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, prefetch = 0): MemoryTheory {
+export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP): MemoryTheory {
   const b = bytesPerElement(dtype);
   const n = (sharded: boolean) => (sharded ? s.shardTotal : s.paddedTotal);
   const bands = {
@@ -26,31 +33,31 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, p
   };
   const resident = bands.params16 + bands.grads + bands.master + bands.m + bands.v;
   // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
-  // plus the `prefetch` units gathered ahead of it: the worst window of consecutive units.
+  // plus the `gatherAhead` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
   const transientBand = f.shardParameters ? 'gathered' : f.shardGradients ? 'bucket' : null;
-  const transient = transientBand ? worstTransient(s.unitPadded, f.shardParameters, prefetch) * b : 0;
+  const transient = transientBand ? worstTransient(s.unitPadded, f.shardParameters, overlap) * b : 0;
   return { bands, resident, transient, transientBand, peak: resident + transient };
 }
 
 /**
  * The most elements a step holds beyond the resident bands, following the schedule in schemes.ts:
- * forward, a unit's gather plus the `prefetch` gathers started ahead of it; backward, the same, and then the
- * unit's gradient bucket, of which up to `prefetch` stay in flight behind the next units (assumed to finish
- * as late as allowed, so with prefetch this is an upper bound; without it, exact).
+ * forward, a unit's gather plus the `gatherAhead` gathers started ahead of it; backward, the same, and then
+ * the unit's gradient bucket, of which up to `reduceBehind` stay in flight behind the next units (assumed to
+ * finish as late as allowed, so with either this is an upper bound; without, exact).
  */
-function worstTransient(units: number[], gathers: boolean, prefetch: number): number {
+function worstTransient(units: number[], gathers: boolean, { gatherAhead, reduceBehind }: Overlap): number {
   let worst = 0;
   const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
-  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(units.slice(i, i + prefetch + 1)));
+  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(units.slice(i, i + gatherAhead + 1)));
   const back = [...units].reverse();
   const buckets: number[] = [];
   for (let i = 0; i < back.length; i++) {
-    const ahead = gathers ? back.slice(i, i + prefetch + 1) : [];
+    const ahead = gathers ? back.slice(i, i + gatherAhead + 1) : [];
     worst = Math.max(worst, sum(ahead) + sum(buckets)); // computing unit i, its successors gathered
     buckets.push(back[i]);
     worst = Math.max(worst, sum(ahead.slice(1)) + sum(buckets)); // unit i released, its bucket out
-    while (buckets.length > prefetch) buckets.shift();
+    while (buckets.length > reduceBehind) buckets.shift();
   }
   return worst;
 }
@@ -58,9 +65,9 @@ function worstTransient(units: number[], gathers: boolean, prefetch: number): nu
 /** Bytes of WebAssembly heap a scheme's rank needs so that every band it allocates lives there (where the
  *  kernels work on it in place): the model states at their peak, the fp32 compute scratch (a unit's
  *  gradient; the gradient Adam reads) and room for the collectives' few staging copies. */
-export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, prefetch = 0): number {
+export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP): number {
   const adamGradient = (f.shardOptimizer ? s.shardTotal : s.paddedTotal) * 4;
-  return memoryTheory(f, s, dtype, prefetch).peak + s.maxUnitPadded * 4 + adamGradient + s.maxUnitPadded * bytesPerElement(dtype) + (1 << 20);
+  return memoryTheory(f, s, dtype, overlap).peak + s.maxUnitPadded * 4 + adamGradient + s.maxUnitPadded * bytesPerElement(dtype) + (1 << 20);
 }
 
 /** Payload bytes one rank sends per step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b. */

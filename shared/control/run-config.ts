@@ -37,7 +37,8 @@ export const RunConfigSchema = v.object({
   chunkBytes: int(64, MAX_CHUNK_BYTES), // collective chunk size
   timeoutMs: int(1, 1e9), // a collective that waits longer than this fails
   schemes: v.pipe(v.array(scheme), v.minLength(1, 'at least one scheme')), // run back to back, same initial weights and data
-  prefetch: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
+  gatherAhead: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
+  reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
   compute: v.picklist(COMPUTE_MODES), // forward/backward on the rank's main thread, or on a worker thread
   // threads computing a rank's products; auto: this host's cores over the ranks on this host
@@ -68,7 +69,9 @@ export interface RunOptions {
   unit: string;
   chunkKib: number;
   timeout: number; // seconds
-  prefetch: number;
+  prefetch?: number; // both of the two below (the older option, kept as their alias)
+  gatherAhead?: number;
+  reduceBehind?: number;
   compute: string; // auto|inline|thread
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
@@ -87,7 +90,8 @@ const OPTION: Record<string, string> = {
   chunkBytes: '--chunk-kib (in bytes)',
   timeoutMs: '--timeout (in ms)',
   schemes: '--scheme',
-  prefetch: '--prefetch',
+  gatherAhead: '--gather-ahead',
+  reduceBehind: '--reduce-behind',
   compute: '--compute',
   threads: '--threads',
 };
@@ -131,6 +135,8 @@ export function parseWidths(list: string): number[] {
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
+  const gatherAhead = o.gatherAhead ?? o.prefetch ?? 0;
+  const reduceBehind = o.reduceBehind ?? o.prefetch ?? 0;
   if (o.recompute && arch !== 'gpt') throw new ConfigError('--recompute: activation checkpointing is per transformer block; give a --model gpt:...');
   const candidate = {
     arch,
@@ -149,17 +155,19 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     chunkBytes: Math.round(o.chunkKib * 1024),
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
-    prefetch: o.prefetch,
-    // auto: overlap needs the compute off the event loop, so prefetching runs it on a thread; without
-    // prefetch there is nothing to overlap and the thread would only add copies.
-    compute: o.compute === 'auto' ? (o.prefetch > 0 ? 'thread' : 'inline') : o.compute,
+    gatherAhead,
+    reduceBehind,
+    // auto: overlap needs the compute off the event loop, so gathering ahead or reducing behind runs it on
+    // a thread; without either there is nothing to overlap and the thread would only add copies.
+    compute: o.compute === 'auto' ? (gatherAhead > 0 || reduceBehind > 0 ? 'thread' : 'inline') : o.compute,
     threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });
   if (r.success) return r.output;
   const issue = r.issues[0];
   const field = issuePath(issue).split(/[.[]/)[0];
-  throw new ConfigError(`${OPTION[field] ?? field}: ${issueText(issue).replace(/^field "[^"]*": /, '')}`);
+  const alias = o.prefetch !== undefined && (field === 'gatherAhead' || field === 'reduceBehind') && o[field] === undefined;
+  throw new ConfigError(`${alias ? '--prefetch' : (OPTION[field] ?? field)}: ${issueText(issue).replace(/^field "[^"]*": /, '')}`);
 }
 
 /** A run config that arrived over the wire. */

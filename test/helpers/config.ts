@@ -13,7 +13,6 @@ export const SMALL_OPTIONS: RunOptions = {
   unit: 'layer',
   chunkKib: 64,
   timeout: 5,
-  prefetch: 0,
   compute: 'inline',
   threads: '1',
 };

@@ -17,7 +17,16 @@ export async function localRings(world: number, opts: Partial<CollectiveOptions>
   const chunkBytes = opts.chunkBytes ?? 1 << 20;
   const rings = await Promise.all(
     listeners.map((listener, rank) =>
-      wireRing({ rank, world, runId, ringKey, listener, prev: { host: '127.0.0.1', port: listeners[(rank - 1 + world) % world].port }, timeoutMs: 5000, chunkBytes }),
+      wireRing({
+        rank,
+        world,
+        runId,
+        ringKey,
+        listener,
+        prev: { host: '127.0.0.1', port: listeners[(rank - 1 + world) % world].port },
+        timeoutMs: 5000,
+        chunkBytes,
+      }),
     ),
   );
   return rings.map((ring, rank) => {

@@ -27,7 +27,8 @@ export interface TrainSetup {
   dtype: WireDtype;
   unit: UnitMode;
   hyper: AdamHyper;
-  prefetch?: number;
+  gatherAhead?: number;
+  reduceBehind?: number;
   compute?: (spec: ModelSpec) => Compute; // default: inline
 }
 
@@ -54,7 +55,9 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
     const layouts = ranks.map((_, r) => new ShardLayout(spec, world, r, s.unit));
     // Each rank's bands in a WebAssembly heap sized as a rank sizes it, so the kernels run as they do there.
     for (const [r, rk] of ranks.entries()) {
-      rk.ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layouts[r].sizes(), s.dtype, s.prefetch)));
+      rk.ledger = new MemoryLedger(
+        WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layouts[r].sizes(), s.dtype, { gatherAhead: s.gatherAhead ?? 0, reduceBehind: s.reduceBehind ?? 0 })),
+      );
       rk.coll.useLedger(rk.ledger);
     }
     computes = ranks.map(() => (s.compute ? s.compute(spec) : inlineCompute(spec)));
@@ -66,7 +69,8 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
         hyper: s.hyper,
         dtype: s.dtype,
         theta0,
-        prefetch: s.prefetch,
+        gatherAhead: s.gatherAhead,
+        reduceBehind: s.reduceBehind,
         compute: computes[r],
       }),
     );

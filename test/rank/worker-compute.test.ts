@@ -6,7 +6,7 @@ import type { ModelSpec } from '../../shared/training/model.js';
 import { compiled } from '../helpers/cli.js';
 import { HYPER, trainDistributed, type TrainSetup } from '../helpers/train.js';
 
-const common = { steps: 3, batch: 8, unit: 'layer' as const, hyper: HYPER, prefetch: 1 };
+const common = { steps: 3, batch: 8, unit: 'layer' as const, hyper: HYPER, gatherAhead: 1, reduceBehind: 1 };
 const SETUPS: [string, TrainSetup][] = [
   ['the MLP, fp32', { ...common, widths: [13, 29, 17, 23, 5], samples: 64, seed: 7, dtype: 'fp32' }],
   ['the GPT, bf16', { ...common, widths: [], gpt: { layers: 2, dim: 16, heads: 2, seq: 8, vocab: 32 }, samples: 32, seed: 3, dtype: 'bf16' }],

@@ -4,16 +4,17 @@
 import { adamUpdate, type AdamHyper, type OptimizerState } from '../adam.js';
 import { fromF32, toF32 } from '../../tensor/convert.js';
 import type { Collectives } from '../../collectives/collectives.js';
-import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { Elems, WireDtype } from '../../tensor/dtype.js';
 import type { Unit, ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
-import { bufferBytes } from '../../tensor/wasm/memories.js';
 import type { Compute } from '../compute.js';
 import { inlineCompute } from '../model.js';
 import type { Batch } from '../data.js';
 import type { SchemeName } from '../../control/run-config.js';
 import { SCHEME_TABLE, type SchemeFlags } from './table.js';
+import { StepProbe, type StepStats } from './step-probe.js';
+
+export type { StepStats } from './step-probe.js';
 
 export interface SchemeContext {
   layout: ShardLayout;
@@ -22,30 +23,9 @@ export interface SchemeContext {
   hyper: AdamHyper;
   dtype: WireDtype; // of the working copy, the gradients and the wire
   theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
-  prefetch?: number; // ZeRO-3: gathers kept in flight ahead of the unit being computed (0: none)
+  gatherAhead?: number; // ZeRO-3: unit gathers kept in flight ahead of the unit being computed (0: none)
+  reduceBehind?: number; // sharded gradients: unit reduce-scatters left running behind the backward pass (0: none)
   compute?: Compute; // where forward and backward run (default: inline, on this thread)
-}
-
-export interface StepStats {
-  loss: number; // this rank's mean loss on its rows, before the update
-  startMs: number; // performance.now() when the step began
-  stepMs: number;
-  commMs: number; // wall time during which at least one collective was running
-  exposedMs: number; // time the step stood waiting for a collective
-  computeMs: number; // the step minus its exposed communication
-  sentFrame: number; // socket bytes written to the next rank during the step
-  recvFrame: number;
-  records: CollectiveRecord[];
-  units: UnitSpan[]; // each unit's forward and backward compute, in order
-  processBytesPeak: number; // ArrayBuffers + WebAssembly memories, sampled at the worst moments
-}
-
-/** One unit's forward or backward compute, performance.now() ms (waiting for its parameters excluded). */
-interface UnitSpan {
-  unit: number;
-  pass: 'forward' | 'backward';
-  start: number;
-  end: number;
 }
 
 /** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
@@ -59,8 +39,9 @@ export class Base {
 
   protected ctx!: SchemeContext;
   protected compute!: Compute;
-  /** 16-bit working copy: the full padded layout, or this rank's shard. */
-  protected params16!: Elems;
+  /** The working copy compute reads, in the wire dtype (16-bit, or fp32 with --wire-dtype fp32): the full
+   *  padded layout, or this rank's shard. */
+  protected working!: Elems;
   /** Gradients in the working dtype: full padded layout, or this rank's shard. */
   protected grads!: Elems;
   /** fp32 master weights and Adam moments: full padded layout, or this rank's shard. */
@@ -72,7 +53,7 @@ export class Base {
   private unitGrad!: Float32Array;
   private ownedGrad!: Float32Array | null;
   private t = 0;
-  private exposedMs = 0;
+  private probe!: StepProbe; // this step's measurements
   private readonly activationsKey = {}; // the ledger's key for the activations band
 
   /** Allocate this rank's bands and load the initial parameters. No communication. */
@@ -81,7 +62,7 @@ export class Base {
     this.ctx = ctx;
     this.compute = ctx.compute ?? inlineCompute(layout.spec);
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
-    this.params16 = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
+    this.working = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
     this.grads = ledger.alloc('grads', dtype, n(this.flags.shardGradients));
     this.master = ledger.allocF32('master', n(this.flags.shardOptimizer));
     this.m = ledger.allocF32('m', this.master.length);
@@ -90,7 +71,7 @@ export class Base {
     const sameLayout = this.flags.shardGradients === this.flags.shardOptimizer;
     this.ownedGrad = sameLayout && this.grads instanceof Float32Array ? null : ledger.allocF32('compute', this.master.length);
     this.master.set(this.flags.shardOptimizer ? layout.shardOf(theta0) : layout.pad(theta0));
-    fromF32(this.flags.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.params16);
+    fromF32(this.flags.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.working);
     return this;
   }
 
@@ -124,100 +105,85 @@ export class Base {
     return { data: this.master, sharded: this.flags.shardOptimizer };
   }
 
+  /** One step: each unit forward, the loss, each unit backward with its gradient sent on its way, the
+   *  remaining reductions, the update. The probe measures; the flags and two overridable methods (how a
+   *  unit's parameters are acquired, how its gradient leaves) are all that differs between the schemes. */
   async step(batch: Batch): Promise<StepStats> {
-    const { coll, ledger, layout } = this.ctx;
-    const t0 = performance.now();
-    coll.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
-    const sock0 = { sent: coll.ring.next?.socketSent() ?? 0, recv: coll.ring.prev?.socketReceived() ?? 0 };
-    this.exposedMs = 0;
-    ledger.resetPeak();
-    let processPeak = 0;
-    const sample = () => (processPeak = Math.max(processPeak, bufferBytes() + this.compute.otherThreadBytes));
-    const units: UnitSpan[] = [];
-
-    // Forward, unit by unit.
+    const { layout } = this.ctx;
+    this.probe = new StepProbe(this.ctx.coll, this.ctx.ledger, () => this.compute.otherThreadBytes);
     await this.compute.start(batch.x, batch.rows);
-    // What the forward pass keeps for the backward pass, and the rest of the compute's memory.
-    ledger.account('activations', this.activationsKey, this.compute.activationBytes);
-    ledger.account('compute', this.compute, this.compute.arenaBytes - this.compute.activationBytes);
-    for (const u of layout.units) {
-      const p = await this.waitFor(this.acquireUnit(u, 'forward'));
-      sample();
-      const start = performance.now();
-      for (const l of u.layers) await this.compute.forward(l.index, p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
-      units.push({ unit: u.index, pass: 'forward', start, end: performance.now() });
-      this.releaseUnit(p);
-    }
+    this.accountCompute();
+    for (const u of layout.units) await this.forwardUnit(u);
     // The loss gradient is pre-divided by N: the sum over ranks is then the gradient of the global mean loss.
     const loss = await this.compute.loss(batch.y, 1 / layout.world);
-
-    // Backward, unit by unit in reverse; each unit's gradient goes out as soon as it exists. With prefetch,
-    // up to `prefetch` gradient reduce-scatters keep running behind the next units' backward passes.
-    const g = this.unitGrad;
+    // Each unit's gradient goes out as soon as it exists; up to `reduceBehind` reductions keep running
+    // behind the next units' backward passes.
     const reducing: Promise<void>[] = [];
-    const maxReducing = this.ctx.prefetch ?? 0;
     for (const u of [...layout.units].reverse()) {
-      const p = await this.waitFor(this.acquireUnit(u, 'backward'));
-      sample();
-      g.fill(0, u.size, u.padded); // the layers fill the unit; its padding must reduce as zeros
-      const start = performance.now();
+      reducing.push((await this.backwardUnit(u)).reduced);
+      while (reducing.length > (this.ctx.reduceBehind ?? 0)) await this.waitFor(reducing.shift()!);
+      this.probe.sample();
+    }
+    while (reducing.length) await this.waitFor(reducing.shift()!);
+    await this.waitFor(this.gradientsReady());
+    this.update();
+    await this.waitFor(this.refreshWorkingCopy());
+    this.probe.sample();
+    return this.probe.finish(loss);
+  }
+
+  /** What the forward pass keeps for the backward pass, and the rest of the compute's memory. */
+  private accountCompute(): void {
+    const { ledger } = this.ctx;
+    ledger.account('activations', this.activationsKey, this.compute.activationBytes);
+    ledger.account('compute', this.compute, this.compute.arenaBytes - this.compute.activationBytes);
+  }
+
+  private async forwardUnit(u: Unit): Promise<void> {
+    const p = await this.waitFor(this.acquireUnit(u, 'forward'));
+    this.probe.sample();
+    await this.probe.unit(u.index, 'forward', async () => {
+      for (const l of u.layers) await this.compute.forward(l.index, p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+    });
+    this.releaseUnit(p);
+  }
+
+  /** Unit `u` backward; resolves once it is computed, with its gradient's reduction, still running. */
+  private async backwardUnit(u: Unit): Promise<{ reduced: Promise<void> }> {
+    const p = await this.waitFor(this.acquireUnit(u, 'backward'));
+    this.probe.sample();
+    const g = this.unitGrad;
+    g.fill(0, u.size, u.padded); // the layers fill the unit; its padding must reduce as zeros
+    await this.probe.unit(u.index, 'backward', async () => {
       for (const l of [...u.layers].reverse())
         await this.compute.backward(
           l.index,
           p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
           g.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
         );
-      units.push({ unit: u.index, pass: 'backward', start, end: performance.now() });
-      this.releaseUnit(p);
-      const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g into its bucket at once
-      reduced.catch(() => undefined); // awaited below, where its error surfaces
-      reducing.push(reduced);
-      while (reducing.length > maxReducing) await this.waitFor(reducing.shift()!);
-      sample();
-    }
-    while (reducing.length) await this.waitFor(reducing.shift()!);
-    await this.waitFor(this.gradientsReady());
+    });
+    this.releaseUnit(p);
+    const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g into its bucket at once
+    reduced.catch(() => undefined); // awaited by the step, where its error surfaces
+    return { reduced };
+  }
 
+  /** Adam on the gradients this rank owns. */
+  private update(): void {
     this.t++;
-    const gOwned = this.ownedGradients();
-    sample(); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
-    adamUpdate(this.master, this.m, this.v, gOwned, this.t, this.ctx.hyper);
-    await this.waitFor(this.refreshWorkingCopy());
-    sample();
-
-    const records = coll.takeRecords();
-    const commMs = busyTime(records);
-    const stepMs = performance.now() - t0;
-    const sentFrame = (coll.ring.next?.socketSent() ?? 0) - sock0.sent;
-    const recvFrame = (coll.ring.prev?.socketReceived() ?? 0) - sock0.recv;
-    return {
-      loss,
-      startMs: t0,
-      stepMs,
-      commMs,
-      exposedMs: this.exposedMs,
-      computeMs: stepMs - this.exposedMs,
-      sentFrame,
-      recvFrame,
-      records,
-      units,
-      processBytesPeak: processPeak,
-    };
+    const owned = this.ownedGradients();
+    this.probe.sample(); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
+    adamUpdate(this.master, this.m, this.v, owned, this.t, this.ctx.hyper);
   }
 
   /** Await communication, counting the time the step stands still for it. */
-  protected async waitFor<T>(p: Promise<T>): Promise<T> {
-    const t = performance.now();
-    try {
-      return await p;
-    } finally {
-      this.exposedMs += performance.now() - t;
-    }
+  protected waitFor<T>(p: Promise<T>): Promise<T> {
+    return this.probe.wait(p);
   }
 
   /** Parameters of unit `u` for compute. Without sharded parameters they are already here. */
   protected async acquireUnit(u: Unit, _pass: 'forward' | 'backward'): Promise<UnitParams> {
-    return { elems: this.params16.subarray(u.paddedOffset, u.paddedOffset + u.size), gathered: null };
+    return { elems: this.working.subarray(u.paddedOffset, u.paddedOffset + u.size), gathered: null };
   }
 
   protected releaseUnit(p: UnitParams): void {
@@ -270,14 +236,14 @@ export class Base {
   private async refreshWorkingCopy(): Promise<void> {
     const { coll, layout } = this.ctx;
     if (this.flags.shardParameters || !this.flags.shardOptimizer) {
-      fromF32(this.master, this.params16); // same layout on both sides
+      fromF32(this.master, this.working); // same layout on both sides
       return;
     }
     // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters.
     for (const u of layout.units) {
       const own = layout.ownOffset(u);
-      fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.params16.subarray(own, own + u.shard));
-      await coll.allGather(this.params16.subarray(own, own + u.shard), this.params16.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
+      fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.working.subarray(own, own + u.shard));
+      await coll.allGather(this.working.subarray(own, own + u.shard), this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
     }
   }
 }

@@ -12,7 +12,7 @@ export class Zero3 extends Zero2 {
   private readonly inflight = new Map<string, Promise<UnitParams>>();
 
   protected override async acquireUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
-    const { layout, prefetch = 0 } = this.ctx;
+    const { layout, gatherAhead = 0 } = this.ctx;
     const order = pass === 'forward' ? layout.units : [...layout.units].reverse();
     const at = order.indexOf(u);
     const key = (v: Unit) => `${pass}:${v.index}`;
@@ -20,7 +20,7 @@ export class Zero3 extends Zero2 {
     this.inflight.delete(key(u));
     // Start the next units' gathers now, so their bytes move while this unit computes. Every rank issues
     // them in the same order, so the ring collectives still pair up. Each is released after its own use.
-    for (let k = 1; k <= prefetch && at + k < order.length; k++) {
+    for (let k = 1; k <= gatherAhead && at + k < order.length; k++) {
       const v = order[at + k];
       if (!this.inflight.has(key(v))) {
         const p = this.gather(v, pass);
@@ -34,7 +34,7 @@ export class Zero3 extends Zero2 {
   private async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     const { coll, ledger, dtype } = this.ctx;
     const gathered = ledger.alloc('gathered', dtype, u.padded);
-    await coll.allGather(this.params16.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);
+    await coll.allGather(this.working.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);
     return { elems: gathered.subarray(0, u.size), gathered };
   }
 }

@@ -45,9 +45,18 @@ describe('control messages', () => {
     expect(back).toEqual({ ...assign, ringKey: Buffer.alloc(32) });
   });
 
+  it('--prefetch is both --gather-ahead and --reduce-behind; each alone says what it does', () => {
+    expect(makeRunConfig({ ...options, prefetch: 2 })).toMatchObject({ gatherAhead: 2, reduceBehind: 2, compute: 'thread' });
+    expect(makeRunConfig({ ...options, prefetch: undefined, gatherAhead: 1 })).toMatchObject({ gatherAhead: 1, reduceBehind: 0, compute: 'thread' });
+    expect(makeRunConfig({ ...options, prefetch: undefined, reduceBehind: 1 })).toMatchObject({ gatherAhead: 0, reduceBehind: 1 });
+    expect(makeRunConfig({ ...options, prefetch: undefined })).toMatchObject({ gatherAhead: 0, reduceBehind: 0, compute: 'inline' });
+  });
+
   it.each([
     [{ lr: 0 }, /^--lr: expected >0, got 0$/],
     [{ prefetch: 3 }, /^--prefetch: expected <=2, got 3$/],
+    [{ prefetch: undefined, gatherAhead: 3 }, /^--gather-ahead: expected <=2, got 3$/],
+    [{ prefetch: undefined, reduceBehind: -1 }, /^--reduce-behind: expected >=0, got -1$/],
     [{ steps: 1.5 }, /^--steps: expected an integer, got 1.5$/],
     [{ compute: 'gpu' }, /^--compute: expected .*"inline".*got "gpu"$/],
     [{ chunkKib: 0.01 }, /^--chunk-kib \(in bytes\): expected >=64, got 10$/],

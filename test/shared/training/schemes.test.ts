@@ -109,11 +109,11 @@ describe('ZeRO-3 prefetch', () => {
     it(`depth ${depth}: same losses and parameters as without; the peak holds the prefetched units, as theory says`, async () => {
       const setup = { ...base, widths: [13, 29, 17, 23, 5], steps: 3 };
       const plain = await trainDistributed(4, 'zero3', setup);
-      const ahead = await trainDistributed(4, 'zero3', { ...setup, prefetch: depth });
+      const ahead = await trainDistributed(4, 'zero3', { ...setup, gatherAhead: depth, reduceBehind: depth });
       expect(ahead.losses).toEqual(plain.losses);
       expect(Array.from(ahead.final)).toEqual(Array.from(plain.final));
       const L = ahead.layouts[0];
-      const theory = memoryTheory(SCHEME_TABLE.zero3, L.sizes(), 'fp32', depth);
+      const theory = memoryTheory(SCHEME_TABLE.zero3, L.sizes(), 'fp32', { gatherAhead: depth, reduceBehind: depth });
       const window = Math.max(...L.units.map((_, i) => L.units.slice(i, i + depth + 1).reduce((a, u) => a + u.padded, 0))) * 4;
       // Gathers are scheduled deterministically; buckets in flight free as their reduce-scatters finish,
       // so the measured peak lies between the gathered window and the theory's worst case.

@@ -1,0 +1,92 @@
+// What a step measures about itself, kept out of the step's algorithm: wall time, the time it stood waiting
+// for communication, each unit's compute span, the collectives' records, the socket bytes of its ring links,
+// and the process's memory at the worst moments. One probe per step.
+import type { Collectives } from '../../collectives/collectives.js';
+import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
+import type { MemoryLedger } from '../../tensor/memory-ledger.js';
+import { bufferBytes } from '../../tensor/wasm/memories.js';
+
+export interface StepStats {
+  loss: number; // this rank's mean loss on its rows, before the update
+  startMs: number; // performance.now() when the step began
+  stepMs: number;
+  commMs: number; // wall time during which at least one collective was running
+  exposedMs: number; // time the step stood waiting for a collective
+  computeMs: number; // the step minus its exposed communication
+  sentFrame: number; // socket bytes written to the next rank during the step
+  recvFrame: number;
+  records: CollectiveRecord[];
+  units: UnitSpan[]; // each unit's forward and backward compute, in order
+  processBytesPeak: number; // ArrayBuffers + WebAssembly memories, sampled at the worst moments
+}
+
+/** One unit's forward or backward compute, performance.now() ms (waiting for its parameters excluded). */
+export interface UnitSpan {
+  unit: number;
+  pass: 'forward' | 'backward';
+  start: number;
+  end: number;
+}
+
+export class StepProbe {
+  private readonly t0 = performance.now();
+  private readonly sock0: { sent: number; recv: number };
+  private exposedMs = 0;
+  private processPeak = 0;
+  private readonly units: UnitSpan[] = [];
+
+  constructor(
+    private readonly coll: Collectives,
+    ledger: MemoryLedger,
+    private readonly otherThreadBytes: () => number, // memory the compute keeps on another thread
+  ) {
+    coll.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
+    this.sock0 = this.socketBytes();
+    ledger.resetPeak();
+  }
+
+  /** Await communication, counting the time the step stands still for it. */
+  async wait<T>(p: Promise<T>): Promise<T> {
+    const t = performance.now();
+    try {
+      return await p;
+    } finally {
+      this.exposedMs += performance.now() - t;
+    }
+  }
+
+  /** Note the process's memory now: called at the moments it peaks (a unit's parameters are in, the update). */
+  sample(): void {
+    this.processPeak = Math.max(this.processPeak, bufferBytes() + this.otherThreadBytes());
+  }
+
+  /** Run one unit's compute for one pass, as a span. */
+  async unit(unit: number, pass: 'forward' | 'backward', compute: () => Promise<void>): Promise<void> {
+    const start = performance.now();
+    await compute();
+    this.units.push({ unit, pass, start, end: performance.now() });
+  }
+
+  finish(loss: number): StepStats {
+    const records = this.coll.takeRecords();
+    const stepMs = performance.now() - this.t0;
+    const sock = this.socketBytes();
+    return {
+      loss,
+      startMs: this.t0,
+      stepMs,
+      commMs: busyTime(records),
+      exposedMs: this.exposedMs,
+      computeMs: stepMs - this.exposedMs,
+      sentFrame: sock.sent - this.sock0.sent,
+      recvFrame: sock.recv - this.sock0.recv,
+      records,
+      units: this.units,
+      processBytesPeak: this.processPeak,
+    };
+  }
+
+  private socketBytes(): { sent: number; recv: number } {
+    return { sent: this.coll.ring.next?.socketSent() ?? 0, recv: this.coll.ring.prev?.socketReceived() ?? 0 };
+  }
+}
