@@ -7,6 +7,15 @@ export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'deploy/offline/npm-cache/', 'shared/tensor/wasm/modules.generated.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // One job per file and per function in the product's code: no file over 320 lines, no function over 60.
+  {
+    files: ['shared/**/*.ts', 'coordinator/**/*.ts', 'rank/**/*.ts', 'cli/**/*.ts'],
+    ignores: ['shared/tensor/wasm/modules.generated.ts'],
+    rules: {
+      'max-lines': ['error', { max: 320 }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
   { files: ['scripts/**/*.mjs'], languageOptions: { globals: { Buffer: 'readonly', console: 'readonly', process: 'readonly' } } },
   {
     files: ['**/*.ts'],

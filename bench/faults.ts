@@ -96,7 +96,7 @@ async function trial(n: number, fault: Fault): Promise<Trial> {
     argv.rate,
     '--',
     '--scheme',
-    'all',
+    scheme,
     '--steps',
     String(argv.steps),
     '--model',

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { isReplicated } from '../shared/training/schemes/table.js';
 import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
 import type { LabelledReport } from '../shared/accounting/charts.js';
@@ -95,7 +96,7 @@ function sweep(dir: string, rates: string[], model: string, batch: number): { re
     const options = ['--scheme', 'all', '--model', model, '--batch', String(batch), '--prefetch', String(argv.prefetch)];
     const report = run(rate, join(dir, `${model.replace(/[:,]/g, '_')}-${rate}.json`), options);
     reports.push({ label: `${model.startsWith('gpt:') ? 'GPT' : 'MLP'}, ${rate} per link`, report });
-    const dp = report.rows.find((r) => r.scheme === 'dp')!;
+    const dp = report.rows.find((r) => isReplicated(r.scheme))!;
     for (const r of report.rows) {
       const t = r.time;
       rows.push([

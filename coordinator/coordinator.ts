@@ -1,24 +1,23 @@
 // The coordinator: lets ranks join, assigns rank ids, wires them into a ring, runs each scheme and collects
 // what the ranks measured. It never touches tensors on the data plane.
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { WebSocket } from 'ws';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { decodeControl, encodeMessage, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
+import { encodeMessage, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
-import { writeIndex } from '../shared/io/checkpoint.js';
 import { nowMs } from '../shared/accounting/clock.js';
 import { modelSpec } from '../shared/training/model.js';
-import { closeReason } from '../shared/transport/close-reason.js';
 import { BindError } from '../shared/transport/bind-error.js';
-import { announcedBytes, limitMessages, socketOf } from '../shared/transport/ws-internals.js';
 import { memberMessageCap } from './message-caps.js';
-import { Liveness, livenessFor, LIVENESS } from '../shared/transport/liveness.js';
-import { joinRefusal } from './admission.js';
 import { assignRanks } from './ring-order.js';
-import { closeControl, listenControl, plainAddress, type ControlServer } from './control-server.js';
+import { closeControl, listenControl, type ControlServer } from './control-server.js';
 import { RankReports } from './rank-reports.js';
+import { CheckpointQuorum } from './checkpoint-quorum.js';
 import { settleWorldSize } from './world-size.js';
+import { CoordinatorError, lostOnTheRing, nameOf, type Member, type RankInfo } from './members.js';
+import { Waiters } from './waiters.js';
+import { Membership, type Phase } from './membership.js';
+
+export { CoordinatorError, type RankInfo } from './members.js';
 
 export interface CoordinatorOptions {
   host: string;
@@ -35,18 +34,6 @@ export interface CoordinatorOptions {
   heartbeatTimeoutMs?: number; // a rank silent this long on a quiet link is lost (the floor of an adaptive limit: liveness.ts)
 }
 
-export interface RankInfo {
-  rank: number; // in join order until the run starts; then final (see ring-order.ts)
-  address: string; // what other ranks dial: --advertise, or where the coordinator saw it connect from
-  peerPort: number;
-  host: string; // what the ring groups by: its --host-id, or its address
-  requested?: number; // the rank id it asked for
-  worldSize?: number; // the world size it expects
-  hostname: string;
-  pid: number;
-  from: string; // remote address of the control connection
-}
-
 export interface RunResult {
   world: number;
   ranks: RankInfo[];
@@ -56,27 +43,14 @@ export interface RunResult {
 
 export type StepListener = (scheme: SchemeName, step: number, ranksDone: number, metrics: StepMetrics) => void;
 
-export class CoordinatorError extends Error {
-  override name = 'CoordinatorError';
-}
-
-interface Member {
-  ws: WebSocket;
-  info: RankInfo;
-  liveness: Liveness; // heard from: any message, ping, pong or byte
-  aborted: CoordinatorError | null; // the rank said why it stops: its words, not its disconnect, are the verdict
-  suspect: number | null; // ... and, when a ring link failed, whom it lost
-  largestMessage: number; // bytes
-}
-
 /** Limits for connections that have not joined (see control-server.ts). */
 const JOIN_LIMITS = { joinMessageBytes: 64 << 10, joinTimeoutMs: 5_000, maxWaiting: 64 } as const;
 export class Coordinator {
   private server: ControlServer | null = null;
-  private readonly members: Member[] = [];
-  private phase: 'joining' | 'running' | 'finished' | 'failed' = 'joining';
+  private readonly membership: Membership;
+  private phase: Phase = 'joining';
   private failure: CoordinatorError | null = null;
-  private readonly waiters = new Set<{ check: () => boolean; resolve: () => void; reject: (e: Error) => void }>();
+  private readonly waiters = new Waiters();
   private readonly ready = new Set<number>();
   private readonly done = new Map<SchemeName, SchemeSummary[]>();
   private current: { scheme: SchemeName; step: number } | null = null;
@@ -87,13 +61,36 @@ export class Coordinator {
   onCheckpoint: (scheme: SchemeName, step: number, index: string) => void = () => undefined;
   onRefuse: (from: string, why: string) => void = () => undefined;
   onRing: (ranks: RankInfo[]) => void = () => undefined;
-  private readonly checkpointReports = new RankReports();
-  private readonly checksums = new Map<string, string[]>(); // per scheme:step, each rank's shard SHA-256
-  private readonly indexWrites: Promise<void>[] = [];
+  private readonly checkpoints: CheckpointQuorum;
   private pendingFailure: NodeJS.Timeout | null = null;
-  private messageCap = JOIN_LIMITS.joinMessageBytes; // what a member may send in one message (message-caps.ts)
 
-  constructor(private readonly opts: CoordinatorOptions) {}
+  constructor(private readonly opts: CoordinatorOptions) {
+    this.membership = new Membership(
+      { token: opts.token, world: opts.world, model: opts.config.model },
+      JOIN_LIMITS.joinMessageBytes,
+      opts.heartbeatTimeoutMs,
+      {
+        phase: () => this.phase,
+        fail: (err) => this.failWith(err),
+        failSoon: (err) => this.failSoon(err),
+        message: (m, msg) => this.onMessage(m, msg),
+        joined: (info) => this.onJoin(info),
+        joinedSocket: (socket) => this.server?.waiting.delete(socket),
+        refused: (from, why) => this.onRefuse(from, why),
+        progress: () => this.progress(),
+        where: (m) => this.where(m),
+      },
+    );
+    this.checkpoints = new CheckpointQuorum(
+      opts.config,
+      (scheme, step, index) => this.onCheckpoint(scheme, step, index),
+      (why) => this.failWith(new CoordinatorError(why)),
+    );
+  }
+
+  private get members(): Member[] {
+    return this.membership.members;
+  }
 
   async listen(): Promise<number> {
     const { host, port, tls } = this.opts;
@@ -103,7 +100,7 @@ export class Coordinator {
         port,
         tls,
         JOIN_LIMITS,
-        (ws, req) => this.onConnection(ws, req),
+        (ws, req) => this.membership.onConnection(ws, req),
         (from, why) => this.onRefuse(from, why),
       );
     } catch (err) {
@@ -124,8 +121,7 @@ export class Coordinator {
       if (fit.refused.length) this.failWith(new CoordinatorError(fit.message));
     }
     if (this.failure) throw this.failure;
-    this.messageCap = memberMessageCap(config, world);
-    for (const m of this.members) limitMessages(m.ws, this.messageCap);
+    this.membership.capMessages(memberMessageCap(config, world));
     this.seatRanks();
     const runId = randomBytes(8).toString('hex');
     const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
@@ -152,10 +148,9 @@ export class Coordinator {
       got.sort((a, b) => a.rank - b.rank);
     }
     this.current = null;
-    await Promise.all(this.indexWrites);
+    await this.checkpoints.settled();
     if (this.failure) throw this.failure;
-    const largest = Math.max(...this.members.map((m) => m.largestMessage));
-    return { world, ranks: this.members.map((m) => m.info), summaries: this.done, messages: { largest, cap: this.messageCap } };
+    return { world, ranks: this.members.map((m) => m.info), summaries: this.done, messages: this.membership.messages };
   }
 
   /** How many ranks this run has: the number given, or (auto) what joined once things settled. */
@@ -200,23 +195,8 @@ export class Coordinator {
     await this.closeServer(1000);
   }
 
-  /** Watch a member: pinged, and heard from; one silent past the limit while the run runs is lost (a dead
-   *  host or a cut cable sends no FIN). */
-  private watch(ws: WebSocket, member: () => Member): Liveness {
-    const timing = this.opts.heartbeatTimeoutMs === undefined ? LIVENESS : livenessFor(this.opts.heartbeatTimeoutMs);
-    return new Liveness(timing, {
-      socket: () => socketOf(ws),
-      ping: () => ws.readyState === ws.OPEN && ws.ping(),
-      lost: (silent, limit) => {
-        if (this.phase !== 'running') return;
-        this.failWith(new CoordinatorError(`${this.where(member())} stopped answering heartbeats (silent for ${silent} ms, limit ${limit} ms)`));
-        ws.terminate();
-      },
-    });
-  }
-
   private async closeServer(graceMs: number): Promise<void> {
-    for (const m of this.members) m.liveness.stop();
+    this.membership.stopWatching();
     if (this.pendingFailure) clearTimeout(this.pendingFailure);
     const server = this.server;
     this.server = null;
@@ -237,24 +217,11 @@ export class Coordinator {
   /** Wait until `check()` holds, failing on timeout or on any failure of the run. */
   private until(check: () => boolean, timeoutMs: number, why: () => string): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    if (check()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const w = {
-        check,
-        resolve: () => (clear(), resolve()),
-        reject: (e: Error) => (clear(), reject(e)),
-      };
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => this.failWith(new CoordinatorError(why())), timeoutMs) : null;
-      const clear = () => {
-        if (timer) clearTimeout(timer);
-        this.waiters.delete(w);
-      };
-      this.waiters.add(w);
-    });
+    return this.waiters.until(check, timeoutMs, () => this.failWith(new CoordinatorError(why())));
   }
 
   private progress(): void {
-    for (const w of [...this.waiters]) if (w.check()) w.resolve();
+    this.waiters.progress();
   }
 
   private failWith(err: CoordinatorError): void {
@@ -262,7 +229,7 @@ export class Coordinator {
     this.failure = err;
     this.phase = 'failed';
     for (const m of this.members) this.send(m, { type: 'abort', reason: err.message });
-    for (const w of [...this.waiters]) w.reject(err);
+    this.waiters.failAll(err);
   }
 
   /** A rank stopping with a reason, or a broken link it reports: the verdict waits a moment, since a rank
@@ -272,107 +239,14 @@ export class Coordinator {
     if (!this.pendingFailure) this.pendingFailure = setTimeout(() => this.failWith(this.verdict(err)), 250);
   }
 
-  /** Who failed, from what the ranks said: a rank that its ring neighbours lost (silent, or its link cut)
-   *  and that gave no reason of its own is the one, whoever spoke first; otherwise the first reason. */
+  /** Who failed, from what the ranks said: a rank its ring neighbours lost, or else the first reason. */
   private verdict(first: CoordinatorError): CoordinatorError {
-    const reports = this.members.filter((m) => m.aborted && m.suspect !== null);
-    for (const r of reports) {
-      const lost = this.members.find((m) => m.info.rank === r.suspect);
-      if (lost && !lost.aborted) return new CoordinatorError(`${this.where(lost)} went silent on the ring: ${r.aborted!.message}`);
-    }
-    return first;
+    const ring = lostOnTheRing(this.members);
+    return ring ? new CoordinatorError(`${this.where(ring.lost)} went silent on the ring: ${ring.report.message}`) : first;
   }
 
   private where(m: Member): string {
-    const at = this.current ? ` during ${this.current.scheme} step ${this.current.step}` : '';
-    return `rank ${m.info.rank} (${m.info.hostname}, ${m.info.address}, pid ${m.info.pid})${at}`;
-  }
-
-  private onConnection(ws: WebSocket, req: IncomingMessage): void {
-    const from = plainAddress(req);
-    let member: Member | null = null;
-    // Every refusal is told to the operator: who, and why (never what they sent).
-    const refuse = (reason: string) => {
-      this.onRefuse(from, reason);
-      ws.close(1008, closeReason(reason));
-    };
-    ws.on('message', (data, isBinary) => {
-      let msg: ControlMessage;
-      try {
-        if (!isBinary) throw new Error('text message');
-        msg = decodeControl(data as Buffer);
-      } catch (err) {
-        // Before the run starts a malformed member is only dropped (a stranger's garbage must not end a run
-        // that has not begun); once it runs, it fails the run.
-        if (member && this.phase === 'running')
-          this.failWith(new CoordinatorError(`${this.where(member)} sent a malformed message: ${(err as Error).message}`));
-        return refuse(`malformed message: ${(err as Error).message}`);
-      }
-      if (!member) {
-        if (msg.type !== 'join') return refuse('the first message must be a join');
-        const why = joinRefusal(msg, from, {
-          token: this.opts.token,
-          phase: this.phase,
-          world: this.opts.world,
-          members: this.members.map((m) => m.info),
-          model: this.opts.config.model,
-        });
-        if (why) return refuse(why);
-        const info: RankInfo = {
-          rank: this.members.length,
-          address: msg.advertise ?? from,
-          peerPort: msg.peerPort,
-          host: msg.host ?? msg.advertise ?? from,
-          requested: msg.rankId,
-          worldSize: msg.worldSize,
-          hostname: msg.hostname,
-          pid: msg.pid,
-          from,
-        };
-        const m: Member = { ws, info, liveness: this.watch(ws, () => m), aborted: null, suspect: null, largestMessage: 0 };
-        member = m;
-        m.liveness.start();
-        // Joined: no longer a stranger on a deadline. Its messages stay join-sized until the run starts and
-        // its largest real message is known (run).
-        this.server?.waiting.delete(req.socket);
-        ws.on('pong', () => m.liveness.heard());
-        ws.on('ping', () => m.liveness.heard());
-        this.members.push(member);
-        this.onJoin(info);
-        this.progress();
-        return;
-      }
-      member.liveness.heard();
-      member.largestMessage = Math.max(member.largestMessage, (data as Buffer).byteLength);
-      this.onMessage(member, msg);
-    });
-    ws.on('close', (code, reason) => {
-      if (!member) return;
-      member.liveness.stop();
-      if (this.phase === 'joining') {
-        // Left before the run started: forget it and renumber, so nobody waits for a ghost.
-        this.members.splice(this.members.indexOf(member), 1);
-        this.members.forEach((m, i) => (m.info.rank = i));
-        return;
-      }
-      if (this.phase !== 'running') return;
-      // A rank that said why it stops closes right after; its reason stands, on the same footing as any
-      // other rank's (see failSoon). A rank that vanished without a word is the culprit at once.
-      if (member.aborted) this.failSoon(member.aborted);
-      else this.failWith(new CoordinatorError(`${this.where(member)} disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
-    });
-    // 'close' follows and says what matters for a member, except a message over its cap, which ws refuses
-    // at the frame header: that is the verdict, with its size. A stranger's error is reported.
-    ws.on('error', (err) => {
-      if (!member) return this.onRefuse(from, err.message);
-      if ((err as { code?: string }).code !== 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return;
-      const size = announcedBytes(ws);
-      this.failWith(
-        new CoordinatorError(
-          `${this.where(member)} sent a message of ${size ?? 'more than the limit of'} bytes, over the limit of ${this.messageCap} bytes a rank may send in this run (refused unread)`,
-        ),
-      );
-    });
+    return nameOf(m, this.current);
   }
 
   private onMessage(m: Member, msg: ControlMessage): void {
@@ -400,21 +274,7 @@ export class Coordinator {
       case 'checkpoint': {
         const c = this.opts.config.checkpoint;
         if (!c) return this.failWith(new CoordinatorError(`${this.where(m)} wrote a checkpoint nobody asked for`));
-        const key = `${msg.scheme}:${msg.step}`;
-        const sums = this.checksums.get(key) ?? [];
-        sums[m.info.rank] = msg.sha256;
-        this.checksums.set(key, sums);
-        const n = this.checkpointReports.add(key, this.members.length);
-        // The index goes last: only when every rank's shard is on disk does the checkpoint exist.
-        if (n === this.members.length) {
-          this.checksums.delete(key);
-          this.indexWrites.push(
-            writeIndex(c.dir, this.opts.config, this.members.length, msg.scheme, msg.step, sums).then(
-              (path) => this.onCheckpoint(msg.scheme, msg.step, path),
-              (err) => this.failWith(new CoordinatorError(`cannot write the checkpoint index: ${(err as Error).message}`)),
-            ),
-          );
-        }
+        this.checkpoints.add(c.dir, this.members.length, { ...msg, rank: m.info.rank });
         break;
       }
       case 'abort': {

@@ -6,14 +6,15 @@ import { ConfigError } from '../shared/control/run-config.js';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { modelSpec } from '../shared/training/model.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
-import { buildReport, finalParameters, formatReport } from '../shared/accounting/report.js';
+import { buildReport, finalParameters, type Report } from '../shared/accounting/report.js';
+import { formatReport } from '../shared/accounting/report-text.js';
 import { buildTrace } from '../shared/accounting/trace.js';
 import { renderHtmlReport } from '../shared/accounting/html-report.js';
 import { crossHostLinks } from '../shared/accounting/ring-links.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { checkWritableDir, checkWritableFile } from '../shared/io/writable.js';
-import { Coordinator, type CoordinatorOptions } from './coordinator.js';
+import { Coordinator, type CoordinatorOptions, type RunResult } from './coordinator.js';
 import { ProgressLine } from './progress.js';
 
 export interface CoordinatorJobOptions extends CoordinatorOptions {
@@ -39,43 +40,31 @@ async function resolveResume(opts: CoordinatorJobOptions, dir: string, log: Logg
   opts.config.resume = resume;
 }
 
-/** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
-export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
+/** Refuse, before anything starts, a run that cannot fit or cannot write where it was told to: no rank is
+ *  launched and nothing allocated for it. The reason, or null. */
+async function refusal(opts: CoordinatorJobOptions, log: Logger): Promise<string | null> {
   if (opts.maxRankMemory !== undefined && opts.world !== 'auto') {
-    // Refuse before anything starts: no rank is launched or allocates for a run that cannot fit.
     const fit = fitCheck(opts.config, modelSpec(opts.config), opts.world, opts.maxRankMemory);
-    if (fit.refused.length) {
-      log.error(fit.message);
-      return 1;
-    }
+    if (fit.refused.length) return fit.message;
     log.info(fit.message);
   }
   try {
-    // Every place the run writes, checked before anything starts.
     if (opts.out) await checkWritableFile(opts.out, '--out');
     if (opts.trace) await checkWritableFile(opts.trace, '--trace');
     if (opts.html) await checkWritableFile(opts.html, '--html');
     if (opts.dump) await checkWritableDir(opts.dump, '--dump');
     if (opts.config.checkpoint) await checkWritableDir(opts.config.checkpoint.dir, '--checkpoint-dir');
   } catch (err) {
-    log.error((err as Error).message);
-    return 1;
+    return (err as Error).message;
   }
-  if (opts.resumeDir) await resolveResume(opts, opts.resumeDir, log);
-  const coord = new Coordinator(opts);
+  return null;
+}
+
+/** What the coordinator tells the operator while it runs: joins, the world, the ring, progress, refusals. */
+function narrate(coord: Coordinator, opts: CoordinatorJobOptions, log: Logger): ProgressLine {
+  const progress = new ProgressLine(opts.world === 'auto' ? 0 : opts.world, opts.config.steps);
   coord.onCheckpoint = (scheme, step, index) => log.info({ scheme, step, index }, 'checkpoint complete');
   coord.onRefuse = (from, why) => log.warn({ from }, `refused a connection from ${from}: ${why}`);
-  const port = await coord.listen();
-  if (opts.token === undefined && !/^(127\.|::1$|localhost$)/.test(opts.host))
-    log.warn(
-      { host: opts.host, port },
-      `no join token: anyone who can reach port ${port} can join this run as a rank (set ZEROWIRE_TOKEN on the coordinator and the ranks)`,
-    );
-  log.info(
-    { port, world: opts.world, schemes: opts.config.schemes },
-    `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`,
-  );
-  const progress = new ProgressLine(opts.world === 'auto' ? 0 : opts.world, opts.config.steps);
   coord.onWorld = (world, how, short) => {
     progress.world = world;
     if (short) log.warn({ world, expected: opts.world }, `WORLD SIZE ${world}, NOT ${opts.world}: ${how}`);
@@ -96,6 +85,54 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     );
   };
   coord.onStep = (scheme, step, n, m) => progress.update(scheme, step, n, m, log);
+  return progress;
+}
+
+/** The files asked for: the JSON report, the trace, the HTML page, the dump. */
+async function writeOutputs(opts: CoordinatorJobOptions, result: RunResult, report: Report, log: Logger): Promise<void> {
+  if (opts.out) {
+    await writeFileAtomic(opts.out, JSON.stringify(report, null, 1));
+    log.info({ path: opts.out }, 'report written');
+  }
+  if (opts.trace) {
+    await writeFileAtomic(opts.trace, JSON.stringify(buildTrace(result.ranks, result.summaries)));
+    log.info({ path: opts.trace }, 'trace written (open it in Perfetto or chrome://tracing)');
+  }
+  if (opts.html) {
+    await writeFileAtomic(
+      opts.html,
+      await renderHtmlReport([{ label: '', report }], `zerowire: ${report.config.schemes.map(schemeTitle).join(', ')} on ${report.world} ranks`),
+    );
+    log.info({ path: opts.html }, 'HTML report written');
+  }
+  if (opts.dump) {
+    const finals = new Map<SchemeName, Float32Array>();
+    for (const [scheme, sums] of result.summaries) finals.set(scheme, finalParameters(opts.config, result.world, scheme, sums));
+    const files = await writeDump(opts.dump, opts.config, result.world, finals);
+    log.info({ files }, 'dump written');
+  }
+}
+
+/** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
+export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
+  const refused = await refusal(opts, log);
+  if (refused) {
+    log.error(refused);
+    return 1;
+  }
+  if (opts.resumeDir) await resolveResume(opts, opts.resumeDir, log);
+  const coord = new Coordinator(opts);
+  const progress = narrate(coord, opts, log);
+  const port = await coord.listen();
+  if (opts.token === undefined && !/^(127\.|::1$|localhost$)/.test(opts.host))
+    log.warn(
+      { host: opts.host, port },
+      `no join token: anyone who can reach port ${port} can join this run as a rank (set ZEROWIRE_TOKEN on the coordinator and the ranks)`,
+    );
+  log.info(
+    { port, world: opts.world, schemes: opts.config.schemes },
+    `waiting for ${opts.world === 'auto' ? 'ranks (world size: auto)' : `${opts.world} ranks`} on port ${port}`,
+  );
   const stop = (sig: string) => void coord.abort(`coordinator received ${sig}`);
   process.once('SIGINT', stop).once('SIGTERM', stop);
   started?.(port, coord);
@@ -109,27 +146,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     const report = buildReport(opts.config, result.world, result.ranks, result.summaries);
     process.stdout.write(`${formatReport(report)}\n`);
     if (!report.agreement.agree) log.warn(report.agreement, 'schemes disagree on the loss beyond the tolerance');
-    if (opts.out) {
-      await writeFileAtomic(opts.out, JSON.stringify(report, null, 1));
-      log.info({ path: opts.out }, 'report written');
-    }
-    if (opts.trace) {
-      await writeFileAtomic(opts.trace, JSON.stringify(buildTrace(result.ranks, result.summaries)));
-      log.info({ path: opts.trace }, 'trace written (open it in Perfetto or chrome://tracing)');
-    }
-    if (opts.html) {
-      await writeFileAtomic(
-        opts.html,
-        await renderHtmlReport([{ label: '', report }], `zerowire: ${report.config.schemes.map(schemeTitle).join(', ')} on ${report.world} ranks`),
-      );
-      log.info({ path: opts.html }, 'HTML report written');
-    }
-    if (opts.dump) {
-      const finals = new Map<SchemeName, Float32Array>();
-      for (const [scheme, sums] of result.summaries) finals.set(scheme, finalParameters(opts.config, result.world, scheme, sums));
-      const files = await writeDump(opts.dump, opts.config, result.world, finals);
-      log.info({ files }, 'dump written');
-    }
+    await writeOutputs(opts, result, report, log);
     return 0;
   } catch (err) {
     progress.clear();

@@ -1,16 +1,13 @@
 // The compute thread's main: one rank's model, one request at a time, tensors through shared staging
 // (see worker-compute.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import { Gpt } from '../shared/training/gpt-compute.js';
-import { Mlp } from '../shared/training/mlp.js';
-import { modelSpec } from '../shared/training/model.js';
-import { batchStaging, layerStaging, rowShape, type ThreadReply, type ThreadRequest } from './worker-compute.js';
+import { modelKind, modelSpec } from '../shared/training/model.js';
+import { batchStaging, layerStaging, type ThreadReply, type ThreadRequest } from './worker-compute.js';
 
 const spec = modelSpec(workerData as { arch: 'mlp' | 'gpt'; model: number[] });
-const opts = { threads: workerData.threads as number };
-const mlp = spec.kind === 'gpt' ? new Gpt(spec, { ...opts, recompute: workerData.recompute as boolean }) : new Mlp(spec, opts);
-await mlp.ready();
-const row = rowShape(spec);
+const model = modelKind(spec).arena(spec, workerData.threads as number, workerData.recompute as boolean);
+await model.ready();
+const row = modelKind(spec).row(spec);
 const largest = Math.max(...spec.layers.map((l) => l.size));
 let layerBuf: SharedArrayBuffer | null = null;
 let batchBuf: SharedArrayBuffer | null = null;
@@ -30,16 +27,16 @@ function handle(req: ThreadRequest): ThreadReply {
       return { ok: true };
     case 'start':
       rows = req.rows;
-      mlp.start(batchStaging(batchBuf!, row, rows).x, rows);
-      return { ok: true, arenaBytes: mlp.bytes, activationBytes: mlp.activationBytes };
+      model.start(batchStaging(batchBuf!, row, rows).x, rows);
+      return { ok: true, arenaBytes: model.bytes, activationBytes: model.activationBytes };
     case 'forward':
-      mlp.forward(req.layer, params(req.layer, req.bf16));
+      model.forward(req.layer, params(req.layer, req.bf16));
       return { ok: true };
     case 'loss':
-      return { ok: true, loss: mlp.loss(batchStaging(batchBuf!, row, rows).y, req.gradScale) };
+      return { ok: true, loss: model.loss(batchStaging(batchBuf!, row, rows).y, req.gradScale) };
     case 'backward': {
       const n = spec.layers[req.layer].size;
-      mlp.backward(req.layer, params(req.layer, req.bf16), layerStaging(layerBuf!, largest).grad.subarray(0, n));
+      model.backward(req.layer, params(req.layer, req.bf16), layerStaging(layerBuf!, largest).grad.subarray(0, n));
       return { ok: true };
     }
   }

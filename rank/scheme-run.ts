@@ -19,7 +19,10 @@ import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { modelSpec } from '../shared/training/model.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
+import { MemoryPeaks } from './memory-peaks.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
+import type { Base } from '../shared/training/schemes/base.js';
+import type { StepStats } from '../shared/training/schemes/step-probe.js';
 
 export interface SchemeRun {
   scheme: SchemeName;
@@ -36,9 +39,16 @@ export interface SchemeRun {
   onCheckpoint: (step: number, file: string, sha256: string) => void;
 }
 
-// A full collection on demand, as Node's documentation of v8.setFlagsFromString shows it.
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+let gc: (() => void) | null = null;
+/** A full collection on demand, as Node's documentation of v8.setFlagsFromString shows it. The flag is set
+ *  the first time a collection is asked for, not when this file is imported. */
+function collectGarbage(): void {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
+}
 
 /** During a long scheme the clock offset is estimated again this often: quartz clocks drift apart by up
  *  to ~50 ppm, 1.5 ms in 30 s, already more than the estimate's uncertainty (tenths of a millisecond). */
@@ -60,6 +70,29 @@ function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
   };
 }
 
+/** The scheme's bands allocated and its initial weights loaded, or its state from a checkpoint. */
+async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLedger): Promise<Base> {
+  const { scheme, config: c, coll, compute, log } = run;
+  const ring = coll.ring;
+  const s = new SCHEME_CLASSES[scheme]().setup({
+    layout,
+    coll,
+    ledger,
+    hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps },
+    dtype: c.wireDtype,
+    theta0: layout.spec.init(c.seed),
+    gatherAhead: c.gatherAhead,
+    reduceBehind: c.reduceBehind,
+    compute,
+  });
+  const resume = c.resume?.[scheme];
+  if (resume) {
+    await s.loadOptimizerState(await readRankShard(resume.dir, { scheme, ...resume }, ring.rank, s.optimizerState().master.length));
+    log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
+  }
+  return s;
+}
+
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const { scheme, config: c, coll, data, compute, log } = run;
   const ring = coll.ring;
@@ -75,29 +108,9 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   try {
     const sock0 = socketTotals(coll);
     const iface0 = ifaceCounters(run);
-    const s = new SCHEME_CLASSES[scheme]().setup({
-      layout,
-      coll,
-      ledger,
-      hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps },
-      dtype: c.wireDtype,
-      theta0: spec.init(c.seed),
-      gatherAhead: c.gatherAhead,
-      reduceBehind: c.reduceBehind,
-      compute,
-    });
+    const s = await startScheme(run, layout, ledger);
     const resume = c.resume?.[scheme];
-    if (resume) {
-      await s.loadOptimizerState(await readRankShard(resume.dir, { scheme, ...resume }, ring.rank, s.optimizerState().master.length));
-      log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
-    }
-    const resident = { ...ledger.live };
-    let peak = 0;
-    let peakBands = { ...ledger.live };
-    const peakPerBand: Record<string, number> = { ...ledger.live };
-    let peakAll = ledger.totalBytes();
-    let peakAllBands: Record<string, number> = { ...ledger.live };
-    let processPeak = processBefore;
+    const memory = new MemoryPeaks(ledger, processBefore);
     const steps: StepMetrics[] = [];
     let synced = performance.now();
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
@@ -108,32 +121,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
       if (!Number.isFinite(st.loss)) throw new Error(`training diverged: the loss is ${st.loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
-      if (ledger.peak > peak) {
-        peak = ledger.peak;
-        peakBands = { ...ledger.peakBands };
-      }
-      for (const [band, bytes] of Object.entries(ledger.peakPerBand)) peakPerBand[band] = Math.max(peakPerBand[band] ?? 0, bytes);
-      if (ledger.peakAll > peakAll) {
-        peakAll = ledger.peakAll;
-        peakAllBands = { ...ledger.peakAllBands };
-      }
-      processPeak = Math.max(processPeak, st.processBytesPeak);
-      const onClock = (ms: number) => performance.timeOrigin + ms + run.clock().offsetMs;
-      const m: StepMetrics = {
-        step: t,
-        loss: st.loss,
-        startAt: onClock(st.startMs),
-        stepMs: st.stepMs,
-        computeMs: st.computeMs,
-        commMs: st.commMs,
-        exposedMs: st.exposedMs,
-        // Payload and envelopes per collective; the socket count over the whole step (collectives may overlap).
-        sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
-        recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
-        collectives: st.records.map((r) => brief(r, run.clock())),
-        units: st.units.map((u) => ({ ...u, start: onClock(u.start), end: onClock(u.end) })),
-        bandPeaks: { ...ledger.peakPerBand },
-      };
+      memory.observe(st.processBytesPeak);
+      const m = stepMetrics(t, st, ledger, run.clock());
       steps.push(m);
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
       run.onStep(m);
@@ -151,7 +140,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       params: layout.params,
       paddedParams: layout.paddedTotal,
       steps,
-      memory: { resident, peak, peakBands, peakPerBand, peakAll, peakAllBands, processBefore, processPeak },
+      memory: memory.summary(),
       socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
       clock: run.clock(),
       master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
@@ -161,6 +150,26 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   } finally {
     coll.useLedger(undefined);
   }
+}
+
+/** What is reported of a step: its times, its bytes, its collectives and units on the run's common clock. */
+function stepMetrics(t: number, st: StepStats, ledger: MemoryLedger, clock: ClockEstimate): StepMetrics {
+  const onClock = (ms: number) => performance.timeOrigin + ms + clock.offsetMs;
+  return {
+    step: t,
+    loss: st.loss,
+    startAt: onClock(st.startMs),
+    stepMs: st.stepMs,
+    computeMs: st.computeMs,
+    commMs: st.commMs,
+    exposedMs: st.exposedMs,
+    // Payload and envelopes per collective; the socket count over the whole step (collectives may overlap).
+    sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
+    recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
+    collectives: st.records.map((r) => brief(r, clock)),
+    units: st.units.map((u) => ({ ...u, start: onClock(u.start), end: onClock(u.end) })),
+    bandPeaks: { ...ledger.peakPerBand },
+  };
 }
 
 /** TCP bytes on both peer sockets (handshakes included). */

@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Elems } from '../shared/tensor/dtype.js';
 import type { Compute } from '../shared/training/compute.js';
-import type { ModelSpec } from '../shared/training/model.js';
+import { modelConfig, modelKind, type ModelSpec } from '../shared/training/model.js';
 
 /** Requests from a rank to its compute thread; every one is answered with a ThreadReply. */
 export type ThreadRequest =
@@ -22,18 +22,6 @@ export const layerStaging = (buf: SharedArrayBuffer, largest: number) => ({
   bf16: new Uint16Array(buf, 0, largest),
   grad: new Float32Array(buf, largest * 4, largest),
 });
-
-/** What one row of a batch holds: the MLP's inputs and one label, or the GPT's SEQ token ids and targets. */
-export function rowShape(spec: ModelSpec): { inputs: number; labels: number } {
-  return spec.kind === 'gpt' ? { inputs: spec.shape.seq, labels: spec.shape.seq } : { inputs: spec.inputs, labels: 1 };
-}
-
-/** The model's arch and numbers, as a run config has them: what the thread rebuilds it from. */
-function modelOf(spec: ModelSpec): { arch: ModelSpec['kind']; model: number[] } {
-  if (spec.kind === 'mlp') return { arch: 'mlp', model: [...spec.widths] };
-  const { layers, dim, heads, seq, vocab } = spec.shape;
-  return { arch: 'gpt', model: [layers, dim, heads, seq, vocab] };
-}
 
 /** The batch staging: inputs (rows x inputs fp32), then labels (rows x labels). */
 export const batchStaging = (buf: SharedArrayBuffer, row: { inputs: number; labels: number }, rows: number) => ({
@@ -61,7 +49,7 @@ export class WorkerCompute implements Compute {
   ) {
     this.largest = Math.max(...spec.layers.map((l) => l.size));
     this.layerBuf = new SharedArrayBuffer(this.largest * 8);
-    this.worker = new Worker(script, { workerData: { ...modelOf(spec), threads, recompute } });
+    this.worker = new Worker(script, { workerData: { ...modelConfig(spec), threads, recompute } });
     this.worker.on('message', (r: ThreadReply) => {
       const p = this.pending;
       this.pending = null;
@@ -105,7 +93,7 @@ export class WorkerCompute implements Compute {
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {
-    const row = rowShape(this.spec);
+    const row = modelKind(this.spec).row(this.spec);
     const need = rows * (row.inputs + row.labels) * 4;
     if (need > this.batchBuf.byteLength) {
       this.batchBuf = new SharedArrayBuffer(need);
@@ -125,7 +113,7 @@ export class WorkerCompute implements Compute {
   }
 
   async loss(labels: Int32Array, gradScale: number): Promise<number> {
-    batchStaging(this.batchBuf, rowShape(this.spec), this.rows).y.set(labels);
+    batchStaging(this.batchBuf, modelKind(this.spec).row(this.spec), this.rows).y.set(labels);
     const r = await this.call({ op: 'loss', gradScale });
     return r.ok ? r.loss! : NaN;
   }

@@ -4,7 +4,7 @@
 import * as vega from 'vega';
 import { compile } from 'vega-lite';
 import { figures, type LabelledReport } from './charts.js';
-import { reportCells } from './report.js';
+import { reportCells } from './report-text.js';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

@@ -1,13 +1,11 @@
 // The side-by-side report: every scheme's measured cost next to its theory.
-import { bytesPerElement } from '../tensor/dtype.js';
 import { waitAndTransfer } from './clock.js';
-import { ShardLayout } from '../training/layout.js';
+import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
-import { modelSpec } from '../training/model.js';
+import { modelSpec, type ModelSpec } from '../training/model.js';
 import type { SchemeSummary } from '../control/messages.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
-import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
-import { textTable } from './table.js';
+import { isReplicated, SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
 import { crossHostLinks } from './ring-links.js';
 import { memoryTheory, trafficTheory } from './theory.js';
 
@@ -20,7 +18,7 @@ export interface RankRecord {
   pid: number;
 }
 
-interface SchemeRow {
+export interface SchemeRow {
   scheme: SchemeName;
   title: string;
   world: number;
@@ -95,68 +93,88 @@ export function finalParameters(config: RunConfig, world: number, scheme: Scheme
   return layout.unpad(f32(summaries[0].master));
 }
 
+/** Mean times per step over every rank (the first step, which warms up, left out). */
+function stepTimes(sums: SchemeSummary[], split: SchemeRow['split']): SchemeRow['time'] {
+  const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
+  const each = (f: (x: SchemeSummary['steps'][number]) => number) => mean(sums.flatMap((s) => timed(s).map(f)));
+  return {
+    stepMs: each((x) => x.stepMs),
+    computeMs: each((x) => x.computeMs),
+    commMs: each((x) => x.commMs),
+    exposedMs: each((x) => x.exposedMs),
+    overlappedMs: each((x) => Math.max(0, x.commMs - x.exposedMs)),
+    waitMs: split ? mean(split.waitByRank) : null,
+    transferMs: split ? mean(split.transferByRank) : null,
+  };
+}
+
+/** One scheme's row: its measured figures next to theory, and how far its final weights are from `first`'s
+ *  (the first scheme's, or its own). */
+function schemeRow(
+  config: RunConfig,
+  spec: ModelSpec,
+  sizes: LayoutSizes,
+  scheme: SchemeName,
+  sums: SchemeSummary[],
+  firstFinal: Float32Array | null,
+): SchemeRow {
+  const world = sizes.world;
+  const P = spec.params;
+  const flags = SCHEME_TABLE[scheme];
+  const split = splitExposed(sums);
+  const mem = memoryTheory(flags, sizes, config.wireDtype, config);
+  const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
+  const final = finalParameters(config, world, scheme, sums);
+  let diff = 0;
+  for (let i = 0; i < P; i++) diff = Math.max(diff, Math.abs(final[i] - (firstFinal ?? final)[i]));
+  const losses = sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss))); // fewer than `steps` after a resume
+  return {
+    scheme,
+    title: schemeTitle(scheme),
+    world,
+    params: P,
+    paddedParams: sizes.paddedTotal,
+    resident: { theory: mem.resident / P, measured: Math.max(...sums.map((s) => MODEL_BANDS.reduce((t, b) => t + (s.memory.resident[b] ?? 0), 0))) / P },
+    peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
+    activations: {
+      measured: Math.max(...sums.map((s) => s.memory.peakPerBand.activations ?? 0)),
+      estimate: spec.activationBytes(config.batch / world, config.recompute),
+    },
+    memory: {
+      theoryBands: { ...mem.bands, ...(mem.transientBand ? { [mem.transientBand]: mem.transient } : {}) },
+      tracked: sums.reduce((best, s) => (s.memory.peakAll > best.bytes ? { bytes: s.memory.peakAll, bands: s.memory.peakAllBands } : best), {
+        bytes: 0,
+        bands: {} as Record<string, number>,
+      }),
+      process: Math.max(...sums.map((s) => s.memory.processPeak)),
+    },
+    sentPerStep: {
+      theory: trafficTheory(flags, sizes, config.wireDtype),
+      payload: perStep((s) => s.steps.reduce((t, x) => t + x.sent.payload, 0)),
+      frame: perStep((s) => s.steps.reduce((t, x) => t + x.sent.frame, 0)),
+      socket: perStep((s) => s.socket.sent),
+      iface: sums.every((s) => s.iface) ? perStep((s) => s.iface!.tx) : null,
+    },
+    ratioToDp: null,
+    time: stepTimes(sums, split),
+    split,
+    losses,
+    finalLoss: losses[losses.length - 1] ?? NaN,
+    maxParamDiff: diff,
+  };
+}
+
 export function buildReport(config: RunConfig, world: number, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>): Report {
   const spec = modelSpec(config);
   const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
-  const P = spec.params;
-  const finals = new Map<SchemeName, Float32Array>();
   const rows: SchemeRow[] = [];
+  let first: Float32Array | null = null;
   for (const [scheme, sums] of summaries) {
-    const flags = SCHEME_TABLE[scheme];
-    const split = splitExposed(sums);
-    const mem = memoryTheory(flags, sizes, config.wireDtype, config);
-    const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
-    const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
-    const final = finalParameters(config, world, scheme, sums);
-    finals.set(scheme, final);
-    const first = finals.values().next().value as Float32Array;
-    let diff = 0;
-    for (let i = 0; i < P; i++) diff = Math.max(diff, Math.abs(final[i] - first[i]));
-    const losses = sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss))); // fewer than `steps` after a resume
-    rows.push({
-      scheme,
-      title: schemeTitle(scheme),
-      world,
-      params: P,
-      paddedParams: sizes.paddedTotal,
-      resident: { theory: mem.resident / P, measured: Math.max(...sums.map((s) => MODEL_BANDS.reduce((t, b) => t + (s.memory.resident[b] ?? 0), 0))) / P },
-      peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
-      activations: {
-        measured: Math.max(...sums.map((s) => s.memory.peakPerBand.activations ?? 0)),
-        estimate: spec.activationBytes(config.batch / world, config.recompute),
-      },
-      memory: {
-        theoryBands: { ...mem.bands, ...(mem.transientBand ? { [mem.transientBand]: mem.transient } : {}) },
-        tracked: sums.reduce((best, s) => (s.memory.peakAll > best.bytes ? { bytes: s.memory.peakAll, bands: s.memory.peakAllBands } : best), {
-          bytes: 0,
-          bands: {} as Record<string, number>,
-        }),
-        process: Math.max(...sums.map((s) => s.memory.processPeak)),
-      },
-      sentPerStep: {
-        theory: trafficTheory(flags, sizes, config.wireDtype),
-        payload: perStep((s) => s.steps.reduce((t, x) => t + x.sent.payload, 0)),
-        frame: perStep((s) => s.steps.reduce((t, x) => t + x.sent.frame, 0)),
-        socket: perStep((s) => s.socket.sent),
-        iface: sums.every((s) => s.iface) ? perStep((s) => s.iface!.tx) : null,
-      },
-      ratioToDp: null,
-      time: {
-        stepMs: mean(sums.flatMap((s) => timed(s).map((x) => x.stepMs))),
-        computeMs: mean(sums.flatMap((s) => timed(s).map((x) => x.computeMs))),
-        commMs: mean(sums.flatMap((s) => timed(s).map((x) => x.commMs))),
-        exposedMs: mean(sums.flatMap((s) => timed(s).map((x) => x.exposedMs))),
-        overlappedMs: mean(sums.flatMap((s) => timed(s).map((x) => Math.max(0, x.commMs - x.exposedMs)))),
-        waitMs: split ? mean(split.waitByRank) : null,
-        transferMs: split ? mean(split.transferByRank) : null,
-      },
-      split,
-      losses,
-      finalLoss: losses[losses.length - 1] ?? NaN,
-      maxParamDiff: diff,
-    });
+    const row = schemeRow(config, spec, sizes, scheme, sums, first);
+    first ??= finalParameters(config, world, scheme, sums);
+    rows.push(row);
   }
-  const dp = rows.find((r) => r.scheme === 'dp');
+  const dp = rows.find((r) => isReplicated(r.scheme));
   for (const r of rows) r.ratioToDp = dp && dp.sentPerStep.payload > 0 ? r.sentPerStep.payload / dp.sentPerStep.payload : null;
   let maxLossDiff = 0;
   for (const r of rows) for (let t = 0; t < r.losses.length; t++) maxLossDiff = Math.max(maxLossDiff, Math.abs(r.losses[t] - rows[0].losses[t]));
@@ -174,146 +192,4 @@ export function buildReport(config: RunConfig, world: number, ranks: RankRecord[
     agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
     perRank,
   };
-}
-
-const kb = (b: number) => (b / 1024).toFixed(1);
-const f2 = (x: number) => x.toFixed(2);
-
-/** A wait or transfer figure, or '<U' where the clock's uncertainty is larger than it: no precise wrong number. */
-function splitCell(v: number | null, x: SchemeRow): string {
-  if (v === null || !x.split) return '-';
-  const u = x.split.clockUncertaintyMs;
-  return v < u ? `<${u.toFixed(1)}` : v.toFixed(1);
-}
-
-/** Which ring links cross hosts, and what the ranks sending over them put on the wire. */
-/** The overlap the run was given, for the model line. */
-function overlapNote(c: RunConfig): string {
-  const parts = [
-    c.gatherAhead ? `ZeRO-3 gathers ${c.gatherAhead} unit(s) ahead` : '',
-    c.reduceBehind ? `${c.reduceBehind} gradient reduce-scatter(s) run behind the backward pass` : '',
-  ].filter(Boolean);
-  return parts.length ? `, ${parts.join(', ')}` : '';
-}
-
-function ringNote(r: Report): string {
-  const n = r.ranks.length;
-  const links = r.ranks.map(
-    (x, i) => `${i}→${(i + 1) % n} ${r.ring.crossHost[i] ? `crosses (${x.host} → ${r.ranks[(i + 1) % n].host})` : `stays on ${x.host}`}`,
-  );
-  const crossing = r.ring.crossHost.filter(Boolean).length;
-  return `ring by host: ${crossing} of ${n} links cross hosts (each rank sends only to the next, so its bytes are that link's): ${links.join(', ')}`;
-}
-
-/** The side-by-side table (two header rows, a row per scheme) and its notes, for text and HTML alike. */
-export function reportCells(r: Report): { header: string[][]; rows: string[][]; notes: string[] } {
-  const c = r.config;
-  const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
-  const header = [
-    [
-      '',
-      '',
-      '',
-      'resident B/param',
-      '',
-      'peak B/param',
-      '',
-      'activ.',
-      'sent KiB/rank/step',
-      '',
-      '',
-      '',
-      ...(hasIface ? [''] : []),
-      '',
-      'step ms',
-      '',
-      'comm',
-      '',
-      '',
-      '',
-      'final',
-    ],
-    [
-      'scheme',
-      'N',
-      'params',
-      'theory',
-      'measured',
-      'theory',
-      'measured',
-      'KiB',
-      'theory',
-      'payload',
-      'frame',
-      'TCP',
-      ...(hasIface ? ['iface'] : []),
-      'xDP',
-      'total',
-      'compute',
-      'exposed',
-      'wait',
-      'transfer',
-      'overlap',
-      'loss',
-    ],
-  ];
-  const rows = r.rows.map((x) => [
-    x.title,
-    String(x.world),
-    String(x.params),
-    f2(x.resident.theory),
-    f2(x.resident.measured),
-    f2(x.peak.theory),
-    f2(x.peak.measured),
-    kb(x.activations.measured),
-    kb(x.sentPerStep.theory),
-    kb(x.sentPerStep.payload),
-    kb(x.sentPerStep.frame),
-    kb(x.sentPerStep.socket),
-    ...(hasIface ? [x.sentPerStep.iface === null ? '-' : kb(x.sentPerStep.iface)] : []),
-    x.ratioToDp === null ? '-' : f2(x.ratioToDp),
-    x.time.stepMs.toFixed(1),
-    x.time.computeMs.toFixed(1),
-    x.time.exposedMs.toFixed(1),
-    splitCell(x.time.waitMs, x),
-    splitCell(x.time.transferMs, x),
-    x.time.overlappedMs.toFixed(1),
-    x.finalLoss.toFixed(4),
-  ]);
-  const a = r.agreement;
-  const z3 = r.rows.find((x) => x.scheme === 'zero3');
-  const notes = [
-    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
-    `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
-  ];
-  const hosts = new Set(r.ranks.map((x) => x.host));
-  if (hosts.size > 1) notes.push(ringNote(r));
-  const dp = r.rows.find((x) => x.scheme === 'dp');
-  const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
-  notes.push(
-    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.gatherAhead || c.reduceBehind ? '; with --gather-ahead or --reduce-behind collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
-  );
-  if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
-    notes.push(
-      `ZeRO-3 vs DP, transfer per step: ${z3.time.transferMs.toFixed(1)} vs ${dp.time.transferMs.toFixed(1)} ms (${(z3.time.transferMs / dp.time.transferMs).toFixed(2)}x); waiting for slower ranks is not the network's cost.`,
-    );
-  if (z3)
-    notes.push(
-      `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
-    );
-  const act = r.rows[0]?.activations;
-  if (act && act.measured > 0)
-    notes.push(
-      `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for batch/N = ${c.batch / r.world} ${modelSpec(c).kind === 'gpt' ? 'sequences' : 'rows'}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
-    );
-  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
-  notes.push(
-    `everything a rank held at its worst moment, MiB (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
-  );
-  return { header, rows, notes };
-}
-
-export function formatReport(r: Report): string {
-  const { header, rows, notes } = reportCells(r);
-  return `${textTable(header, rows)}\n\n${notes.join('\n')}`;
 }

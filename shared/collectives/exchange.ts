@@ -37,6 +37,20 @@ export interface Exchange {
   phase: Phase;
 }
 
+/** A frame's slot among the `expected` (step × chunk), or a ProtocolError if it does not belong. Checked when
+ *  the envelope arrives (before its payload is read anywhere) and again on delivery, since frames that
+ *  arrived before the collective started skip the first check. */
+function frameCheck(chunks: Chunks, expected: number, seen: Uint8Array): (h: ChunkHeader) => number {
+  return (h) => {
+    if (h.dtype !== chunks.dtype) throw new ProtocolError(`frame dtype ${h.dtype}, expected ${chunks.dtype}`);
+    if (h.chunk >= chunks.count || h.elements !== chunks.length(h.chunk))
+      throw new ProtocolError(`frame chunk ${h.chunk} with ${h.elements} elements does not fit a segment of ${chunks.segment}`);
+    const slot = h.step * chunks.count + h.chunk;
+    if (slot >= expected || seen[slot]) throw new ProtocolError(`unexpected or repeated frame: step ${h.step}, chunk ${h.chunk}`);
+    return slot;
+  };
+}
+
 /**
  * Run one collective's frame exchange. It ends only when every frame has been received and every frame this
  * rank sent has been written to the socket, so callers may reuse their buffers as soon as it resolves.
@@ -78,16 +92,7 @@ export function exchange({ ring, coll, tally, timeoutMs, chunks, steps, phase }:
         finish();
       });
     };
-    // Checked when the envelope arrives (before its payload is read anywhere) and again on delivery,
-    // since frames that arrived before this collective started skip the first check.
-    const check = (h: ChunkHeader) => {
-      if (h.dtype !== dtype) throw new ProtocolError(`frame dtype ${h.dtype}, expected ${dtype}`);
-      if (h.chunk >= chunks.count || h.elements !== chunks.length(h.chunk))
-        throw new ProtocolError(`frame chunk ${h.chunk} with ${h.elements} elements does not fit a segment of ${chunks.segment}`);
-      const slot = h.step * chunks.count + h.chunk;
-      if (slot >= expected || seen[slot]) throw new ProtocolError(`unexpected or repeated frame: step ${h.step}, chunk ${h.chunk}`);
-      return slot;
-    };
+    const check = frameCheck(chunks, expected, seen);
     cleanups.push(prev.onFailure(finish), next.onFailure(finish));
     try {
       phase.start(send);

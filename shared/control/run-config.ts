@@ -137,7 +137,6 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
   const gatherAhead = o.gatherAhead ?? o.prefetch ?? 0;
   const reduceBehind = o.reduceBehind ?? o.prefetch ?? 0;
-  if (o.recompute && arch !== 'gpt') throw new ConfigError('--recompute: activation checkpointing is per transformer block; give a --model gpt:...');
   const candidate = {
     arch,
     model,

@@ -156,7 +156,7 @@ export async function latestIndex(dir: string, scheme: SchemeName): Promise<{ in
 export function checkResumable(index: CheckpointIndex, config: RunConfig, world: number): void {
   const diffs: string[] = [];
   if (index.world !== world) diffs.push(`world ${index.world} vs ${world}`);
-  const model = (c: { arch: string; model: number[] }) => `${c.arch === 'gpt' ? 'gpt:' : ''}${c.model.join(',')}`;
+  const model = (c: Pick<RunConfig, 'arch' | 'model'>) => modelSpec(c).describe();
   if (model(index) !== model(config)) diffs.push(`model ${model(index)} vs ${model(config)}`);
   if (index.unit !== config.unit) diffs.push(`unit ${index.unit} vs ${config.unit}`);
   if (index.wireDtype !== config.wireDtype) diffs.push(`wire dtype ${index.wireDtype} vs ${config.wireDtype}`);

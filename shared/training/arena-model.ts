@@ -13,6 +13,8 @@ export abstract class ArenaModel {
   }
 
   protected abstract get groups(): readonly ParamGroup[];
+  /** Bytes the forward pass keeps for the backward pass, as laid out for the current batch. */
+  abstract activationBytes: number;
   abstract start(x: ArrayLike<number>, rows: number): void;
   abstract forward(group: number, params: Float32Array | Uint16Array): void;
   abstract loss(labels: Int32Array, gradScale?: number): number;

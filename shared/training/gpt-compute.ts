@@ -6,105 +6,9 @@ import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
 import type { Compute } from './compute.js';
 import type { GptGroup, GptSpec } from './gpt.js';
-import { crossEntropy, gelu, geluBackward } from './ops.js';
-
-const EPS = 1e-5;
-
-/** LayerNorm over rows of width D: out = (x - mean) * rstd * w + b; keeps mean and rstd. */
-function layerNorm(x: Float32Array, w: Float32Array, b: Float32Array, N: number, D: number, out: Float32Array, stats: Float32Array): void {
-  for (let n = 0; n < N; n++) {
-    const o = n * D;
-    let mean = 0;
-    for (let i = 0; i < D; i++) mean += x[o + i];
-    mean /= D;
-    let v = 0;
-    for (let i = 0; i < D; i++) v += (x[o + i] - mean) ** 2;
-    const rstd = 1 / Math.sqrt(v / D + EPS);
-    stats[2 * n] = mean;
-    stats[2 * n + 1] = rstd;
-    for (let i = 0; i < D; i++) out[o + i] = (x[o + i] - mean) * rstd * w[i] + b[i];
-  }
-}
-
-/** LayerNorm backward: dw, db accumulate; dx += the input gradient. */
-function layerNormBackward(
-  x: Float32Array,
-  w: Float32Array,
-  stats: Float32Array,
-  dy: Float32Array,
-  N: number,
-  D: number,
-  dw: Float32Array,
-  db: Float32Array,
-  dx: Float32Array,
-): void {
-  for (let n = 0; n < N; n++) {
-    const o = n * D;
-    const mean = stats[2 * n];
-    const rstd = stats[2 * n + 1];
-    let sumG = 0;
-    let sumGX = 0;
-    for (let i = 0; i < D; i++) {
-      const xhat = (x[o + i] - mean) * rstd;
-      const g = dy[o + i] * w[i];
-      dw[i] += dy[o + i] * xhat;
-      db[i] += dy[o + i];
-      sumG += g;
-      sumGX += g * xhat;
-    }
-    sumG /= D;
-    sumGX /= D;
-    for (let i = 0; i < D; i++) {
-      const xhat = (x[o + i] - mean) * rstd;
-      dx[o + i] += rstd * (dy[o + i] * w[i] - sumG - xhat * sumGX);
-    }
-  }
-}
-
-interface BlockActs {
-  ln1: Float32Array;
-  st1: Float32Array;
-  qkv: Float32Array;
-  P: Float32Array;
-  y: Float32Array;
-  xmid: Float32Array;
-  ln2: Float32Array;
-  st2: Float32Array;
-  hpre: Float32Array;
-  hact: Float32Array;
-  out: Float32Array; // the block's output: the next unit's input
-}
-type BlockName = keyof BlockActs;
-
-/** The regions of one batch shape: activations first (what the backward pass reads), then scratch. */
-function regions(spec: GptSpec, rows: number, recompute: boolean): { activations: Record<string, number>; scratch: Record<string, number> } {
-  const { dim: D, heads: H, seq: T, vocab: V, layers: L } = spec.shape;
-  const N = rows * T;
-  const block: Record<BlockName, number> = {
-    ln1: N * D,
-    st1: 2 * N,
-    qkv: 3 * N * D,
-    P: rows * H * T * T,
-    y: N * D,
-    xmid: N * D,
-    ln2: N * D,
-    st2: 2 * N,
-    hpre: 4 * N * D,
-    hact: 4 * N * D,
-    out: N * D,
-  };
-  const activations: Record<string, number> = { x0: N * D };
-  // Every block keeps its output (the next unit's input); its insides are kept per block, or (recompute)
-  // exist once, for the block being computed.
-  for (let b = 0; b < L; b++) for (const [k, n] of Object.entries(block)) if (k === 'out' || !recompute) activations[`b${b}.${k}`] = n;
-  if (recompute) for (const [k, n] of Object.entries(block)) if (k !== 'out') activations[`r.${k}`] = n;
-  Object.assign(activations, { lnf: N * D, stf: 2 * N, logits: N * V });
-  const largest = Math.max(...spec.layers.map((g) => g.size));
-  const hd = D / H;
-  const head = { hq: T * hd, hk: T * hd, hv: T * hd, hy: T * hd, hdy: T * hd, hdq: T * hd, hdk: T * hd, hdv: T * hd, hdP: T * T };
-  const scratch = { p: largest, g: largest, d: N * D, dx: N * D, d3: 3 * N * D, d4: 4 * N * D, dl: N * V, zero: Math.max(V, T), ...head };
-  return { activations, scratch };
-}
+import { crossEntropy, gelu, geluBackward, layerNorm, layerNormBackward } from './ops.js';
+import { gptRegions, type BlockName, type BlockRegion, type GptRegion, type GptViews } from './gpt-regions.js';
+import { attentionBackward, attentionForward } from './gpt-attention.js';
 
 /**
  * The GPT's passes on a kernel arena. Every product runs in the MLP's WebAssembly SIMD kernels
@@ -115,7 +19,7 @@ function regions(spec: GptSpec, rows: number, recompute: boolean): { activations
 export class Gpt extends ArenaModel {
   private rows = 0;
   private tokens = new Int32Array(0);
-  private v: Record<string, Float32Array> = {};
+  private v = {} as GptViews;
   /** Bytes the forward pass keeps for the backward pass (the activations), as laid out. */
   activationBytes = 0;
 
@@ -140,12 +44,12 @@ export class Gpt extends ArenaModel {
     const { seq: T, vocab: V } = this.spec.shape;
     if (tokens.length !== rows * T) throw new RangeError(`gpt: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
     if (rows !== this.rows) {
-      const { activations, scratch } = regions(this.spec, rows, this.recompute);
-      this.arena.layout({ ...activations, ...scratch });
+      const { activations, scratch } = gptRegions(this.spec, rows, this.recompute);
+      const all: Partial<Record<GptRegion, number>> = { ...activations, ...scratch };
+      this.arena.layout(all as Record<GptRegion, number>);
       // Views, valid until the next layout (the arena's memory may grow then).
-      this.v = Object.fromEntries(Object.keys({ ...activations, ...scratch }).map((name) => [name, this.arena.f32(name)]));
-      for (const [name, n] of Object.entries({ ...activations, ...scratch })) this.v[name] = this.v[name].subarray(0, n);
-      const floats = (r: Record<string, number>) => Object.values(r).reduce((t, n) => t + n, 0);
+      this.v = Object.fromEntries(Object.entries(all).map(([name, n]) => [name, this.arena.f32(name, n)])) as GptViews;
+      const floats = (r: Partial<Record<GptRegion, number>>) => (Object.values(r) as number[]).reduce((t, n) => t + n, 0);
       this.activationBytes = 4 * floats(activations);
       this.rows = rows;
       this.tokens = new Int32Array(rows * T);
@@ -215,7 +119,7 @@ export class Gpt extends ArenaModel {
   }
 
   /** The region of block b's activation `name`. */
-  private actName(b: number, name: BlockName): string {
+  private actName(b: number, name: BlockName): BlockRegion {
     return name === 'out' || !this.recompute ? `b${b}.${name}` : `r.${name}`;
   }
 
@@ -228,14 +132,14 @@ export class Gpt extends ArenaModel {
   }
 
   /** out = x·Wᵀ + b in the SIMD kernels; W and b at element offsets of the loaded unit (b null: none). */
-  private linear(x: string, w: number, b: number | null, out: string, rows: number, inputs: number, outputs: number): void {
+  private linear(x: GptRegion, w: number, b: number | null, out: GptRegion, rows: number, inputs: number, outputs: number): void {
     const a = this.arena;
     const p = a.at('p');
     a.linearForward(a.at(x), p + 4 * w, b === null ? a.at('zero') : p + 4 * b, a.at(out), rows, inputs, outputs);
   }
 
   /** The backward of linear(): dW (and db) into the unit's gradient, dX = dY·W into `dx`. */
-  private linearBack(x: string, dy: string, w: number, b: number | null, dx: string, rows: number, inputs: number, outputs: number): void {
+  private linearBack(x: GptRegion, dy: GptRegion, w: number, b: number | null, dx: GptRegion, rows: number, inputs: number, outputs: number): void {
     const a = this.arena;
     const g = a.at('g');
     a.matmulTN(a.at(dy), a.at(x), g + 4 * w, outputs, inputs, rows);
@@ -280,7 +184,7 @@ export class Gpt extends ArenaModel {
     const a = (name: BlockName) => this.act(b, name);
     layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), N, D, a('ln1'), a('st1'));
     this.linear(at('ln1'), o['attn.qkv.weight'], o['attn.qkv.bias'], at('qkv'), N, D, 3 * D);
-    this.attention(b);
+    attentionForward(this.attentionHost(), (name) => this.actName(b, name));
     this.linear(at('y'), o['attn.proj.weight'], o['attn.proj.bias'], at('xmid'), N, D, D);
     const xmid = a('xmid');
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
@@ -312,7 +216,7 @@ export class Gpt extends ArenaModel {
     layerNormBackward(a('xmid'), w('ln_2.weight'), a('st2'), dx, N, D, dw('ln_2.weight'), dw('ln_2.bias'), d); // d = dxmid
     // Attention half: xmid = x + proj(attn(qkv(ln1(x)))).
     this.linearBack(at('y'), 'd', o['attn.proj.weight'], o['attn.proj.bias'], 'dx', N, D, D);
-    this.attentionBackward(b);
+    attentionBackward(this.attentionHost(), (name) => this.actName(b, name));
     this.linearBack(at('ln1'), 'd3', o['attn.qkv.weight'], o['attn.qkv.bias'], 'dx', N, D, 3 * D);
     // The k bias adds q·b to a whole row of scores, which softmax ignores: its gradient is exactly zero,
     // and what the sum above leaves there is rounding noise (~1e-10), which Adam (dividing by sqrt(v) + eps)
@@ -321,84 +225,8 @@ export class Gpt extends ArenaModel {
     layerNormBackward(this.input(b), w('ln_1.weight'), a('st1'), dx, N, D, dw('ln_1.weight'), dw('ln_1.bias'), d); // d = dx
   }
 
-  /** Copy head h of sequence s out of the rows of `src` (row stride `stride`, column `col`) into `dst`
-   *  (T×hd, contiguous, as the kernels want it), or back when `back`. */
-  private headSlice(src: Float32Array, stride: number, col: number, dst: Float32Array, s: number, back = false): void {
-    const { seq: T, dim: D, heads: H } = this.spec.shape;
-    const hd = D / H;
-    for (let t = 0; t < T; t++) {
-      const at = (s * T + t) * stride + col;
-      if (back) for (let j = 0; j < hd; j++) src[at + j] = dst[t * hd + j];
-      else for (let j = 0; j < hd; j++) dst[t * hd + j] = src[at + j];
-    }
-  }
-
-  /** Causal multi-head attention of block b: per sequence and head, S = q·kᵀ and y = P·v in the SIMD
-   *  kernels, P = softmax(S / sqrt(hd)) over u <= t in JavaScript. P is kept for the backward pass. */
-  private attention(b: number): void {
-    const { seq: T, dim: D, heads: H } = this.spec.shape;
-    const hd = D / H;
-    const scale = 1 / Math.sqrt(hd);
-    const ar = this.arena;
-    const qkv = this.act(b, 'qkv');
-    const y = this.act(b, 'y');
-    const Pall = this.act(b, 'P');
-    const { hq, hk, hv, hy } = this.v;
-    for (let s = 0; s < this.rows; s++)
-      for (let h = 0; h < H; h++) {
-        const base = (s * H + h) * T * T;
-        this.headSlice(qkv, 3 * D, h * hd, hq, s);
-        this.headSlice(qkv, 3 * D, D + h * hd, hk, s);
-        this.headSlice(qkv, 3 * D, 2 * D + h * hd, hv, s);
-        const Pptr = ar.at(this.actName(b, 'P')) + 4 * base;
-        ar.linearForward(ar.at('hq'), ar.at('hk'), ar.at('zero'), Pptr, T, hd, T); // S = q·kᵀ
-        for (let t = 0; t < T; t++) {
-          const row = base + t * T;
-          let max = -Infinity;
-          for (let u = 0; u <= t; u++) max = Math.max(max, Pall[row + u] * scale);
-          let sum = 0;
-          for (let u = 0; u <= t; u++) sum += Pall[row + u] = Math.exp(Pall[row + u] * scale - max);
-          for (let u = 0; u <= t; u++) Pall[row + u] /= sum;
-          for (let u = t + 1; u < T; u++) Pall[row + u] = 0;
-        }
-        ar.matmulNN(Pptr, ar.at('hv'), ar.at('hy'), T, hd, T); // y = P·v
-        this.headSlice(y, D, h * hd, hy, s, true);
-      }
-  }
-
-  /** The backward of attention(): region dx holds the gradient w.r.t. y; d3 gets it w.r.t. q, k, v. */
-  private attentionBackward(b: number): void {
-    const { seq: T, dim: D, heads: H } = this.spec.shape;
-    const hd = D / H;
-    const scale = 1 / Math.sqrt(hd);
-    const ar = this.arena;
-    const qkv = this.act(b, 'qkv');
-    const Pall = this.act(b, 'P');
-    const { dx: dy, d3: dqkv, hq, hk, hv, hdy, hdq, hdk, hdv, hdP } = this.v;
-    const at = (name: string) => ar.at(name);
-    for (let s = 0; s < this.rows; s++)
-      for (let h = 0; h < H; h++) {
-        const base = (s * H + h) * T * T;
-        const Pptr = ar.at(this.actName(b, 'P')) + 4 * base;
-        this.headSlice(qkv, 3 * D, h * hd, hq, s);
-        this.headSlice(qkv, 3 * D, D + h * hd, hk, s);
-        this.headSlice(qkv, 3 * D, 2 * D + h * hd, hv, s);
-        this.headSlice(dy, D, h * hd, hdy, s);
-        ar.linearForward(at('hdy'), at('hv'), at('zero'), at('hdP'), T, hd, T); // dP = dy·vᵀ
-        ar.matmulTN(Pptr, at('hdy'), at('hdv'), T, hd, T); // dv = Pᵀ·dy
-        for (let t = 0; t < T; t++) {
-          const row = base + t * T;
-          let dot = 0;
-          for (let u = 0; u <= t; u++) dot += Pall[row + u] * hdP[t * T + u];
-          for (let u = 0; u <= t; u++) hdP[t * T + u] = Pall[row + u] * (hdP[t * T + u] - dot) * scale; // dS
-          for (let u = t + 1; u < T; u++) hdP[t * T + u] = 0;
-        }
-        ar.matmulNN(at('hdP'), at('hk'), at('hdq'), T, hd, T); // dq = dS·k
-        ar.matmulTN(at('hdP'), at('hq'), at('hdk'), T, hd, T); // dk = dSᵀ·q
-        this.headSlice(dqkv, 3 * D, h * hd, hdq, s, true);
-        this.headSlice(dqkv, 3 * D, D + h * hd, hdk, s, true);
-        this.headSlice(dqkv, 3 * D, 2 * D + h * hd, hdv, s, true);
-      }
+  private attentionHost() {
+    return { arena: this.arena, v: this.v, shape: this.spec.shape, rows: this.rows };
   }
 
   private headForward(g: GptGroup): void {

@@ -104,3 +104,57 @@ export function crossEntropy(logits: Float32Array, labels: Int32Array, rows: num
   }
   return total / rows;
 }
+
+/** LayerNorm's epsilon, as torch's default. */
+const EPS = 1e-5;
+
+/** LayerNorm over rows of width D: out = (x - mean) * rstd * w + b; keeps mean and rstd. */
+export function layerNorm(x: Float32Array, w: Float32Array, b: Float32Array, N: number, D: number, out: Float32Array, stats: Float32Array): void {
+  for (let n = 0; n < N; n++) {
+    const o = n * D;
+    let mean = 0;
+    for (let i = 0; i < D; i++) mean += x[o + i];
+    mean /= D;
+    let v = 0;
+    for (let i = 0; i < D; i++) v += (x[o + i] - mean) ** 2;
+    const rstd = 1 / Math.sqrt(v / D + EPS);
+    stats[2 * n] = mean;
+    stats[2 * n + 1] = rstd;
+    for (let i = 0; i < D; i++) out[o + i] = (x[o + i] - mean) * rstd * w[i] + b[i];
+  }
+}
+
+/** LayerNorm backward: dw, db accumulate; dx += the input gradient. */
+export function layerNormBackward(
+  x: Float32Array,
+  w: Float32Array,
+  stats: Float32Array,
+  dy: Float32Array,
+  N: number,
+  D: number,
+  dw: Float32Array,
+  db: Float32Array,
+  dx: Float32Array,
+): void {
+  for (let n = 0; n < N; n++) {
+    const o = n * D;
+    const mean = stats[2 * n];
+    const rstd = stats[2 * n + 1];
+    let sumG = 0;
+    let sumGX = 0;
+    for (let i = 0; i < D; i++) {
+      const xhat = (x[o + i] - mean) * rstd;
+      const g = dy[o + i] * w[i];
+      dw[i] += dy[o + i] * xhat;
+      db[i] += dy[o + i];
+      sumG += g;
+      sumGX += g * xhat;
+    }
+    sumG /= D;
+    sumGX /= D;
+    for (let i = 0; i < D; i++) {
+      const xhat = (x[o + i] - mean) * rstd;
+      dx[o + i] += rstd * (dy[o + i] * w[i] - sumG - xhat * sumGX);
+    }
+  }
+}

@@ -105,6 +105,20 @@ export class FrameReader {
     return true;
   }
 
+  /** The payload length of the frame header at `at` (7 bits, or 16 or 64 after it: RFC 6455 5.2) and the
+   *  header's size, or null when the bytes are not all here yet. */
+  private payloadLength(at: number, avail: number): { len: number; head: number } | null {
+    const s = this.staging;
+    const short = s[at + 1] & 0x7f;
+    if (short < 126) return { len: short, head: 2 };
+    if (short === 126) return avail < 4 ? null : { len: (s[at + 2] << 8) | s[at + 3], head: 4 };
+    if (avail < 10) return null;
+    const view = new DataView(s.buffer, s.byteOffset + at + 2, 8);
+    const hi = view.getUint32(0);
+    if (hi > 0x1fffff) throw new ProtocolError('WebSocket frame length beyond 2^53');
+    return { len: hi * 2 ** 32 + view.getUint32(4), head: 10 };
+  }
+
   /** Parse one frame header (and a control frame or an envelope whole). False when more bytes are needed. */
   private readHeader(): boolean {
     const s = this.staging;
@@ -115,20 +129,9 @@ export class FrameReader {
     const opcode = s[at] & 0x0f;
     if (s[at] & 0x70) throw new ProtocolError('WebSocket frame with reserved bits set (no extension was agreed)');
     if (s[at + 1] & 0x80) throw new ProtocolError('masked WebSocket frame from the server');
-    let len = s[at + 1] & 0x7f;
-    let head = 2;
-    if (len === 126) {
-      if (avail < 4) return false;
-      len = (s[at + 2] << 8) | s[at + 3];
-      head = 4;
-    } else if (len === 127) {
-      if (avail < 10) return false;
-      const view = new DataView(s.buffer, s.byteOffset + at + 2, 8);
-      const hi = view.getUint32(0);
-      if (hi > 0x1fffff) throw new ProtocolError('WebSocket frame length beyond 2^53');
-      len = hi * 2 ** 32 + view.getUint32(4);
-      head = 10;
-    }
+    const length = this.payloadLength(at, avail);
+    if (!length) return false;
+    const { len, head } = length;
     if (opcode >= 0x8) {
       if (!fin || len > 125) throw new ProtocolError('fragmented or oversized WebSocket control frame');
       if (opcode !== OP.close && opcode !== OP.ping && opcode !== OP.pong) throw new ProtocolError(`unknown WebSocket opcode ${opcode}`);

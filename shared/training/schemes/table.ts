@@ -21,3 +21,12 @@ export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> =
 };
 
 export const schemeTitle = (name: SchemeName): string => SCHEME_TABLE[name].title;
+
+/** The scheme that shards nothing: the baseline the report compares every other with. */
+export const isReplicated = (name: SchemeName): boolean => {
+  const f = SCHEME_TABLE[name];
+  return !f.shardOptimizer && !f.shardGradients && !f.shardParameters;
+};
+
+/** A scheme that shards the working copy too, and so gathers parameters for every use. */
+export const gathersParameters = (name: SchemeName): boolean => SCHEME_TABLE[name].shardParameters;

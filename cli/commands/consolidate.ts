@@ -1,0 +1,26 @@
+// `zerowire consolidate`: the full model of a sharded checkpoint as one safetensors file (torch names).
+import { ConfigError } from '../../shared/control/run-config.js';
+import { consolidate, latestIndex } from '../../shared/io/checkpoint.js';
+import { serializeSafetensors, writeFileAtomic } from '../../shared/io/safetensors.js';
+import type { Cli } from '../options.js';
+
+export function consolidateCommand(y: Cli, _exit: (code: number) => void): Cli {
+  return y.command(
+    'consolidate',
+    'write the full model of a sharded checkpoint as one safetensors file (torch names)',
+    (y) =>
+      y
+        .option('dir', { type: 'string', demandOption: true, describe: 'the --checkpoint-dir of the run' })
+        .option('scheme', { choices: ['dp', 'zero1', 'zero2', 'zero3'] as const, demandOption: true })
+        .option('out', { type: 'string', demandOption: true, describe: 'where to write model.safetensors' }),
+    async (a) => {
+      const { index } = await latestIndex(a.dir, a.scheme);
+      if (!index) throw new ConfigError(`--dir ${a.dir}: no complete ${a.scheme} checkpoint (a checkpoint is complete once its index.json exists)`);
+      await writeFileAtomic(
+        a.out,
+        serializeSafetensors(await consolidate(a.dir, index), { scheme: index.scheme, step: String(index.step), model: index.model.join(',') }),
+      );
+      process.stdout.write(`${a.out}: ${index.scheme} at step ${index.step}, ${index.world} shards, model ${index.model.join(',')}\n`);
+    },
+  );
+}

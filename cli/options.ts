@@ -1,0 +1,171 @@
+// The options every run command shares (model, schemes, sizes, files, liveness), and turning them into the
+// coordinator's job: checked once here, with errors that name the option.
+import yargs, { type Argv } from 'yargs';
+import { LOG_LEVELS } from './log.js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, type RunOptions } from '../shared/control/run-config.js';
+import { checkRecompute, modelSpec } from '../shared/training/model.js';
+import { parseBytes } from '../shared/accounting/units.js';
+import { LIVENESS } from '../shared/transport/liveness.js';
+
+/** The CLI before its commands: ZEROWIRE_<OPTION> for every option, and the log level. */
+export function baseCli(argv: string[]) {
+  return yargs(argv).scriptName('zerowire').env('ZEROWIRE').option('log-level', { choices: LOG_LEVELS, default: 'info', global: true });
+}
+export type Cli = ReturnType<typeof baseCli>;
+
+/** torchrun's variable for --world. */
+export const envWorld = process.env.WORLD_SIZE;
+
+export function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
+  if (allowAuto && text === 'auto') return 'auto';
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`--world: "${text}" must be a positive integer${allowAuto ? " or 'auto'" : ''}`);
+  return n;
+}
+
+export function runOptions<T>(y: Argv<T>) {
+  return computeOptions(y)
+    .option('world', {
+      type: 'string',
+      default: envWorld ?? '4',
+      describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join",
+    })
+    .option('scheme', { type: 'string', default: 'all', describe: 'dp|zero1|zero2|zero3|all, or a comma list' })
+    .option('model', { type: 'string', default: DEFAULT_MODEL, describe: 'MLP layer widths, input first' })
+    .option('steps', { type: 'number', default: 20 })
+    .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
+    .option('lr', { type: 'number', default: 1e-3 })
+    .option('seed', { type: 'number', default: 0 })
+    .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
+    .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
+    .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })
+    .option('compute', {
+      choices: ['auto', 'inline', 'thread'],
+      default: 'auto',
+      describe:
+        "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread when gathering ahead or reducing behind)",
+    })
+    .option('threads', {
+      type: 'string',
+      default: '1',
+      describe: "threads computing each rank's products, like PyTorch's intra-op threads (auto: this host's cores over its ranks)",
+    });
+}
+
+/** How a run trains: where compute runs, on how many threads, with what overlap and recomputation. */
+function computeOptions<T>(y: Argv<T>) {
+  return y
+    .option('recompute', {
+      type: 'boolean',
+      default: false,
+      describe: "GPT: activation checkpointing per block (keep each block's output, recompute its insides in the backward pass)",
+    })
+    .option('gather-ahead', { type: 'number', describe: 'ZeRO-3: gather this many units ahead of the one computing (0, 1, 2; default 0)' })
+    .option('reduce-behind', {
+      type: 'number',
+      describe: "ZeRO-2/3: let this many units' gradient reduce-scatters run behind the backward pass (0, 1, 2; default 0)",
+    })
+    .option('prefetch', { type: 'number', describe: 'both --gather-ahead and --reduce-behind (the older name for the two)' })
+    .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
+    .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })
+    .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })
+    .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
+    .option('token', { type: 'string', describe: 'ranks must present this join token (prefer the ZEROWIRE_TOKEN environment variable)' })
+    .option('token-file', { type: 'string', describe: 'read the join token from this file (a Docker or Kubernetes secret)' })
+    .option('heartbeat-timeout', {
+      type: 'number',
+      default: LIVENESS.timeoutMs / 1000,
+      describe:
+        'seconds of silence after which a rank or the coordinator counts as lost on a quiet link (on a loaded one the limit adapts, up to 10/3 of this)',
+    })
+    .option('checkpoint-every', { type: 'number', describe: 'every K steps each rank writes its shards (fp32 master, m, v, step) under --checkpoint-dir' })
+    .option('checkpoint-dir', {
+      type: 'string',
+      describe: 'checkpoint folder (shared by all ranks: local disk for `local`, a shared file system across machines)',
+    })
+    .option('resume', { type: 'string', describe: 'continue each scheme from its newest complete checkpoint in this folder' })
+    .option('out', { type: 'string', describe: 'write the full report as JSON here' })
+    .option('trace', { type: 'string', describe: 'write the run as a Chrome trace (Perfetto, chrome://tracing) here' })
+    .option('html', { type: 'string', describe: 'write the report with its figures as one self-contained HTML file here' })
+    .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
+}
+
+export type RunArgv = RunOptions & {
+  checkpointEvery?: number;
+  checkpointDir?: string;
+  resume?: string;
+  world: string;
+  joinTimeout: number;
+  maxRankMemory?: string;
+  out?: string;
+  trace?: string;
+  html?: string;
+  dump?: string;
+  logLevel: string;
+  token?: string;
+  tokenFile?: string;
+  heartbeatTimeout: number;
+};
+
+export function readPem(path: string, option: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`${option} ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** The join token from --token or from a file (a Docker or Kubernetes secret), never both. */
+export function joinToken(token: string | undefined, file: string | undefined): string | undefined {
+  if (file === undefined) return token;
+  if (token !== undefined) throw new ConfigError('--token and --token-file (or ZEROWIRE_TOKEN and ZEROWIRE_TOKEN_FILE) both given: use one');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').replace(/\s+$/, '');
+  } catch (err) {
+    throw new ConfigError(`--token-file ${file}: ${(err as Error).message}`);
+  }
+  if (!text) throw new ConfigError(`--token-file ${file}: the file is empty`);
+  return text;
+}
+
+export function straggle(ms: number): number {
+  if (!(Number.isFinite(ms) && ms >= 0)) throw new ConfigError(`--straggle-ms: ${ms} must be a number of milliseconds >= 0`);
+  return ms;
+}
+
+export function heartbeat(seconds: number) {
+  if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
+  return { heartbeatTimeoutMs: Math.round(seconds * 1000) };
+}
+
+export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
+  const config = makeRunConfig(a);
+  const recompute = checkRecompute(modelSpec(config), config.recompute);
+  if (recompute) throw new ConfigError(recompute);
+  if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
+  if (a.checkpointEvery !== undefined) {
+    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1)
+      throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
+    config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
+  }
+  const world = parseWorld(a.world, allowAuto);
+  if (world !== 'auto') checkWorld(config, world);
+  return {
+    host,
+    port,
+    world,
+    config,
+    resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
+    token: joinToken(a.token, a.tokenFile),
+    ...heartbeat(a.heartbeatTimeout),
+    joinTimeoutMs: a.joinTimeout * 1000,
+    maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
+    out: a.out,
+    trace: a.trace,
+    html: a.html,
+    dump: a.dump,
+  };
+}

@@ -1,0 +1,169 @@
+// The report as text: the side-by-side table and the notes that say how to read it, shared by the terminal
+// and the HTML page.
+import { bytesPerElement } from '../tensor/dtype.js';
+import type { RunConfig } from '../control/run-config.js';
+import { modelKind, modelSpec } from '../training/model.js';
+import { gathersParameters, isReplicated } from '../training/schemes/table.js';
+import type { Report, SchemeRow } from './report.js';
+import { textTable } from './table.js';
+
+const kb = (b: number) => (b / 1024).toFixed(1);
+const f2 = (x: number) => x.toFixed(2);
+
+/** A wait or transfer figure, or '<U' where the clock's uncertainty is larger than it: no precise wrong number. */
+function splitCell(v: number | null, x: SchemeRow): string {
+  if (v === null || !x.split) return '-';
+  const u = x.split.clockUncertaintyMs;
+  return v < u ? `<${u.toFixed(1)}` : v.toFixed(1);
+}
+
+/** What a batch row of this run's model is called. */
+const rowNoun = (c: RunConfig) => {
+  const spec = modelSpec(c);
+  return modelKind(spec).row(spec).noun;
+};
+
+/** The overlap the run was given, for the model line. */
+function overlapNote(c: RunConfig): string {
+  const parts = [
+    c.gatherAhead ? `ZeRO-3 gathers ${c.gatherAhead} unit(s) ahead` : '',
+    c.reduceBehind ? `${c.reduceBehind} gradient reduce-scatter(s) run behind the backward pass` : '',
+  ].filter(Boolean);
+  return parts.length ? `, ${parts.join(', ')}` : '';
+}
+
+/** Which ring links cross hosts, and what the ranks sending over them put on the wire. */
+function ringNote(r: Report): string {
+  const n = r.ranks.length;
+  const links = r.ranks.map(
+    (x, i) => `${i}→${(i + 1) % n} ${r.ring.crossHost[i] ? `crosses (${x.host} → ${r.ranks[(i + 1) % n].host})` : `stays on ${x.host}`}`,
+  );
+  const crossing = r.ring.crossHost.filter(Boolean).length;
+  return `ring by host: ${crossing} of ${n} links cross hosts (each rank sends only to the next, so its bytes are that link's): ${links.join(', ')}`;
+}
+
+/** The table's two header rows. */
+function tableHeader(hasIface: boolean): string[][] {
+  return [
+    [
+      '',
+      '',
+      '',
+      'resident B/param',
+      '',
+      'peak B/param',
+      '',
+      'activ.',
+      'sent KiB/rank/step',
+      '',
+      '',
+      '',
+      ...(hasIface ? [''] : []),
+      '',
+      'step ms',
+      '',
+      'comm',
+      '',
+      '',
+      '',
+      'final',
+    ],
+    [
+      'scheme',
+      'N',
+      'params',
+      'theory',
+      'measured',
+      'theory',
+      'measured',
+      'KiB',
+      'theory',
+      'payload',
+      'frame',
+      'TCP',
+      ...(hasIface ? ['iface'] : []),
+      'xDP',
+      'total',
+      'compute',
+      'exposed',
+      'wait',
+      'transfer',
+      'overlap',
+      'loss',
+    ],
+  ];
+}
+
+/** One scheme's row of the table. */
+function tableRow(x: SchemeRow, hasIface: boolean): string[] {
+  return [
+    x.title,
+    String(x.world),
+    String(x.params),
+    f2(x.resident.theory),
+    f2(x.resident.measured),
+    f2(x.peak.theory),
+    f2(x.peak.measured),
+    kb(x.activations.measured),
+    kb(x.sentPerStep.theory),
+    kb(x.sentPerStep.payload),
+    kb(x.sentPerStep.frame),
+    kb(x.sentPerStep.socket),
+    ...(hasIface ? [x.sentPerStep.iface === null ? '-' : kb(x.sentPerStep.iface)] : []),
+    x.ratioToDp === null ? '-' : f2(x.ratioToDp),
+    x.time.stepMs.toFixed(1),
+    x.time.computeMs.toFixed(1),
+    x.time.exposedMs.toFixed(1),
+    splitCell(x.time.waitMs, x),
+    splitCell(x.time.transferMs, x),
+    x.time.overlappedMs.toFixed(1),
+    x.finalLoss.toFixed(4),
+  ];
+}
+
+/** What the table needs said beside it: the run, the agreement, the clock, ZeRO-3 against DP, memory. */
+function reportNotes(r: Report): string[] {
+  const c = r.config;
+  const a = r.agreement;
+  const z3 = r.rows.find((x) => gathersParameters(x.scheme));
+  const notes = [
+    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
+    `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
+  ];
+  const hosts = new Set(r.ranks.map((x) => x.host));
+  if (hosts.size > 1) notes.push(ringNote(r));
+  const dp = r.rows.find((x) => isReplicated(x.scheme));
+  const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
+  notes.push(
+    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.gatherAhead || c.reduceBehind ? '; with --gather-ahead or --reduce-behind collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
+  );
+  if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
+    notes.push(
+      `ZeRO-3 vs DP, transfer per step: ${z3.time.transferMs.toFixed(1)} vs ${dp.time.transferMs.toFixed(1)} ms (${(z3.time.transferMs / dp.time.transferMs).toFixed(2)}x); waiting for slower ranks is not the network's cost.`,
+    );
+  if (z3)
+    notes.push(
+      `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
+    );
+  const act = r.rows[0]?.activations;
+  if (act && act.measured > 0)
+    notes.push(
+      `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for batch/N = ${c.batch / r.world} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
+    );
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+  notes.push(
+    `everything a rank held at its worst moment, MiB (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
+  );
+  return notes;
+}
+
+/** The side-by-side table (two header rows, a row per scheme) and its notes, for text and HTML alike. */
+export function reportCells(r: Report): { header: string[][]; rows: string[][]; notes: string[] } {
+  const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
+  return { header: tableHeader(hasIface), rows: r.rows.map((x) => tableRow(x, hasIface)), notes: reportNotes(r) };
+}
+
+export function formatReport(r: Report): string {
+  const { header, rows, notes } = reportCells(r);
+  return `${textTable(header, rows)}\n\n${notes.join('\n')}`;
+}
