@@ -18,7 +18,7 @@ export type Cli = ReturnType<typeof baseCli>;
 /** torchrun's variable for --world. */
 export const envWorld = process.env.WORLD_SIZE;
 
-export function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
+function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
   if (allowAuto && text === 'auto') return 'auto';
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(`--world: "${text}" must be a positive integer${allowAuto ? " or 'auto'" : ''}`);

@@ -5,7 +5,7 @@ import { fitCheck } from '../shared/accounting/fit.js';
 import { encodeMessage, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { nowMs } from '../shared/accounting/clock.js';
-import { modelSpec } from '../shared/training/model.js';
+import { RunPlan } from '../shared/accounting/run-plan.js';
 import { BindError } from '../shared/transport/bind-error.js';
 import { memberMessageCap } from './message-caps.js';
 import { assignRanks } from './ring-order.js';
@@ -36,6 +36,7 @@ export interface CoordinatorOptions {
 
 export interface RunResult {
   world: number;
+  plan: RunPlan; // the run as resolved for that world
   ranks: RankInfo[];
   summaries: Map<SchemeName, SchemeSummary[]>; // per scheme, indexed by rank
   messages: { largest: number; cap: number }; // the largest control message a rank sent, and the cap it had
@@ -112,16 +113,16 @@ export class Coordinator {
   /** Run every scheme of the config and return what the ranks reported. */
   async run(): Promise<RunResult> {
     const { config } = this.opts;
-    const spec = modelSpec(config);
     const world = await this.settleWorld();
+    const plan = new RunPlan(config, world);
     this.phase = 'running';
     if (config.batch % world !== 0) this.failWith(new CoordinatorError(`global batch ${config.batch} does not divide evenly over ${world} ranks`));
     if (this.opts.maxRankMemory !== undefined) {
-      const fit = fitCheck(config, spec, world, this.opts.maxRankMemory);
+      const fit = fitCheck(plan, this.opts.maxRankMemory);
       if (fit.refused.length) this.failWith(new CoordinatorError(fit.message));
     }
     if (this.failure) throw this.failure;
-    this.membership.capMessages(memberMessageCap(config, world));
+    this.membership.capMessages(memberMessageCap(plan));
     this.seatRanks();
     const runId = randomBytes(8).toString('hex');
     const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
@@ -150,7 +151,7 @@ export class Coordinator {
     this.current = null;
     await this.checkpoints.settled();
     if (this.failure) throw this.failure;
-    return { world, ranks: this.members.map((m) => m.info), summaries: this.done, messages: this.membership.messages };
+    return { world, plan, ranks: this.members.map((m) => m.info), summaries: this.done, messages: this.membership.messages };
   }
 
   /** How many ranks this run has: the number given, or (auto) what joined once things settled. */

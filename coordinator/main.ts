@@ -4,7 +4,7 @@ import { writeDump } from '../shared/io/dump.js';
 import { checkResumable, latestIndex } from '../shared/io/checkpoint.js';
 import { ConfigError } from '../shared/control/run-config.js';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { modelSpec } from '../shared/training/model.js';
+import { RunPlan } from '../shared/accounting/run-plan.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, type Report } from '../shared/accounting/report.js';
 import { formatReport } from '../shared/accounting/report-text.js';
@@ -44,7 +44,7 @@ async function resolveResume(opts: CoordinatorJobOptions, dir: string, log: Logg
  *  launched and nothing allocated for it. The reason, or null. */
 async function refusal(opts: CoordinatorJobOptions, log: Logger): Promise<string | null> {
   if (opts.maxRankMemory !== undefined && opts.world !== 'auto') {
-    const fit = fitCheck(opts.config, modelSpec(opts.config), opts.world, opts.maxRankMemory);
+    const fit = fitCheck(new RunPlan(opts.config, opts.world), opts.maxRankMemory);
     if (fit.refused.length) return fit.message;
     log.info(fit.message);
   }
@@ -107,7 +107,7 @@ async function writeOutputs(opts: CoordinatorJobOptions, result: RunResult, repo
   }
   if (opts.dump) {
     const finals = new Map<SchemeName, Float32Array>();
-    for (const [scheme, sums] of result.summaries) finals.set(scheme, finalParameters(opts.config, result.world, scheme, sums));
+    for (const [scheme, sums] of result.summaries) finals.set(scheme, finalParameters(result.plan, scheme, sums));
     const files = await writeDump(opts.dump, opts.config, result.world, finals);
     log.info({ files }, 'dump written');
   }
@@ -143,7 +143,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     await coord.finish();
     progress.clear();
     log.debug(result.messages, `largest control message from a rank: ${result.messages.largest} bytes (cap ${result.messages.cap})`);
-    const report = buildReport(opts.config, result.world, result.ranks, result.summaries);
+    const report = buildReport(result.plan, result.ranks, result.summaries);
     process.stdout.write(`${formatReport(report)}\n`);
     if (!report.agreement.agree) log.warn(report.agreement, 'schemes disagree on the loss beyond the tolerance');
     await writeOutputs(opts, result, report, log);

@@ -2,9 +2,7 @@
 // a scheme's summary: the rank's fp32 master weights (DP: the whole padded model) and every step's metrics.
 // A rank that announces more is refused at the frame header (ws checks it before buffering anything), so a
 // careless or broken peer costs the coordinator nothing, and the run stops naming it.
-import type { RunConfig } from '../shared/control/run-config.js';
-import { ShardLayout } from '../shared/training/layout.js';
-import { modelSpec } from '../shared/training/model.js';
+import type { RunPlan } from '../shared/accounting/run-plan.js';
 
 /** msgpack of one collective's brief (kind, label up to 128 characters, seven numbers) with room to spare. */
 const COLLECTIVE_BYTES = 512;
@@ -16,11 +14,10 @@ const STEP_BYTES = 4096;
 const SUMMARY_BYTES = 64 << 10;
 
 /** Bytes one control message from a rank may hold in this run at this world size. */
-export function memberMessageCap(config: RunConfig, world: number): number {
-  const layout = new ShardLayout(modelSpec(config), world, 0, config.unit);
-  const units = layout.units.length;
+export function memberMessageCap({ config, layout0 }: RunPlan): number {
+  const units = layout0.units.length;
   // Per step, at most: ZeRO-3's two gathers and one reduce-scatter per unit (each may be split by prefetch
   // and recompute), the loss and the clock's collectives: 8 per unit and 16 more bounds them all.
   const step = STEP_BYTES + (8 * units + 16) * COLLECTIVE_BYTES + 4 * units * UNIT_SPAN_BYTES;
-  return SUMMARY_BYTES + 4 * layout.paddedTotal + config.steps * step;
+  return SUMMARY_BYTES + 4 * layout0.paddedTotal + config.steps * step;
 }

@@ -23,7 +23,7 @@ export function withoutProcs(argv: readonly string[]): string[] {
 }
 
 /** The ring port of process i: consecutive from `first`, or any free one. */
-export function peerPortOf(first: number, i: number): number {
+function peerPortOf(first: number, i: number): number {
   return first === 0 ? 0 : first + i;
 }
 

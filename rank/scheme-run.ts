@@ -9,16 +9,15 @@ import type { TrainingData } from '../shared/training/data.js';
 import { readInterfaceCounters, type InterfaceCounters } from '../shared/accounting/iface.js';
 import { ShardLayout } from '../shared/training/layout.js';
 import type { ClockEstimate } from '../shared/accounting/clock.js';
-import { heapBytes } from '../shared/accounting/theory.js';
+import type { RunPlan } from '../shared/accounting/run-plan.js';
 import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { bufferBytes } from '../shared/tensor/wasm/memories.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
-import { modelSpec } from '../shared/training/model.js';
+import { schemeTitle } from '../shared/training/schemes/table.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
-import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
+import type { SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
@@ -26,7 +25,7 @@ import type { StepStats } from '../shared/training/schemes/step-probe.js';
 
 export interface SchemeRun {
   scheme: SchemeName;
-  config: RunConfig;
+  plan: RunPlan; // the run, resolved once: model, layout, theory
   coll: Collectives;
   data: TrainingData;
   compute: Compute;
@@ -72,7 +71,8 @@ function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
 
 /** The scheme's bands allocated and its initial weights loaded, or its state from a checkpoint. */
 async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLedger): Promise<Base> {
-  const { scheme, config: c, coll, compute, log } = run;
+  const { scheme, coll, compute, log } = run;
+  const c = run.plan.config;
   const ring = coll.ring;
   const s = new SCHEME_CLASSES[scheme]().setup({
     layout,
@@ -94,15 +94,15 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
 }
 
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
-  const { scheme, config: c, coll, data, compute, log } = run;
+  const { scheme, plan, coll, data, compute, log } = run;
+  const c = plan.config;
   const ring = coll.ring;
-  const spec = modelSpec(c);
-  const layout = new ShardLayout(spec, ring.world, ring.rank, c.unit);
+  const layout = plan.layout(ring.rank);
   // What earlier schemes left (their heaps, the data set's teacher network) is garbage by now: collected, so
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
   collectGarbage();
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
-  const ledger = new MemoryLedger(WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layout.sizes(), c.wireDtype, c)));
+  const ledger = new MemoryLedger(WasmHeap.create(plan.heapBytes(scheme)));
   coll.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {

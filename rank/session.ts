@@ -4,10 +4,11 @@ import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { Collectives } from '../shared/collectives/collectives.js';
 import type { TrainingData } from '../shared/training/data.js';
-import { inlineCompute, modelSpec, trainingData } from '../shared/training/model.js';
+import { inlineCompute, trainingData } from '../shared/training/model.js';
 import { fitCheck } from '../shared/accounting/fit.js';
+import { RunPlan } from '../shared/accounting/run-plan.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
-import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
+import type { SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
 import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
@@ -46,7 +47,7 @@ export class RankSession {
   private ring: Ring | null = null;
   private coll: Collectives | null = null;
   private rank = -1;
-  private config: RunConfig | null = null;
+  private plan: RunPlan | null = null; // the run, resolved once when assigned
   private data: TrainingData | null = null;
   private queue: Promise<void> = Promise.resolve();
   private finished = false;
@@ -216,29 +217,18 @@ export class RankSession {
     switch (msg.type) {
       case 'assign': {
         this.rank = msg.rank;
-        this.config = msg.config;
         const c = msg.config;
-        const spec = modelSpec(c);
+        const plan = (this.plan = new RunPlan(c, msg.world));
         if (this.opts.maxRankMemory !== undefined) {
-          const fit = fitCheck(c, spec, msg.world, this.opts.maxRankMemory);
+          const fit = fitCheck(plan, this.opts.maxRankMemory);
           if (fit.refused.length) throw new RankError(fit.message);
         }
         // This rank writes its checkpoint shards there (a shared file system across machines): check now.
         if (c.checkpoint) await checkWritableDir(c.checkpoint.dir, '--checkpoint-dir');
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
         this.threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
-        const kernels = flavoursOf('matmul')[0] ?? 'none';
-        this.log.info(
-          { kernels, threads: this.threads },
-          `${
-            kernels === 'relaxed-simd'
-              ? 'compute kernels: WebAssembly SIMD with relaxed-SIMD fused multiply-add'
-              : kernels === 'simd'
-                ? 'compute kernels: WebAssembly SIMD (this engine has no relaxed SIMD: a multiply, then an add)'
-                : 'compute kernels: none (this engine has no WebAssembly SIMD)'
-          }, ${this.threads} thread${this.threads > 1 ? 's' : ''}`,
-        );
-        this.data = trainingData(spec, c);
+        this.logKernels();
+        this.data = trainingData(plan.spec, c);
         this.ring = await wireRing({
           rank: msg.rank,
           world: msg.world,
@@ -265,20 +255,29 @@ export class RankSession {
     }
   }
 
+  /** Which compute kernels this engine runs, on how many threads. */
+  private logKernels(): void {
+    const kernels = flavoursOf('matmul')[0] ?? 'none';
+    const what = {
+      'relaxed-simd': 'WebAssembly SIMD with relaxed-SIMD fused multiply-add',
+      simd: 'WebAssembly SIMD (this engine has no relaxed SIMD: a multiply, then an add)',
+      none: 'none (this engine has no WebAssembly SIMD)',
+    }[kernels];
+    this.log.info({ kernels, threads: this.threads }, `compute kernels: ${what}, ${this.threads} thread${this.threads > 1 ? 's' : ''}`);
+  }
+
   private async train(scheme: SchemeName): Promise<void> {
-    const config = this.config;
-    const coll = this.coll;
-    const data = this.data;
-    if (!config || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
+    const { plan, coll, data } = this;
+    if (!plan || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
     await this.syncClock(); // again for every scheme: clocks drift over a long run
-    const spec = modelSpec(config);
+    const { config, spec } = plan;
     const compute =
       config.compute === 'thread' ? new WorkerCompute(spec, this.threads, undefined, config.recompute) : inlineCompute(spec, this.threads, config.recompute);
     const rank = coll.rank;
     try {
       const summary = await runScheme({
         scheme,
-        config,
+        plan,
         coll,
         data,
         compute,

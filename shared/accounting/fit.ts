@@ -1,9 +1,7 @@
 // "Does it fit": per-rank peak of each scheme against a memory limit, before anything is allocated.
-import { ShardLayout } from '../training/layout.js';
-import type { ModelSpec } from '../training/model.js';
-import type { RunConfig, SchemeName } from '../control/run-config.js';
-import { SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
-import { memoryTheory } from './theory.js';
+import type { SchemeName } from '../control/run-config.js';
+import { schemeTitle } from '../training/schemes/table.js';
+import type { RunPlan } from './run-plan.js';
 import { formatBytes } from './units.js';
 
 export interface FitResult {
@@ -13,18 +11,13 @@ export interface FitResult {
   message: string;
 }
 
-export function fitCheck(
-  config: Pick<RunConfig, 'schemes' | 'unit' | 'wireDtype' | 'gatherAhead' | 'reduceBehind'>,
-  spec: ModelSpec,
-  world: number,
-  limitBytes: number,
-): FitResult {
-  const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
+export function fitCheck(plan: RunPlan, limitBytes: number): FitResult {
+  const { config, spec, world } = plan;
   const peaks: Record<string, number> = {};
   const refused: SchemeName[] = [];
   const fitting: SchemeName[] = [];
   for (const s of ['dp', 'zero1', 'zero2', 'zero3'] as const) {
-    const peak = memoryTheory(SCHEME_TABLE[s], sizes, config.wireDtype, config).peak;
+    const peak = plan.memory(s).peak;
     peaks[s] = peak;
     if (peak <= limitBytes) fitting.push(s);
     else if (config.schemes.includes(s)) refused.push(s);

@@ -1,13 +1,11 @@
 // The side-by-side report: every scheme's measured cost next to its theory.
 import { waitAndTransfer } from './clock.js';
-import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
-import { modelSpec, type ModelSpec } from '../training/model.js';
 import type { SchemeSummary } from '../control/messages.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { isReplicated, SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
 import { crossHostLinks } from './ring-links.js';
-import { memoryTheory, trafficTheory } from './theory.js';
+import type { RunPlan } from './run-plan.js';
 
 export interface RankRecord {
   rank: number;
@@ -85,9 +83,8 @@ function splitExposed(sums: SchemeSummary[]): SchemeRow['split'] {
 }
 
 /** The full unpadded fp32 parameters a scheme ended with, from the ranks' master bytes. */
-export function finalParameters(config: RunConfig, world: number, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
-  const spec = modelSpec(config);
-  const layout = new ShardLayout(spec, world, 0, config.unit);
+export function finalParameters(plan: RunPlan, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
+  const layout = plan.layout0;
   const f32 = (b: Uint8Array) => new Float32Array(Uint8Array.prototype.slice.call(b).buffer);
   if (SCHEME_TABLE[scheme].shardOptimizer) return layout.assemble(summaries.map((s) => f32(s.master)));
   return layout.unpad(f32(summaries[0].master));
@@ -110,21 +107,13 @@ function stepTimes(sums: SchemeSummary[], split: SchemeRow['split']): SchemeRow[
 
 /** One scheme's row: its measured figures next to theory, and how far its final weights are from `first`'s
  *  (the first scheme's, or its own). */
-function schemeRow(
-  config: RunConfig,
-  spec: ModelSpec,
-  sizes: LayoutSizes,
-  scheme: SchemeName,
-  sums: SchemeSummary[],
-  firstFinal: Float32Array | null,
-): SchemeRow {
-  const world = sizes.world;
+function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], firstFinal: Float32Array | null): SchemeRow {
+  const { config, spec, sizes, world } = plan;
   const P = spec.params;
-  const flags = SCHEME_TABLE[scheme];
   const split = splitExposed(sums);
-  const mem = memoryTheory(flags, sizes, config.wireDtype, config);
+  const mem = plan.memory(scheme);
   const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
-  const final = finalParameters(config, world, scheme, sums);
+  const final = finalParameters(plan, scheme, sums);
   let diff = 0;
   for (let i = 0; i < P; i++) diff = Math.max(diff, Math.abs(final[i] - (firstFinal ?? final)[i]));
   const losses = sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss))); // fewer than `steps` after a resume
@@ -149,7 +138,7 @@ function schemeRow(
       process: Math.max(...sums.map((s) => s.memory.processPeak)),
     },
     sentPerStep: {
-      theory: trafficTheory(flags, sizes, config.wireDtype),
+      theory: plan.traffic(scheme),
       payload: perStep((s) => s.steps.reduce((t, x) => t + x.sent.payload, 0)),
       frame: perStep((s) => s.steps.reduce((t, x) => t + x.sent.frame, 0)),
       socket: perStep((s) => s.socket.sent),
@@ -164,14 +153,13 @@ function schemeRow(
   };
 }
 
-export function buildReport(config: RunConfig, world: number, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>): Report {
-  const spec = modelSpec(config);
-  const sizes = new ShardLayout(spec, world, 0, config.unit).sizes();
+export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>): Report {
+  const { config, world } = plan;
   const rows: SchemeRow[] = [];
   let first: Float32Array | null = null;
   for (const [scheme, sums] of summaries) {
-    const row = schemeRow(config, spec, sizes, scheme, sums, first);
-    first ??= finalParameters(config, world, scheme, sums);
+    const row = schemeRow(plan, scheme, sums, first);
+    first ??= finalParameters(plan, scheme, sums);
     rows.push(row);
   }
   const dp = rows.find((r) => isReplicated(r.scheme));

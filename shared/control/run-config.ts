@@ -11,7 +11,7 @@ export type UnitMode = (typeof UNITS)[number];
 const COMPUTE_MODES = ['inline', 'thread'] as const;
 
 /** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
-export const MAX_CHUNK_BYTES = 64 << 20;
+const MAX_CHUNK_BYTES = 64 << 20;
 
 export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
 

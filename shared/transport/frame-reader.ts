@@ -22,6 +22,11 @@ const DIRECT_MIN = 8 * 1024;
 /** A large chunk's headers: the envelope's frame header, the envelope, the payload frame's 64-bit header. */
 const LARGE_HEADERS = 2 + ENVELOPE_BYTES + 10;
 
+/** Where the reader is in the stream, named as ws's receiver names its states: the HTTP upgrade response,
+ *  a frame header with its extended length (GET_INFO), a frame's payload through staging (GET_DATA), or
+ *  straight into the destination its envelope chose (GET_DATA_DIRECT). */
+type ReaderState = 'HANDSHAKE' | 'GET_INFO' | 'GET_DATA' | 'GET_DATA_DIRECT';
+
 type Message = { kind: 'chunk'; header: ChunkHeader; dest: Uint8Array; filled: number } | { kind: 'generic'; parts: Uint8Array[]; bytes: number };
 
 export class FrameReader {
@@ -31,7 +36,7 @@ export class FrameReader {
   private message: Message | null = null; // a message whose final fragment has not arrived yet
   private frameLeft = 0; // payload bytes of the current data frame still to come
   private frameFin = false;
-  private direct = false; // the last buffer handed out lies inside the current chunk's destination
+  private state: ReaderState;
   private largeFrames = false; // the last chunk was large: read only its headers into staging
   /** Bytes the socket read straight into destinations (the tests check that large payloads do). */
   directBytes = 0;
@@ -41,11 +46,13 @@ export class FrameReader {
     private readonly sink: ReaderSink,
     private readonly maxMessage: number,
     private handshake: ((head: string) => void) | null,
-  ) {}
+  ) {
+    this.state = handshake ? 'HANDSHAKE' : 'GET_INFO';
+  }
 
   /** Where the next socket read should go. */
   readBuffer(): Uint8Array {
-    if (this.direct) {
+    if (this.state === 'GET_DATA_DIRECT') {
       const m = this.message as Extract<Message, { kind: 'chunk' }>;
       return m.dest.subarray(m.filled, m.filled + this.frameLeft);
     }
@@ -56,35 +63,36 @@ export class FrameReader {
       this.start = 0;
     }
     const room = this.staging.length - this.end;
-    const want = this.largeFrames && !this.handshake ? LARGE_HEADERS : room;
+    const want = this.largeFrames && this.state !== 'HANDSHAKE' ? LARGE_HEADERS : room;
     return this.staging.subarray(this.end, this.end + Math.max(1, Math.min(room, want)));
   }
 
   /** `n` bytes were read into the buffer readBuffer() returned last. Throws ProtocolError on bad input. */
   onRead(n: number): void {
-    if (this.direct) {
+    if (this.state === 'GET_DATA_DIRECT') {
       this.directBytes += n;
       const m = this.message as Extract<Message, { kind: 'chunk' }>;
       m.filled += n;
       this.frameLeft -= n;
       if (this.frameLeft > 0) return;
-      this.direct = false;
+      this.state = 'GET_INFO';
       this.endFrame();
       return;
     }
     this.end += n;
-    if (this.handshake && !this.readHandshake()) return;
+    if (this.state === 'HANDSHAKE' && !this.readHandshake()) return;
     for (;;) {
-      if (this.frameLeft > 0) {
+      if (this.state === 'GET_DATA') {
         const take = Math.min(this.frameLeft, this.end - this.start);
         if (take > 0) this.consume(this.staging.subarray(this.start, this.start + take));
         this.start += take;
         this.frameLeft -= take;
         if (this.frameLeft > 0) {
           // Staging is drained; a big remainder is read straight into place.
-          this.direct = this.message?.kind === 'chunk' && this.frameLeft >= DIRECT_MIN;
+          if (this.message?.kind === 'chunk' && this.frameLeft >= DIRECT_MIN) this.state = 'GET_DATA_DIRECT';
           return;
         }
+        this.state = 'GET_INFO';
         this.endFrame();
       } else if (!this.readHeader()) return;
     }
@@ -101,6 +109,7 @@ export class FrameReader {
     this.start += at + 4;
     const check = this.handshake!;
     this.handshake = null;
+    this.state = 'GET_INFO';
     check(head);
     return true;
   }
@@ -168,6 +177,7 @@ export class FrameReader {
     this.frameLeft = len;
     this.frameFin = fin;
     if (len === 0) this.endFrame();
+    else this.state = 'GET_DATA';
     return true;
   }
 

@@ -14,7 +14,7 @@ import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../
 /** The largest message the dialling end reads in a run of this chunk size: one chunk and its envelope (an
  *  element is at most 4 bytes, so a chunk holds at least one). A peer that announces more is refused at the
  *  frame header, before anything is buffered. */
-export const peerMessageCap = (chunkBytes: number) => Math.max(chunkBytes, 4) + ENVELOPE_BYTES;
+const peerMessageCap = (chunkBytes: number) => Math.max(chunkBytes, 4) + ENVELOPE_BYTES;
 
 export interface PeerAddress {
   host: string;

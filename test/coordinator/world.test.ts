@@ -1,19 +1,15 @@
 // The expected world: a coordinator that waited for N ranks and got fewer refuses (or, with --min-world,
 // runs with those and says so loudly); 'auto' never settles on a world of one unless told to.
 import { describe, expect, it } from 'vitest';
-import { eventually, logLines, runCli, startCli } from '../helpers/cli.js';
+import { logLines, runCli, startCoordinator } from '../helpers/cli.js';
 
 const SMALL = ['--model', '8,8', '--steps', '2', '--batch', '12', '--samples', '24', '--scheme', 'dp'];
 
 /** A coordinator with these options and `ranks` real ranks: every exit and the coordinator's output. */
 async function run(options: string[], ranks: number) {
-  const c = startCli(['coordinator', '--host', '127.0.0.1', '--port', '0', ...SMALL, ...options]);
-  let err = '';
-  c.child.stderr!.on('data', (d) => (err += d));
+  const c = await startCoordinator([...SMALL, ...options]);
   try {
-    expect(await eventually(() => /waiting for/.test(err), 10_000)).toBe(true);
-    const port = logLines(err).find((l) => /waiting for/.test(String(l.msg)))!.port as number;
-    const rankRuns = Array.from({ length: ranks }, () => runCli(['rank', '--coordinator', `ws://127.0.0.1:${port}`, '--connect-timeout', '10'], 30_000));
+    const rankRuns = Array.from({ length: ranks }, () => runCli(['rank', '--coordinator', `ws://127.0.0.1:${c.port}`, '--connect-timeout', '10'], 30_000));
     const done = await c.done;
     return { done, ranks: await Promise.all(rankRuns), lines: logLines(done.stderr) };
   } finally {

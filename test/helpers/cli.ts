@@ -66,3 +66,13 @@ export async function eventually(pred: () => boolean, ms = 5000): Promise<boolea
   }
   return pred();
 }
+
+/** `zerowire coordinator ARGS` on a free loopback port; resolves once it listens, with that port. */
+export async function startCoordinator(args: string[], env: Record<string, string> = {}) {
+  const c = startCli(['coordinator', '--host', '127.0.0.1', '--port', '0', ...args], env);
+  let err = '';
+  c.child.stderr!.on('data', (d) => (err += d));
+  const listening = () => logLines(err).find((l) => typeof l.port === 'number' && /waiting for/.test(String(l.msg)));
+  if (!(await eventually(() => listening() !== undefined, 10_000))) throw new Error(`the coordinator did not start:\n${err}`);
+  return { ...c, port: listening()!.port as number, stderr: () => err };
+}

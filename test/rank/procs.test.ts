@@ -1,7 +1,7 @@
 // `zerowire rank --procs K`: K real rank processes from one command, all of one host.
 import { createServer, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { eventually, logLines, runCli, startCli } from '../helpers/cli.js';
+import { logLines, runCli, startCoordinator } from '../helpers/cli.js';
 
 /** Listen on `port` (resolves null if it is taken). */
 function hold(port: number): Promise<Server | null> {
@@ -21,59 +21,14 @@ async function freeRange(n: number): Promise<number> {
   }
 }
 
-/** A coordinator for a tiny DP run of `world` ranks; resolves with it and its port once it listens. */
-async function coordinator(world: number) {
-  const c = startCli([
-    'coordinator',
-    '--world',
-    String(world),
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-    '--scheme',
-    'dp',
-    '--model',
-    '8,8',
-    '--steps',
-    '2',
-    '--batch',
-    '8',
-    '--samples',
-    '16',
-  ]);
-  let err = '';
-  c.child.stderr!.on('data', (d) => (err += d));
-  expect(await eventually(() => /waiting for/.test(err), 10_000)).toBe(true);
-  const port = logLines(err).find((l) => /waiting for/.test(String(l.msg)))!.port as number;
-  return { ...c, port, stderr: () => err };
-}
+/** A coordinator for a tiny DP run of `world` ranks, listening. */
+const coordinator = (world: number) =>
+  startCoordinator(['--world', String(world), '--scheme', 'dp', '--model', '8,8', '--steps', '2', '--batch', '12', '--samples', '24']);
 
 describe('rank --procs', () => {
   it('starts K rank processes that join, train and exit 0; the ring names one host', async () => {
-    const c = startCli([
-      'coordinator',
-      '--world',
-      '3',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--scheme',
-      'dp',
-      '--model',
-      '8,8',
-      '--steps',
-      '2',
-      '--batch',
-      '6',
-      '--samples',
-      '12',
-    ]);
-    let err = '';
-    c.child.stderr!.on('data', (d) => (err += d));
-    expect(await eventually(() => /waiting for/.test(err), 10_000)).toBe(true);
-    const port = logLines(err).find((l) => /waiting for/.test(String(l.msg)))!.port as number;
+    const c = await coordinator(3);
+    const port = c.port;
     const ranks = await runCli(['rank', '--procs', '3', '--coordinator', `ws://127.0.0.1:${port}`, '--peer-host', '127.0.0.1'], 60_000);
     const done = await c.done;
     expect(done.code, done.stderr).toBe(0);
