@@ -3,6 +3,7 @@
 // backward, Adam) on --threads threads, next to PyTorch (bench/torch_compute.py, as many threads) in the same run:
 // alternating rounds, medians, and the ratio. Where python3 with torch is missing, PyTorch is reported
 // as missing.
+import { describePeer, torchPeer } from './torch-peer.js';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
@@ -80,10 +81,16 @@ async function ours(): Promise<Round> {
   return out;
 }
 
+const peer = argv.torch ? torchPeer(argv.threads) : null;
+
 function torch(): Round | null {
-  if (!argv.torch) return null;
+  if (!peer || peer.refused) return null;
   const script = fileURLToPath(new URL('../../bench/torch_compute.py', import.meta.url));
-  const r = spawnSync('/usr/bin/python3', [script, argv.model, argv.rows, String(argv.reps), String(argv.threads)], { encoding: 'utf8', timeout: 600_000 });
+  const r = spawnSync('/usr/bin/python3', [script, argv.model, argv.rows, String(argv.reps), String(argv.threads)], {
+    encoding: 'utf8',
+    timeout: 600_000,
+    env: peer.env,
+  });
   if (r.status !== 0) return null;
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Round;
 }
@@ -95,8 +102,9 @@ const haveTorch = rounds.every((r) => r.torch !== null);
 const gflops = (rows: number, K: number, N: number, s: number) => (2 * rows * K * N) / s / 1e9;
 const pick = (f: (r: Round) => number, who: 'ours' | 'torch') => median(rounds.map((r) => f(r[who]!)));
 console.log(
-  `compute kernels, ${argv.threads} thread(s) each, WebAssembly ${new KernelArena().flavour}; median over ${argv.rounds} alternating rounds of ${argv.reps} repetitions`,
+  `compute, ${argv.threads} thread(s) each: products on ${new KernelArena().backend}; median over ${argv.rounds} alternating rounds of ${argv.reps} repetitions`,
 );
+console.log(argv.torch ? describePeer(peer, argv.threads) : 'PyTorch: not measured (--no-torch)');
 const head = [['rows x in x out', 'product', 'zerowire GFLOP/s', ...(haveTorch ? ['PyTorch GFLOP/s', 'zerowire / PyTorch time'] : [])]];
 const body: string[][] = [];
 for (const key of Object.keys(rounds[0].ours.kernels)) {
@@ -121,5 +129,3 @@ const stepBody = rowsList.map((rows) => {
   return [String(rows), a.toFixed(1), b.toFixed(1), (a / b).toFixed(2)];
 });
 console.log(textTable(stepHead, stepBody));
-if (!haveTorch)
-  console.log(argv.torch ? 'PyTorch: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)' : 'PyTorch: not measured (--no-torch)');

@@ -2,6 +2,8 @@
 // One training step (forward, backward, Adam) of a GPT (--model gpt:...), as one rank runs it, next to the
 // same model in PyTorch (bench/torch_gpt.py, as many threads) in the same run: alternating rounds,
 // medians, and the ratio. Where python3 with torch is missing, PyTorch is reported as missing.
+import { describePeer, torchPeer } from './torch-peer.js';
+import { KernelArena } from '../shared/tensor/kernel-arena.js';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
@@ -60,11 +62,17 @@ async function ours(): Promise<Record<string, number>> {
   return out;
 }
 
+const peer = argv.torch ? torchPeer(argv.threads) : null;
+
 function torch(): Record<string, number> | null {
-  if (!argv.torch) return null;
+  if (!peer || peer.refused) return null;
   const script = fileURLToPath(new URL('../../bench/torch_gpt.py', import.meta.url));
   const shape = [layers, dim, heads, seq, vocab].join(',');
-  const r = spawnSync('/usr/bin/python3', [script, shape, argv.seqs, String(argv.reps), String(argv.threads)], { encoding: 'utf8', timeout: 600_000 });
+  const r = spawnSync('/usr/bin/python3', [script, shape, argv.seqs, String(argv.reps), String(argv.threads)], {
+    encoding: 'utf8',
+    timeout: 600_000,
+    env: peer.env,
+  });
   if (r.status !== 0) return null;
   const got = JSON.parse(r.stdout.trim().split('\n').pop()!) as { step: Record<string, number>; params: number };
   if (got.params !== spec.params) throw new Error(`PyTorch's model has ${got.params} parameters, ours ${spec.params}: not the same model`);
@@ -75,8 +83,9 @@ const rounds: { ours: Record<string, number>; torch: Record<string, number> | nu
 for (let i = 0; i < argv.rounds; i++) rounds.push({ ours: await ours(), torch: torch() });
 const haveTorch = rounds.every((r) => r.torch !== null);
 console.log(
-  `one training step of ${spec.describe()} (${spec.params} parameters): forward, backward, Adam; ${argv.threads} thread(s); median over ${argv.rounds} alternating rounds of ${argv.reps}`,
+  `one training step of ${spec.describe()} (${spec.params} parameters): forward, backward, Adam; ${argv.threads} thread(s); products on ${new KernelArena().backend}; median over ${argv.rounds} alternating rounds of ${argv.reps}`,
 );
+console.log(argv.torch ? describePeer(peer, argv.threads) : 'PyTorch: not measured (--no-torch)');
 const head = [['sequences', 'tokens', 'zerowire ms', ...(haveTorch ? ['PyTorch ms', 'zerowire / PyTorch'] : [])]];
 const body = seqsList.map((seqs) => {
   const a = median(rounds.map((r) => r.ours[String(seqs)])) * 1e3;
@@ -86,5 +95,3 @@ const body = seqsList.map((seqs) => {
   return [...row, b.toFixed(1), (a / b).toFixed(2)];
 });
 console.log(textTable(head, body));
-if (!haveTorch)
-  console.log(argv.torch ? 'PyTorch: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)' : 'PyTorch: not measured (--no-torch)');

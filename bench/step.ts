@@ -3,6 +3,8 @@
 // as PyTorch's DDP sends fp32) against torch.distributed DDP (gloo, CPU, one thread per rank) on the same
 // model, global batch and steps, in alternating rounds. Prints the median step time of each (per step the
 // slowest rank, first step excluded) and the ratios.
+import { describePeer, torchPeer } from './torch-peer.js';
+import { KernelArena } from '../shared/tensor/kernel-arena.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,10 +64,15 @@ function zerowire(): Record<string, number[]> {
   }
 }
 
+// Each DDP rank, like each of ours, computes on one thread.
+const peer = torchPeer(1);
+
 function ddp(): number[] | null {
+  if (!peer || peer.refused) return null;
   const r = spawnSync('/usr/bin/python3', [DDP, String(argv.world), argv.model, String(argv.batch), String(argv.steps)], {
     encoding: 'utf8',
     timeout: 600_000,
+    env: peer.env,
   });
   if (r.status !== 0) return null;
   return (JSON.parse(r.stdout.trim().split('\n').pop()!) as { step_ms: number[] }).step_ms.slice(1);
@@ -79,8 +86,9 @@ for (let i = 0; i < argv.rounds; i++) {
 }
 const haveDdp = rows.every((r) => r.ddp !== null);
 console.log(
-  `one training step, ${argv.world} ranks on loopback, model ${argv.model}, global batch ${argv.batch}, ${argv.steps} steps, fp32 gradients on the wire; median ms per step (slowest rank, first step excluded)`,
+  `one training step, ${argv.world} ranks on loopback, model ${argv.model}, global batch ${argv.batch}, ${argv.steps} steps, fp32 gradients on the wire; products on ${new KernelArena().backend}; median ms per step (slowest rank, first step excluded)`,
 );
+console.log(describePeer(peer, 1));
 const head = [['round', 'zerowire DP', 'zerowire ZeRO-3', ...(haveDdp ? ['torch DDP', 'DP / DDP', 'ZeRO-3 / DDP'] : [])]];
 const body = rows.map((r, i) => [
   String(i + 1),
@@ -100,4 +108,3 @@ if (haveDdp) {
   ]);
 }
 console.log(textTable(head, body));
-if (!haveDdp) console.log('torch DDP: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)');

@@ -19,6 +19,7 @@ import { schemeTitle } from '../shared/training/schemes/table.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
+import { productsBackend } from '../shared/tensor/blas.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
@@ -143,6 +144,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       memory: memory.summary(),
       socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
       clock: run.clock(),
+      products: productsBackend(),
       master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
     };
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };

@@ -16,6 +16,7 @@ import { LinkError } from '../shared/transport/channel.js';
 import { Liveness, LIVENESS, livenessFor, type LivenessTiming } from '../shared/transport/liveness.js';
 import { socketOf } from '../shared/transport/ws-internals.js';
 import { flavoursOf } from '../shared/tensor/wasm/load.js';
+import { productsBackend } from '../shared/tensor/blas.js';
 import { runScheme } from './scheme-run.js';
 import { WorkerCompute } from './worker-compute.js';
 
@@ -263,7 +264,11 @@ export class RankSession {
       simd: 'WebAssembly SIMD (this engine has no relaxed SIMD: a multiply, then an add)',
       none: 'none (this engine has no WebAssembly SIMD)',
     }[kernels];
-    this.log.info({ kernels, threads: this.threads }, `compute kernels: ${what}, ${this.threads} thread${this.threads > 1 ? 's' : ''}`);
+    const products = productsBackend();
+    this.log.info(
+      { kernels, products, threads: this.threads },
+      `products: ${products}; other kernels: ${what}; ${this.threads} thread${this.threads > 1 ? 's' : ''}`,
+    );
   }
 
   private async train(scheme: SchemeName): Promise<void> {

@@ -150,6 +150,8 @@ function reportNotes(r: Report): string[] {
     notes.push(
       `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for batch/N = ${c.batch / r.world} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
+  const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
+  notes.push(`products computed on: ${products.join('; ')}${products.length > 1 ? ' (the ranks differ)' : ' (every rank)'}`);
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   notes.push(
     `everything a rank held at its worst moment, MiB (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,

@@ -79,6 +79,7 @@ const SchemeSummarySchema = v.object({
   socket: v.object({ sent: finite, recv: finite }), // TCP socket bytes over the whole scheme, handshakes included
   clock: v.object({ offsetMs: finite, uncertaintyMs: v.pipe(v.number(), v.minValue(0)) }), // this rank's clock vs the coordinator's
   iface: v.optional(v.object({ name: text(), tx: finite, rx: finite })), // the kernel's interface counters, when readable
+  products: v.optional(text(512)), // what computed the products: the machine's BLAS, or the WebAssembly kernels
   // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
   master: v.pipe(
     binary,

@@ -6,8 +6,11 @@
 import { KernelThreads, type ProductKernels } from './kernel-threads.js';
 import { instantiate, type SimdFlavour } from './wasm/load.js';
 import { newMemory } from './wasm/memories.js';
+import { machineBlas, type Blas } from './blas.js';
 
 const PAGE = 65536;
+/** Multiply-adds from which a product goes to the BLAS (measured: see docs/performance.md). */
+const BLAS_MIN_MACS = 32 * 1024;
 /** A shared memory must state its largest size: 2 GiB of address space, reserved, not committed. */
 const MAX_PAGES = 32768;
 
@@ -28,14 +31,20 @@ export class KernelArena {
   private readonly regions = new Map<string, { at: number; bytes: number }>();
   private end = 0;
 
-  /** Products shared out over the rank's kernel threads (one thread: none). */
+  /** Products shared out over the rank's kernel threads (one thread, or a BLAS: none). */
   readonly par: KernelThreads | null;
+  /** The machine's BLAS for the products big enough to pay for a call, or null: the kernels do them all. */
+  readonly blas: Blas | null;
 
   /** `flavour`: a build to use instead of the best this engine runs (the tests check both). `threads`:
    *  how many threads compute the products (the memory is then shared; `threadScript` is the compiled
    *  kernel-thread.js, which tests running from source pass in). */
-  constructor(opts: { flavour?: SimdFlavour; threads?: number; threadScript?: URL } = {}) {
-    const { flavour, threads = 1 } = opts;
+  constructor(opts: { flavour?: SimdFlavour; threads?: number; threadScript?: URL; blas?: Blas | null } = {}) {
+    const { flavour } = opts;
+    this.blas = opts.blas === undefined ? machineBlas() : opts.blas;
+    // With a BLAS, its own threads compute the products; the kernel threads are for the kernels alone.
+    this.blas?.setThreads(opts.threads ?? 1);
+    const threads = this.blas ? 1 : (opts.threads ?? 1);
     this.memory = threads > 1 ? newMemory({ initial: 1, maximum: MAX_PAGES, shared: true }) : newMemory({ initial: 1 });
     const products = instantiate<ComputeKernels>('matmul', this.memory, flavour);
     const elementwise = instantiate<ElementwiseKernels>('elementwise', this.memory);
@@ -45,22 +54,43 @@ export class KernelArena {
     this.par = threads > 1 ? new KernelThreads(products.exports, this.memory, products.flavour, threads, opts.threadScript) : null;
   }
 
-  /** Y = X·Wᵀ + b (shared out over the kernel threads, if any). */
+  /** Y = X·Wᵀ + b (the BLAS, or shared out over the kernel threads, if any). */
   linearForward(x: number, w: number, b: number, y: number, M: number, K: number, N: number): void {
-    if (this.par) this.par.linearForward(x, w, b, y, M, K, N);
+    if (this.useBlas(M, N, K)) {
+      const out = this.view(y, M * N);
+      const bias = this.view(b, N);
+      for (let r = 0; r < M; r++) out.set(bias, r * N);
+      this.blas!.sgemm(false, true, M, N, K, 1, this.view(x, M * K), K, this.view(w, N * K), K, 1, out, N);
+    } else if (this.par) this.par.linearForward(x, w, b, y, M, K, N);
     else this.k.linear_forward(x, w, b, y, M, K, N);
   }
 
   /** C (M×N) = A (M×K) · B (K×N). */
   matmulNN(a: number, b: number, c: number, M: number, N: number, K: number): void {
-    if (this.par) this.par.product(a, K * 4, 4, b, c, M, N, K);
+    if (this.useBlas(M, N, K)) this.blas!.sgemm(false, false, M, N, K, 1, this.view(a, M * K), K, this.view(b, K * N), N, 0, this.view(c, M * N), N);
+    else if (this.par) this.par.product(a, K * 4, 4, b, c, M, N, K);
     else this.k.matmul_nn(a, b, c, M, N, K);
   }
 
   /** C (M×N) = Aᵀ · B, A (K×M), B (K×N). */
   matmulTN(a: number, b: number, c: number, M: number, N: number, K: number): void {
-    if (this.par) this.par.product(a, 4, M * 4, b, c, M, N, K);
+    if (this.useBlas(M, N, K)) this.blas!.sgemm(true, false, M, N, K, 1, this.view(a, K * M), M, this.view(b, K * N), N, 0, this.view(c, M * N), N);
+    else if (this.par) this.par.product(a, 4, M * 4, b, c, M, N, K);
     else this.k.matmul_tn(a, b, c, M, N, K);
+  }
+
+  /** Which backend computes the products. */
+  get backend(): string {
+    return this.blas ? `${this.blas.name} for products of ${BLAS_MIN_MACS} multiply-adds and more` : `WebAssembly ${this.flavour}`;
+  }
+
+  /** A product worth a call into the BLAS: below this the call costs more than the kernels' work. */
+  private useBlas(M: number, N: number, K: number): boolean {
+    return this.blas !== null && M * N * K >= BLAS_MIN_MACS;
+  }
+
+  private view(at: number, floats: number): Float32Array {
+    return new Float32Array(this.memory.buffer, at, floats);
   }
 
   /** Bytes of memory the arena holds (what it has grown to). */

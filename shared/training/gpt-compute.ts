@@ -211,7 +211,7 @@ export class Gpt extends ArenaModel {
     const { d, dx, d4 } = this.v;
     // MLP half: out = xmid + proj(gelu(fc(ln2(xmid)))). d is dOut; the residual passes it on to xmid.
     this.linearBack(at('hact'), 'd', o['mlp.proj.weight'], o['mlp.proj.bias'], 'd4', N, 4 * D, D);
-    geluBackward(a('hpre'), d4);
+    geluBackward(a('hpre'), a('hact'), d4);
     this.linearBack(at('ln2'), 'd4', o['mlp.fc.weight'], o['mlp.fc.bias'], 'dx', N, D, 4 * D);
     layerNormBackward(a('xmid'), w('ln_2.weight'), a('st2'), dx, N, D, dw('ln_2.weight'), dw('ln_2.bias'), d); // d = dxmid
     // Attention half: xmid = x + proj(attn(qkv(ln1(x)))).

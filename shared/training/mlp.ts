@@ -144,7 +144,7 @@ export class Mlp extends ArenaModel {
     const L = this.layer(l, p);
     const a = this.arena;
     const rows = this.rows;
-    if (l < this.spec.layers.length - 1) geluBackward(this.pre(l), a.f32(this.dIn, rows * L.outputs));
+    if (l < this.spec.layers.length - 1) geluBackward(this.pre(l), a.f32(`in${l + 1}`, rows * L.outputs), a.f32(this.dIn, rows * L.outputs));
     const nw = L.outputs * L.inputs;
     a.matmulTN(a.at(this.dIn), a.at(`in${l}`), a.at('g'), L.outputs, L.inputs, rows); // dW = dYᵀ·X
     a.k.colsum(a.at(this.dIn), a.at('g') + nw * 4, rows, L.outputs); // db = Σ rows of dY

@@ -79,11 +79,15 @@ export function gelu(pre: Float32Array, out: Float32Array): void {
   }
 }
 
-/** d(gelu)/d(pre) applied to the incoming gradient, in place: g *= Phi(x) + x phi(x). */
-export function geluBackward(pre: Float32Array, g: Float32Array): void {
+/** d(gelu)/d(pre) applied to the incoming gradient, in place: g *= Phi(x) + x phi(x). Phi(x) is read back
+ *  from the forward pass's output, act = x Phi(x), instead of a second erf (a third of the GELU's time);
+ *  near x = 0, where that division loses its digits, Phi is 1/2 + x phi(0). */
+export function geluBackward(pre: Float32Array, act: Float32Array, g: Float32Array): void {
   for (let i = 0; i < pre.length; i++) {
     const v = pre[i];
-    g[i] *= 0.5 * (1 + erf(v * INV_SQRT2)) + v * INV_SQRT_2PI * Math.exp(-0.5 * v * v);
+    const phi = INV_SQRT_2PI * Math.exp(-0.5 * v * v);
+    const Phi = v > 1e-3 || v < -1e-3 ? act[i] / v : 0.5 + v * INV_SQRT_2PI;
+    g[i] *= Phi + v * phi;
   }
 }
 

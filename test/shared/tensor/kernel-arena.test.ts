@@ -3,6 +3,7 @@
 // engine runs.
 import { describe, expect, it } from 'vitest';
 import { toBf16, fromBf16 } from '../../../shared/tensor/bf16.js';
+import { blasMissing, machineBlas } from '../../../shared/tensor/blas.js';
 import { KernelArena } from '../../../shared/tensor/kernel-arena.js';
 import { flavoursOf } from '../../../shared/tensor/wasm/load.js';
 import { linearBackward, linearForward } from '../../../shared/training/ops.js';
@@ -60,8 +61,8 @@ describe.each(flavoursOf('matmul'))(`compute kernels, %s build (seed ${random.se
 
 describe('compute kernels shared out over threads', () => {
   it.each([2, 3])('%i threads give bit for bit what one thread gives, on shapes large and small', async (threads) => {
-    const one = new KernelArena();
-    const many = new KernelArena({ threads, threadScript: compiled('shared/tensor/kernel-thread.ts') });
+    const one = new KernelArena({ blas: null });
+    const many = new KernelArena({ threads, threadScript: compiled('shared/tensor/kernel-thread.ts'), blas: null });
     await many.par!.ready();
     try {
       for (const [M, K, N] of [
@@ -90,5 +91,41 @@ describe('compute kernels shared out over threads', () => {
     } finally {
       await many.par!.close();
     }
+  });
+});
+
+const blas = machineBlas();
+if (!blas) console.warn(`BLAS backend not tested: ${blasMissing()}`);
+
+// Under CI a missing BLAS is a failure, except in the project that turns it off on purpose (vitest.config.ts).
+describe.skipIf(!blas && (!process.env.CI || process.env.ZEROWIRE_BLAS === 'off'))(`products through the machine's BLAS (${blas?.name ?? 'missing'})`, () => {
+  it('is there (CI installs OpenBLAS)', () => expect(blas, blasMissing() ?? '').not.toBeNull());
+
+  it.each([
+    [64, 129, 96],
+    [17, 33, 7],
+    [256, 512, 1024],
+    [3, 5, 2],
+  ])('M=%i K=%i N=%i: Y = X·Wᵀ + b, dX = dY·W, dW = dYᵀ·X as the JavaScript products', (M, K, N) => {
+    const arena = new KernelArena({ blas });
+    const [x, w, b, dy] = [values(M * K), values(N * K), values(N), values(M * N)];
+    arena.layout({ x: x.length, w: w.length, b: b.length, y: M * N, dy: dy.length, dx: M * K, dw: N * K });
+    for (const [name, v] of [
+      ['x', x],
+      ['w', w],
+      ['b', b],
+      ['dy', dy],
+    ] as const)
+      arena.load(name, v);
+    arena.linearForward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), M, K, N);
+    arena.matmulNN(arena.at('dy'), arena.at('w'), arena.at('dx'), M, K, N);
+    arena.matmulTN(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, M);
+    const y = new Float32Array(M * N);
+    linearForward(x, w, b, M, K, N, y);
+    const [dx, dw, db] = [new Float32Array(M * K), new Float32Array(N * K), new Float32Array(N)];
+    linearBackward(x, w, dy, M, K, N, dw, db, dx);
+    expectClose(arena.f32('y', M * N), y, K + 1);
+    expectClose(arena.f32('dx', M * K), dx, N);
+    expectClose(arena.f32('dw', N * K), dw, M);
   });
 });
