@@ -4,7 +4,7 @@
 #   docker build -t zerowire .
 # Offline build (no registry; see deploy/offline/README.md):
 #   deploy/offline/prepare.sh      # makes zerowire-base:node24 and deploy/offline/npm-cache from this machine
-#   docker build -t zerowire --build-arg NODE_IMAGE=zerowire-base:node24 \
+#   docker build -t zerowire --build-arg NODE_IMAGE=zerowire-base:node24 --build-arg BLAS_PACKAGE= \
 #     --build-arg NPM_FLAGS="--offline --cache /src/deploy/offline/npm-cache" .
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -29,6 +29,10 @@ RUN node scripts/assemble-wasm.mjs \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund ${NPM_FLAGS}
 
 FROM ${NODE_IMAGE}
+# OpenBLAS computes the products (shared/tensor/blas.ts). An offline build, which has no package mirror,
+# passes BLAS_PACKAGE="" and its image runs them on the WebAssembly kernels (the report says which).
+ARG BLAS_PACKAGE=libopenblas0-pthread
+RUN if [ -n "$BLAS_PACKAGE" ]; then apt-get update && apt-get install -y --no-install-recommends "$BLAS_PACKAGE" && rm -rf /var/lib/apt/lists/*; fi
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/package.json ./

@@ -21,6 +21,7 @@ async function composeEnv(): Promise<Record<string, string>> {
     ZEROWIRE_IMAGE: 'zerowire:test',
     ZEROWIRE_NODE_IMAGE: 'zerowire-base:node24',
     ZEROWIRE_NPM_FLAGS: '--offline --cache /src/deploy/offline/npm-cache',
+    ZEROWIRE_BLAS_PACKAGE: '',
     ZEROWIRE_RESULTS: results,
     ZEROWIRE_PORT: String(await freePort()),
     ZEROWIRE_MODEL: '64,512,512,10',

@@ -60,6 +60,8 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
       'NODE_IMAGE=zerowire-base:node24',
       '--build-arg',
       'NPM_FLAGS=--offline --cache /src/deploy/offline/npm-cache',
+      '--build-arg',
+      'BLAS_PACKAGE=',
       repo,
     ]);
     if (out(['info', '--format', '{{.Swarm.LocalNodeState}}']) !== 'active') {
