@@ -149,8 +149,8 @@ export class Membership {
     return new Liveness(timing, {
       socket: () => socketOf(ws),
       ping: () => ws.readyState === ws.OPEN && ws.ping(),
+      armed: () => this.hooks.phase() === 'running',
       lost: (silent, limit) => {
-        if (this.hooks.phase() !== 'running') return;
         this.hooks.fail(new CoordinatorError(`${this.hooks.where(member())} stopped answering heartbeats (silent for ${silent} ms, limit ${limit} ms)`));
         ws.terminate();
       },

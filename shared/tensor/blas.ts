@@ -84,8 +84,10 @@ function open(koffi: typeof import('koffi'), path: string, tried: string[]): Bla
   let lib: LibraryHandle;
   try {
     lib = koffi.load(path);
-  } catch {
-    return null; // not on this machine: not worth a word
+  } catch (err) {
+    // A library the user named must be there; one of the usual names that is not is no news.
+    if (process.env.ZEROWIRE_BLAS === path) tried.push(`ZEROWIRE_BLAS=${path} cannot be loaded (${(err as Error).message.split('\n')[0]})`);
+    return null;
   }
   const kind = optimizedKind(lib);
   if (!kind) {

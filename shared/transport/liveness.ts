@@ -43,6 +43,8 @@ export interface LivenessProbe {
   ping: () => void;
   /** The peer has been silent for `silentMs` of listening, past the limit `limitMs`. Called once. */
   lost: (silentMs: number, limitMs: number) => void;
+  /** Whether silence counts now (the coordinator's members only once the run runs); default always. */
+  armed?: () => boolean;
 }
 
 export class Liveness {
@@ -107,6 +109,7 @@ export class Liveness {
       this.silence = 0;
     } else this.silence += listened;
     const limit = this.limitMs;
+    if (this.silence > limit && this.probe.armed?.() === false) this.silence = 0;
     if (this.silence > limit) {
       // Timers run before the poll phase: let it read what may be waiting before the verdict.
       setImmediate(() => {
