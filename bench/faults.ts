@@ -3,8 +3,9 @@
 // at a random moment (a random delay after its first step; seeded, the seed printed) one random rank is
 // SIGKILLed, SIGSTOPped, or its host's link is cut. Printed per trial and summed up: how long until the
 // coordinator named a culprit, whether it named the right rank, how long until every other process had
-// exited by itself, their exit codes, and whether any process was left. The bar: every fault named within
-// 5 s, the right rank, no process left, exit codes as docs/faults.md lists them.
+// exited by itself, the job's exit code and how each rank ended (from its log: their exit codes are bash's
+// to read, not ours), and whether any process was left. The bar: every fault named within 5 s, the right
+// rank, no process left, the job exiting 1.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
@@ -39,7 +40,7 @@ interface Trial {
   named: string; // the verdict
   right: boolean;
   exitedMs: number | null; // injection to the last surviving process gone
-  codes: string; // coordinator, then each rank, by rank id
+  codes: string; // the job's exit code, then how each rank ended by its log: e = its error line, 0 = finished, - = no word
   left: number; // processes still alive once the job ended
 }
 
@@ -76,11 +77,11 @@ async function until<T>(probe: () => T | undefined, ms: number): Promise<T | und
   }
 }
 
-/** Exit code of a pid that is not our child: read once it is a zombie is impossible, so the log says it. */
-function exitCodes(lines: Record<string, unknown>[], ranks: number[]): string {
-  // Each process logs its last line at level 50 on failure; the lan script's children are reaped by bash.
+/** How each rank ended, by its log (the lan script's children are reaped by bash, so their exit codes are
+ *  not ours to read): e = it logged its error (a rank then exits 1), 0 = run finished, - = no word. */
+function endings(lines: Record<string, unknown>[], ranks: number[]): string {
   return ranks
-    .map((pid) => (lines.some((l) => l.pid === pid && l.level === 50) ? '1' : lines.some((l) => l.pid === pid && l.msg === 'run finished') ? '0' : '-'))
+    .map((pid) => (lines.some((l) => l.pid === pid && l.level === 50) ? 'e' : lines.some((l) => l.pid === pid && l.msg === 'run finished') ? '0' : '-'))
     .join('');
 }
 
@@ -137,7 +138,7 @@ async function trial(n: number, fault: Fault): Promise<Trial> {
     result.exitedMs = gone === undefined ? null : gone - t0;
     if (fault === 'stop') process.kill(victim.pid, 'SIGKILL'); // the operator's part: nobody else can end a frozen process
     const code = await Promise.race([exit, sleep(20_000).then(() => -1)]);
-    result.codes = `${code}:${exitCodes(
+    result.codes = `${code}:${endings(
       logLines(err),
       members.map((m) => m.pid),
     )}`;
@@ -158,7 +159,7 @@ for (const [i, fault] of plan.entries()) {
   const t = await trial(i + 1, fault);
   trials.push(t);
   process.stdout.write(
-    `#${t.n} ${t.fault} rank ${t.victim} in ${t.scheme} +${t.delayMs} ms: named in ${t.detectMs ?? '-'} ms (${t.right ? 'right rank' : `WRONG: ${t.named.slice(0, 160)}`}), all exited in ${t.exitedMs ?? '-'} ms, exit codes ${t.codes}, left ${t.left}\n`,
+    `#${t.n} ${t.fault} rank ${t.victim} in ${t.scheme} +${t.delayMs} ms: named in ${t.detectMs ?? '-'} ms (${t.right ? 'right rank' : `WRONG: ${t.named.slice(0, 160)}`}), all exited in ${t.exitedMs ?? '-'} ms, job exit:rank endings ${t.codes}, left ${t.left}\n`,
   );
 }
 

@@ -11,6 +11,7 @@ export class RunPlan {
   readonly spec: ModelSpec;
   /** Rank 0's layout (every rank's sizes are the same; only which slices it owns differ). */
   readonly layout0: ShardLayout;
+  readonly sizes: LayoutSizes;
 
   constructor(
     readonly config: RunConfig,
@@ -18,10 +19,7 @@ export class RunPlan {
   ) {
     this.spec = modelSpec(config);
     this.layout0 = new ShardLayout(this.spec, world, 0, config.unit);
-  }
-
-  get sizes(): LayoutSizes {
-    return this.layout0.sizes();
+    this.sizes = this.layout0.sizes();
   }
 
   /** Rank `rank`'s layout: its units, padding and shards. */

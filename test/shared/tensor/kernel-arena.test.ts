@@ -21,6 +21,11 @@ function expectClose(actual: Float32Array, expected: Float32Array, terms: number
   for (let i = 0; i < expected.length; i++) if (!(Math.abs(actual[i] - expected[i]) <= tol)) expect(actual[i], `element ${i}`).toBeCloseTo(expected[i], 6);
 }
 
+/** Each array into the arena region of its name. */
+function loadAll(arena: KernelArena, regions: Record<string, Float32Array>): void {
+  for (const [name, v] of Object.entries(regions)) arena.load(name, v);
+}
+
 describe.each(flavoursOf('matmul'))(`compute kernels, %s build (seed ${random.seed})`, (flavour) => {
   const arena = new KernelArena({ flavour });
 
@@ -74,13 +79,7 @@ describe('compute kernels shared out over threads', () => {
         const outputs: Float32Array[][] = [];
         for (const arena of [one, many]) {
           arena.layout({ x: x.length, w: w.length, b: b.length, y: M * N, dy: dy.length, dx: M * K, dw: N * K });
-          for (const [name, v] of [
-            ['x', x],
-            ['w', w],
-            ['b', b],
-            ['dy', dy],
-          ] as const)
-            arena.load(name, v);
+          loadAll(arena, { x, w, b, dy });
           arena.linearForward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), M, K, N);
           arena.matmulNN(arena.at('dy'), arena.at('w'), arena.at('dx'), M, K, N);
           arena.matmulTN(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, M);
@@ -110,13 +109,7 @@ describe.skipIf(!blas && (!process.env.CI || process.env.ZEROWIRE_BLAS === 'off'
     const arena = new KernelArena({ blas });
     const [x, w, b, dy] = [values(M * K), values(N * K), values(N), values(M * N)];
     arena.layout({ x: x.length, w: w.length, b: b.length, y: M * N, dy: dy.length, dx: M * K, dw: N * K });
-    for (const [name, v] of [
-      ['x', x],
-      ['w', w],
-      ['b', b],
-      ['dy', dy],
-    ] as const)
-      arena.load(name, v);
+    loadAll(arena, { x, w, b, dy });
     arena.linearForward(arena.at('x'), arena.at('w'), arena.at('b'), arena.at('y'), M, K, N);
     arena.matmulNN(arena.at('dy'), arena.at('w'), arena.at('dx'), M, K, N);
     arena.matmulTN(arena.at('dy'), arena.at('x'), arena.at('dw'), N, K, M);
