@@ -107,7 +107,7 @@ function sweep(dir: string, rates: string[], model: string, batch: number): { re
         t.exposedMs.toFixed(1),
         ms(t.waitMs),
         ms(t.transferMs),
-        t.overlappedMs.toFixed(1),
+        t.hiddenMs.toFixed(1),
         (t.stepMs / dp.time.stepMs).toFixed(2),
       ]);
     }

@@ -45,7 +45,7 @@ export function runOptions<T>(y: Argv<T>) {
       choices: ['auto', 'inline', 'thread'],
       default: 'auto',
       describe:
-        "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread when gathering ahead or reducing behind)",
+        "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread unless --overlap off)",
     })
     .option('threads', {
       type: 'string',
@@ -62,10 +62,17 @@ function computeOptions<T>(y: Argv<T>) {
       default: false,
       describe: "GPT: activation checkpointing per block (keep each block's output, recompute its insides in the backward pass)",
     })
-    .option('gather-ahead', { type: 'number', describe: 'ZeRO-3: gather this many units ahead of the one computing (0, 1, 2; default 0)' })
+    .option('overlap', {
+      choices: ['on', 'off'],
+      default: 'on',
+      describe:
+        'on: every scheme at its best (DP/ZeRO-1 reduce DDP buckets during the backward pass, ZeRO-2/3 reduce-scatter behind it, ZeRO-3 gathers ahead); off: the no-overlap baseline',
+    })
+    .option('bucket-mib', { type: 'number', default: 25, describe: "DP/ZeRO-1: gradient bucket cap in MiB (DDP's bucket_cap_mb; the first bucket is at most 1 MiB)" })
+    .option('gather-ahead', { type: 'number', describe: 'ZeRO-3: gather this many units ahead of the one computing (0, 1, 2; default 1 with --overlap on)' })
     .option('reduce-behind', {
       type: 'number',
-      describe: "ZeRO-2/3: let this many units' gradient reduce-scatters run behind the backward pass (0, 1, 2; default 0)",
+      describe: "ZeRO-2/3: let this many units' gradient reduce-scatters run behind the backward pass (0, 1, 2; default 1 with --overlap on)",
     })
     .option('prefetch', { type: 'number', describe: 'both --gather-ahead and --reduce-behind (the older name for the two)' })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })

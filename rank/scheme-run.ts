@@ -84,6 +84,8 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     theta0: layout.spec.init(c.seed),
     gatherAhead: c.gatherAhead,
     reduceBehind: c.reduceBehind,
+    overlap: c.overlap,
+    bucketBytes: c.bucketBytes,
     compute,
   });
   const resume = c.resume?.[scheme];
@@ -170,6 +172,7 @@ function stepMetrics(t: number, st: StepStats, ledger: MemoryLedger, clock: Cloc
     recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
     collectives: st.records.map((r) => brief(r, clock)),
     units: st.units.map((u) => ({ ...u, start: onClock(u.start), end: onClock(u.end) })),
+    wire: st.wire,
     bandPeaks: { ...ledger.peakPerBand },
   };
 }

@@ -73,17 +73,18 @@ function lossFigure(runs: LabelledReport[]): Figure {
   };
 }
 
-/** Step time as a stack: compute with nothing in flight, compute with communication hidden behind it, then
- *  the exposed communication split into waiting for peers and transfer (one 'exposed' part when the run's
- *  clock could not split it). */
+/** Step time as a stack: compute by pass (and the rest of it: copies, staging), then the exposed
+ *  communication split into waiting for peers and transfer (one 'exposed' part when the run's clock could not
+ *  split it). Communication hidden behind compute is inside the compute parts; the table gives it. */
 function timeFigure(runs: LabelledReport[]): Figure {
-  const parts = ['compute', 'compute, comm. overlapped', 'wait for peers', 'transfer', 'exposed (not split)'];
+  const parts = ['forward', 'backward', 'optimizer', 'other compute', 'wait for peers', 'transfer', 'exposed (not split)'];
   const data: Datum[] = [];
   for (const { label, report } of runs)
     for (const row of report.rows) {
       const t = row.time;
       const split = t.waitMs !== null && t.transferMs !== null;
-      const values = [t.computeMs - t.overlappedMs, t.overlappedMs, split ? t.waitMs! : 0, split ? t.transferMs! : 0, split ? 0 : t.exposedMs];
+      const other = t.computeMs - t.forwardMs - t.backwardMs - t.optimizerMs;
+      const values = [t.forwardMs, t.backwardMs, t.optimizerMs, other, split ? t.waitMs! : 0, split ? t.transferMs! : 0, split ? 0 : t.exposedMs];
       values.forEach((ms, i) => data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[i], order: i, ms: Math.max(0, ms) }));
     }
   return {
@@ -96,7 +97,7 @@ function timeFigure(runs: LabelledReport[]): Figure {
         field: 'part',
         type: 'nominal',
         sort: parts,
-        scale: { domain: parts, range: ['#4e79a7', '#a0cbe8', '#f28e2b', '#e15759', '#bab0ac'] },
+        scale: { domain: parts, range: ['#4e79a7', '#76b7b2', '#59a14f', '#a0cbe8', '#f28e2b', '#e15759', '#bab0ac'] },
         title: null,
       },
       order: { field: 'order', type: 'quantitative' },

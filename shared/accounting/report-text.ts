@@ -23,13 +23,15 @@ const rowNoun = (c: RunConfig) => {
   return modelKind(spec).row(spec).noun;
 };
 
-/** The overlap the run was given, for the model line. */
+/** The overlap policy the run was given, for the model line. */
 function overlapNote(c: RunConfig): string {
+  if (!c.overlap) return ', overlap off (every collective awaited as it starts: the no-overlap baseline)';
   const parts = [
+    `DP/ZeRO-1 reduce ${(c.bucketBytes / 2 ** 20).toFixed(c.bucketBytes % 2 ** 20 ? 2 : 0)} MiB buckets during the backward pass`,
+    c.reduceBehind ? `ZeRO-2/3 keep ${c.reduceBehind} reduce-scatter(s) behind it` : '',
     c.gatherAhead ? `ZeRO-3 gathers ${c.gatherAhead} unit(s) ahead` : '',
-    c.reduceBehind ? `${c.reduceBehind} gradient reduce-scatter(s) run behind the backward pass` : '',
   ].filter(Boolean);
-  return parts.length ? `, ${parts.join(', ')}` : '';
+  return `, overlap on (${parts.join(', ')}; compute ${c.compute === 'thread' ? 'on a worker thread' : 'inline, which blocks the transfers it should hide'})`;
 }
 
 /** Which ring links cross hosts, and what the ranks sending over them put on the wire. */
@@ -62,6 +64,7 @@ function tableHeader(hasIface: boolean): string[][] {
       '',
       'step ms',
       '',
+      '',
       'comm',
       '',
       '',
@@ -85,10 +88,11 @@ function tableHeader(hasIface: boolean): string[][] {
       'xDP',
       'total',
       'compute',
+      'fwd/bwd/opt',
       'exposed',
       'wait',
       'transfer',
-      'overlap',
+      'hidden',
       'loss',
     ],
   ];
@@ -113,10 +117,11 @@ function tableRow(x: SchemeRow, hasIface: boolean): string[] {
     x.ratioToDp === null ? '-' : f2(x.ratioToDp),
     x.time.stepMs.toFixed(1),
     x.time.computeMs.toFixed(1),
+    `${x.time.forwardMs.toFixed(1)}/${x.time.backwardMs.toFixed(1)}/${x.time.optimizerMs.toFixed(1)}`,
     x.time.exposedMs.toFixed(1),
     splitCell(x.time.waitMs, x),
     splitCell(x.time.transferMs, x),
-    x.time.overlappedMs.toFixed(1),
+    x.time.hiddenMs.toFixed(1),
     x.finalLoss.toFixed(4),
   ];
 }
@@ -135,7 +140,8 @@ function reportNotes(r: Report): string[] {
   const dp = r.rows.find((x) => isReplicated(x.scheme));
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(
-    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.gatherAhead || c.reduceBehind ? '; with --gather-ahead or --reduce-behind collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
+    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.overlap ? '; with overlap on, collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
+    `hidden = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: copies to and from the compute thread, casts, staging)`,
   );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(

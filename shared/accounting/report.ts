@@ -35,7 +35,22 @@ export interface SchemeRow {
   ratioToDp: number | null; // payload bytes vs DP's
   // mean per step over ranks (first step excluded when there are more); exposed communication split on the
   // run's common clock into wait (until the last rank entered each collective) and transfer (from then on)
-  time: { stepMs: number; computeMs: number; commMs: number; exposedMs: number; overlappedMs: number; waitMs: number | null; transferMs: number | null };
+  // compute is split into its forward, backward and optimizer spans; hidden counts only data that really
+  // arrived while this rank computed (wireMs: time any data was arriving), not collectives merely pending
+  time: {
+    stepMs: number;
+    computeMs: number;
+    forwardMs: number;
+    backwardMs: number;
+    optimizerMs: number;
+    commMs: number;
+    exposedMs: number;
+    wireMs: number;
+    hiddenMs: number;
+    hiddenBytes: number;
+    waitMs: number | null;
+    transferMs: number | null;
+  };
   split: { waitByRank: number[]; transferByRank: number[]; clockUncertaintyMs: number } | null; // per rank, ms per step
   losses: number[]; // mean over ranks, per step
   finalLoss: number;
@@ -90,6 +105,9 @@ export function finalParameters(plan: RunPlan, scheme: SchemeName, summaries: Sc
   return layout.unpad(f32(summaries[0].master));
 }
 
+/** A step's compute time in one pass. */
+const spanMs = (x: SchemeSummary['steps'][number], pass: string) => x.units.reduce((t, u) => t + (u.pass === pass ? u.end - u.start : 0), 0);
+
 /** Mean times per step over every rank (the first step, which warms up, left out). */
 function stepTimes(sums: SchemeSummary[], split: SchemeRow['split']): SchemeRow['time'] {
   const timed = (s: SchemeSummary) => (s.steps.length > 1 ? s.steps.slice(1) : s.steps);
@@ -99,7 +117,12 @@ function stepTimes(sums: SchemeSummary[], split: SchemeRow['split']): SchemeRow[
     computeMs: each((x) => x.computeMs),
     commMs: each((x) => x.commMs),
     exposedMs: each((x) => x.exposedMs),
-    overlappedMs: each((x) => Math.max(0, x.commMs - x.exposedMs)),
+    forwardMs: each((x) => spanMs(x, 'forward')),
+    backwardMs: each((x) => spanMs(x, 'backward')),
+    optimizerMs: each((x) => spanMs(x, 'optimizer')),
+    wireMs: each((x) => x.wire.wireMs),
+    hiddenMs: each((x) => x.wire.hiddenMs),
+    hiddenBytes: each((x) => x.wire.hiddenBytes),
     waitMs: split ? mean(split.waitByRank) : null,
     transferMs: split ? mean(split.transferByRank) : null,
   };

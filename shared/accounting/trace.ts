@@ -62,7 +62,7 @@ export function buildTrace(ranks: { rank: number; hostname: string }[], summarie
         });
         for (const u of step.units)
           events.push({
-            name: `${u.pass} u${u.unit}`,
+            name: u.pass === 'optimizer' ? 'optimizer' : `${u.pass} u${u.unit}`,
             ph: 'X',
             ts: us(u.start),
             dur: Math.max(0, us(u.end) - us(u.start)),

@@ -34,10 +34,10 @@ const CollectiveBriefSchema = v.object({
 });
 export type CollectiveBrief = v.InferOutput<typeof CollectiveBriefSchema>;
 
-/** One unit's forward or backward compute inside a step, on the run's common clock (ms). */
+/** One unit's forward or backward compute inside a step, or the optimizer update, on the run's common clock (ms). */
 const UnitSpanSchema = v.object({
   unit: int(),
-  pass: v.picklist(['forward', 'backward']),
+  pass: v.picklist(['forward', 'backward', 'optimizer']),
   start: finite,
   end: finite,
 });
@@ -54,6 +54,9 @@ const StepMetricsSchema = v.object({
   recv: TrafficSchema,
   collectives: v.array(CollectiveBriefSchema),
   units: v.array(UnitSpanSchema),
+  // data that really arrived from the previous rank: time some frame was arriving, its bytes, and how much
+  // of both overlapped this rank's compute (a collective merely pending moves nothing and counts nothing)
+  wire: v.object({ wireMs: finite, bytes: finite, hiddenMs: finite, hiddenBytes: finite }),
   bandPeaks: numberRecord, // highest live bytes per ledger band during the step
 });
 export type StepMetrics = v.InferOutput<typeof StepMetricsSchema>;

@@ -14,6 +14,7 @@ const COMPUTE_MODES = ['inline', 'thread'] as const;
 const MAX_CHUNK_BYTES = 64 << 20;
 
 export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
+export const DEFAULT_BUCKET_BYTES = 25 * 2 ** 20; // DDP's bucket_cap_mb
 
 const scheme = v.picklist(SCHEMES);
 const checkpointDir = text(4096);
@@ -37,6 +38,10 @@ export const RunConfigSchema = v.object({
   chunkBytes: int(64, MAX_CHUNK_BYTES), // collective chunk size
   timeoutMs: int(1, 1e9), // a collective that waits longer than this fails
   schemes: v.pipe(v.array(scheme), v.minLength(1, 'at least one scheme')), // run back to back, same initial weights and data
+  // every scheme at its best (DDP buckets, reduce-scatters behind the backward pass, ZeRO-3 prefetch), or
+  // false: each collective awaited as soon as it starts, the "no overlap" baseline
+  overlap: v.boolean(),
+  bucketBytes: int(1024, 1 << 30), // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), wire-dtype bytes
   gatherAhead: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
@@ -69,6 +74,8 @@ export interface RunOptions {
   unit: string;
   chunkKib: number;
   timeout: number; // seconds
+  overlap?: string; // on|off
+  bucketMib?: number;
   prefetch?: number; // both of the two below (the older option, kept as their alias)
   gatherAhead?: number;
   reduceBehind?: number;
@@ -90,6 +97,8 @@ const OPTION: Record<string, string> = {
   chunkBytes: '--chunk-kib (in bytes)',
   timeoutMs: '--timeout (in ms)',
   schemes: '--scheme',
+  overlap: '--overlap',
+  bucketBytes: '--bucket-mib (in bytes)',
   gatherAhead: '--gather-ahead',
   reduceBehind: '--reduce-behind',
   compute: '--compute',
@@ -135,8 +144,10 @@ export function parseWidths(list: string): number[] {
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
-  const gatherAhead = o.gatherAhead ?? o.prefetch ?? 0;
-  const reduceBehind = o.reduceBehind ?? o.prefetch ?? 0;
+  const overlap = parseOverlap(o);
+  // Overlap on: ZeRO-3 gathers one unit ahead and one reduce-scatter runs behind, as FSDP's defaults do.
+  const gatherAhead = o.gatherAhead ?? o.prefetch ?? (overlap ? 1 : 0);
+  const reduceBehind = o.reduceBehind ?? o.prefetch ?? (overlap ? 1 : 0);
   const candidate = {
     arch,
     model,
@@ -154,11 +165,13 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     chunkBytes: Math.round(o.chunkKib * 1024),
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
+    overlap,
+    bucketBytes: Math.round((o.bucketMib ?? DEFAULT_BUCKET_BYTES / 2 ** 20) * 2 ** 20),
     gatherAhead,
     reduceBehind,
-    // auto: overlap needs the compute off the event loop, so gathering ahead or reducing behind runs it on
-    // a thread; without either there is nothing to overlap and the thread would only add copies.
-    compute: o.compute === 'auto' ? (gatherAhead > 0 || reduceBehind > 0 ? 'thread' : 'inline') : o.compute,
+    // auto: overlap needs the compute off the event loop, so it runs on a thread; without overlap there is
+    // nothing to hide and the thread would only add copies.
+    compute: o.compute === 'auto' ? (overlap || gatherAhead > 0 || reduceBehind > 0 ? 'thread' : 'inline') : o.compute,
     threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });
@@ -167,6 +180,15 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   const field = issuePath(issue).split(/[.[]/)[0];
   const alias = o.prefetch !== undefined && (field === 'gatherAhead' || field === 'reduceBehind') && o[field] === undefined;
   throw new ConfigError(`${alias ? '--prefetch' : (OPTION[field] ?? field)}: ${issueText(issue).replace(/^field "[^"]*": /, '')}`);
+}
+
+/** --overlap on|off; off cannot be combined with asking for overlap by name. */
+function parseOverlap(o: RunOptions): boolean {
+  const text = String(o.overlap ?? 'on').toLowerCase();
+  if (text !== 'on' && text !== 'off') throw new ConfigError(`--overlap: "${o.overlap}" must be on or off`);
+  const asked = [o.gatherAhead && '--gather-ahead', o.reduceBehind && '--reduce-behind', o.prefetch && '--prefetch'].filter(Boolean);
+  if (text === 'off' && asked.length) throw new ConfigError(`--overlap off runs every collective without overlap: drop ${asked.join(', ')}`);
+  return text === 'on';
 }
 
 /** A run config that arrived over the wire. */

@@ -11,6 +11,7 @@ import { ProtocolError } from '../control/schema.js';
 import { closeReason } from './close-reason.js';
 import { Liveness, type LivenessTiming } from './liveness.js';
 import { socketOf } from './ws-internals.js';
+import { WireLog } from './wire-log.js';
 
 /** What a collective listening on a link provides. */
 export interface FrameHandler {
@@ -132,6 +133,8 @@ export class PeerChannel {
   /** Buffers that received payloads are read into when no collective has chosen a place for them yet
    *  (reduce-scatter draws from it too). Whoever ends up holding such a payload gives it back. */
   readonly pool = new BufferPool(POOL_RETAINED_BYTES);
+  /** When received data frames were arriving (the step reads which of it overlapped compute). */
+  readonly wire = new WireLog();
 
   constructor(
     readonly transport: LinkTransport,
@@ -249,6 +252,7 @@ export class PeerChannel {
   }
 
   private onFrame(f: ChunkFrame): void {
+    this.wire.add(f.firstByteMs ?? performance.now(), performance.now(), f.payload.byteLength);
     const handler = this.handlers.get(f.coll);
     if (handler) return handler.frame(f);
     this.checkNotStale(f.coll);

@@ -27,7 +27,7 @@ const LARGE_HEADERS = 2 + ENVELOPE_BYTES + 10;
  *  straight into the destination its envelope chose (GET_DATA_DIRECT). */
 type ReaderState = 'HANDSHAKE' | 'GET_INFO' | 'GET_DATA' | 'GET_DATA_DIRECT';
 
-type Message = { kind: 'chunk'; header: ChunkHeader; dest: Uint8Array; filled: number } | { kind: 'generic'; parts: Uint8Array[]; bytes: number };
+type Message = { kind: 'chunk'; header: ChunkHeader; dest: Uint8Array; filled: number; since: number } | { kind: 'generic'; parts: Uint8Array[]; bytes: number };
 
 export class FrameReader {
   private readonly staging = new Uint8Array(STAGING_BYTES);
@@ -163,7 +163,7 @@ export class FrameReader {
         this.start += head + len;
         const dest = this.sink.destination(env.header, env.payloadBytes) ?? new Uint8Array(env.payloadBytes);
         if (dest.byteLength !== env.payloadBytes) throw new Error(`destination of ${dest.byteLength} bytes for a payload of ${env.payloadBytes}`);
-        this.message = { kind: 'chunk', header: env.header, dest, filled: 0 };
+        this.message = { kind: 'chunk', header: env.header, dest, filled: 0, since: performance.now() };
         this.largeFrames = env.payloadBytes >= DIRECT_MIN;
         return true;
       }
@@ -204,6 +204,6 @@ export class FrameReader {
       return;
     }
     if (m.filled !== m.dest.byteLength) throw new ProtocolError(`data frame: payload has ${m.filled} bytes, its envelope announced ${m.dest.byteLength}`);
-    this.sink.frame({ ...m.header, payload: m.dest, envelopeBytes: ENVELOPE_BYTES });
+    this.sink.frame({ ...m.header, payload: m.dest, envelopeBytes: ENVELOPE_BYTES, firstByteMs: m.since });
   }
 }

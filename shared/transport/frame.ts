@@ -22,6 +22,7 @@ export interface ChunkHeader {
 export interface ChunkFrame extends ChunkHeader {
   payload: Uint8Array; // a view into the received message, not a copy
   envelopeBytes: number; // the rest of the message
+  firstByteMs?: number; // performance.now() when its envelope arrived (readers that know it)
 }
 
 export const ENVELOPE_BYTES = 36;

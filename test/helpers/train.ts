@@ -29,6 +29,8 @@ export interface TrainSetup {
   hyper: AdamHyper;
   gatherAhead?: number;
   reduceBehind?: number;
+  overlap?: boolean; // default true, as in a run
+  bucketBytes?: number; // DP/ZeRO-1 bucket cap (default DDP's 25 MiB)
   compute?: (spec: ModelSpec) => Compute; // default: inline
 }
 
@@ -71,6 +73,8 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
         theta0,
         gatherAhead: s.gatherAhead,
         reduceBehind: s.reduceBehind,
+        overlap: s.overlap,
+        bucketBytes: s.bucketBytes,
         compute: computes[r],
       }),
     );

@@ -13,6 +13,8 @@ import type { Batch } from '../data.js';
 import type { SchemeName } from '../../control/run-config.js';
 import { SCHEME_TABLE, type SchemeFlags } from './table.js';
 import { StepProbe, type StepStats } from './step-probe.js';
+import { bucketSpan, DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
+import { bytesPerElement } from '../../tensor/dtype.js';
 
 export type { StepStats } from './step-probe.js';
 
@@ -25,6 +27,8 @@ export interface SchemeContext {
   theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
   gatherAhead?: number; // ZeRO-3: unit gathers kept in flight ahead of the unit being computed (0: none)
   reduceBehind?: number; // sharded gradients: unit reduce-scatters left running behind the backward pass (0: none)
+  overlap?: boolean; // false: every reduction is awaited as soon as it starts (the "no overlap" baseline); default true
+  bucketBytes?: number; // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), bytes of the wire dtype
   compute?: Compute; // where forward and backward run (default: inline, on this thread)
 }
 
@@ -53,6 +57,12 @@ export class Base {
   private unitGrad!: Float32Array;
   private ownedGrad!: Float32Array | null;
   private t = 0;
+  /** Whole gradients (DP, ZeRO-1): DDP's buckets, and the bucket each unit closes (its last to be written). */
+  private buckets: Unit[][] = [];
+  private readonly closes = new Map<Unit, number>();
+  /** Gradient reductions run one after another, in the order they were started, like collectives queued on
+   *  one stream: the first bucket's bytes are not slowed by the next one's. */
+  private reductions: Promise<unknown> = Promise.resolve();
   private probe!: StepProbe; // this step's measurements
   private readonly activationsKey = {}; // the ledger's key for the activations band
 
@@ -72,6 +82,10 @@ export class Base {
     this.ownedGrad = sameLayout && this.grads instanceof Float32Array ? null : ledger.allocF32('compute', this.master.length);
     this.master.set(this.flags.shardOptimizer ? layout.shardOf(theta0) : layout.pad(theta0));
     fromF32(this.flags.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.working);
+    if (!this.flags.shardGradients) {
+      this.buckets = gradientBuckets(layout.units, ctx.bucketBytes ?? DEFAULT_BUCKET_BYTES, bytesPerElement(dtype));
+      this.buckets.forEach((b, i) => this.closes.set(b[b.length - 1], i));
+    }
     return this;
   }
 
@@ -116,17 +130,18 @@ export class Base {
     for (const u of layout.units) await this.forwardUnit(u);
     // The loss gradient is pre-divided by N: the sum over ranks is then the gradient of the global mean loss.
     const loss = await this.compute.loss(batch.y, 1 / layout.world);
-    // Each unit's gradient goes out as soon as it exists; up to `reduceBehind` reductions keep running
-    // behind the next units' backward passes.
+    // A reduction starts as soon as its gradients exist (a unit's, or a bucket's) and keeps running behind
+    // the next units' backward passes, as many as the window allows.
+    const window = this.reductionWindow();
     const reducing: Promise<void>[] = [];
     for (const u of [...layout.units].reverse()) {
-      reducing.push((await this.backwardUnit(u)).reduced);
-      while (reducing.length > (this.ctx.reduceBehind ?? 0)) await this.waitFor(reducing.shift()!);
+      const { reduced } = await this.backwardUnit(u);
+      if (reduced) reducing.push(reduced);
+      while (reducing.length > window) await this.waitFor(reducing.shift()!);
       this.probe.sample();
     }
     while (reducing.length) await this.waitFor(reducing.shift()!);
-    await this.waitFor(this.gradientsReady());
-    this.update();
+    await this.probe.optimizer(async () => this.update());
     await this.waitFor(this.refreshWorkingCopy());
     this.probe.sample();
     return this.probe.finish(loss);
@@ -148,8 +163,16 @@ export class Base {
     this.releaseUnit(p);
   }
 
-  /** Unit `u` backward; resolves once it is computed, with its gradient's reduction, still running. */
-  private async backwardUnit(u: Unit): Promise<{ reduced: Promise<void> }> {
+  /** Reductions that may run behind the backward pass: none without overlap; a bucket costs no memory of
+   *  its own in DP and ZeRO-1 (it is a view of the gradients), so all of them, as in DDP; sharded gradients
+   *  hold a bucket each, so `reduceBehind`. */
+  private reductionWindow(): number {
+    if (this.ctx.overlap === false) return 0;
+    return this.flags.shardGradients ? (this.ctx.reduceBehind ?? 0) : Infinity;
+  }
+
+  /** Unit `u` backward; resolves once it is computed, with the reduction its gradient started (if any), still running. */
+  private async backwardUnit(u: Unit): Promise<{ reduced: Promise<void> | null }> {
     const p = await this.waitFor(this.acquireUnit(u, 'backward'));
     this.probe.sample();
     const g = this.unitGrad;
@@ -163,9 +186,9 @@ export class Base {
         );
     });
     this.releaseUnit(p);
-    const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g into its bucket at once
-    reduced.catch(() => undefined); // awaited by the step, where its error surfaces
-    return { reduced };
+    const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g out at once
+    reduced?.catch(() => undefined); // awaited by the step, where its error surfaces
+    return { reduced }; // wrapped: an async function returning the promise itself would wait for it
   }
 
   /** Adam on the gradients this rank owns. */
@@ -190,31 +213,42 @@ export class Base {
     this.ctx.ledger.free(p.gathered);
   }
 
-  /** Unit `u`'s gradient (fp32, padded length, already divided by N) has just been computed. */
-  private async unitGradientReady(u: Unit, g: Float32Array): Promise<void> {
-    const { coll, ledger, dtype } = this.ctx;
+  /** Unit `u`'s gradient (fp32, padded length, already divided by N) has just been computed: keep it, and
+   *  start the reduction it completes. */
+  private unitGradientReady(u: Unit, g: Float32Array): Promise<void> | null {
+    const { ledger, dtype } = this.ctx;
     if (!this.flags.shardGradients) {
       fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
-      return;
+      const b = this.closes.get(u);
+      return b === undefined ? null : this.reduce(() => this.reduceBucket(b));
     }
-    // Sharded gradients: bucket this unit, reduce-scatter it now, keep only the owned slice.
+    // Sharded gradients: copy this unit into a bucket now, reduce-scatter it, keep only the owned slice.
     const bucket = ledger.alloc('bucket', dtype, u.padded);
-    try {
-      fromF32(g, bucket);
-      await coll.reduceScatter(bucket, this.grads.subarray(u.shardOffset, u.shardOffset + u.shard), `grad u${u.index}`);
-    } finally {
-      ledger.free(bucket);
-    }
+    fromF32(g, bucket);
+    const owned = this.grads.subarray(u.shardOffset, u.shardOffset + u.shard);
+    return this.reduce(() => this.ctx.coll.reduceScatter(bucket, owned, `grad u${u.index}`)).finally(() => ledger.free(bucket));
   }
 
-  /** The backward pass is over. Gradients that were kept whole are reduced now. */
-  private async gradientsReady(): Promise<void> {
-    if (this.flags.shardGradients) return;
+  /** Queue a reduction behind the ones already started. */
+  private reduce(run: () => Promise<unknown>): Promise<void> {
+    const done = this.reductions.then(run).then(() => undefined);
+    this.reductions = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Whole gradients: all-reduce bucket `b` (DP), or reduce-scatter each of its units so that every rank
+   *  holds the sum of the slice it updates (ZeRO-1). */
+  private async reduceBucket(b: number): Promise<void> {
     const { coll, layout } = this.ctx;
-    for (const u of layout.units) {
+    const bucket = this.buckets[b];
+    if (!this.flags.shardOptimizer) {
+      const { offset, length } = bucketSpan(bucket);
+      await coll.allReduce(this.grads.subarray(offset, offset + length), `grad b${b}`);
+      return;
+    }
+    for (const u of bucket) {
       const unit = this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded);
-      if (this.flags.shardOptimizer) await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad u${u.index}`);
-      else await coll.allReduce(unit, `grad u${u.index}`);
+      await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad b${b} u${u.index}`);
     }
   }
 

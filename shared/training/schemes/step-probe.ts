@@ -5,6 +5,7 @@ import type { Collectives } from '../../collectives/collectives.js';
 import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import { bufferBytes } from '../../tensor/wasm/memories.js';
+import { wireUse, type WireUse } from '../../transport/wire-log.js';
 
 export interface StepStats {
   loss: number; // this rank's mean loss on its rows, before the update
@@ -16,14 +17,18 @@ export interface StepStats {
   sentFrame: number; // socket bytes written to the next rank during the step
   recvFrame: number;
   records: CollectiveRecord[];
-  units: UnitSpan[]; // each unit's forward and backward compute, in order
+  units: UnitSpan[]; // each unit's forward and backward compute, then the optimizer, in order
+  wire: WireUse; // bytes that really arrived from the previous rank, and how much of that overlapped compute
   processBytesPeak: number; // ArrayBuffers + WebAssembly memories, sampled at the worst moments
 }
 
-/** One unit's forward or backward compute, performance.now() ms (waiting for its parameters excluded). */
+export type ComputePass = 'forward' | 'backward' | 'optimizer';
+
+/** One unit's forward or backward compute, or the optimizer update (unit 0), performance.now() ms (waiting
+ *  for parameters excluded). */
 export interface UnitSpan {
   unit: number;
-  pass: 'forward' | 'backward';
+  pass: ComputePass;
   start: number;
   end: number;
 }
@@ -61,10 +66,15 @@ export class StepProbe {
   }
 
   /** Run one unit's compute for one pass, as a span. */
-  async unit(unit: number, pass: 'forward' | 'backward', compute: () => Promise<void>): Promise<void> {
+  async unit(unit: number, pass: ComputePass, compute: () => Promise<void>): Promise<void> {
     const start = performance.now();
     await compute();
     this.units.push({ unit, pass, start, end: performance.now() });
+  }
+
+  /** Run the optimizer update, as a span. */
+  optimizer(update: () => Promise<void>): Promise<void> {
+    return this.unit(0, 'optimizer', update);
   }
 
   finish(loss: number): StepStats {
@@ -82,6 +92,10 @@ export class StepProbe {
       recvFrame: sock.recv - this.sock0.recv,
       records,
       units: this.units,
+      wire: wireUse(
+        (this.coll.ring.prev?.wire.since(this.t0) ?? []).map((w) => ({ ...w, start: Math.max(w.start, this.t0) })),
+        this.units.map((u) => [u.start, u.end] as const),
+      ),
       processBytesPeak: this.processPeak,
     };
   }

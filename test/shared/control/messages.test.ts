@@ -47,9 +47,18 @@ describe('control messages', () => {
 
   it('--prefetch is both --gather-ahead and --reduce-behind; each alone says what it does', () => {
     expect(makeRunConfig({ ...options, prefetch: 2 })).toMatchObject({ gatherAhead: 2, reduceBehind: 2, compute: 'thread' });
-    expect(makeRunConfig({ ...options, prefetch: undefined, gatherAhead: 1 })).toMatchObject({ gatherAhead: 1, reduceBehind: 0, compute: 'thread' });
-    expect(makeRunConfig({ ...options, prefetch: undefined, reduceBehind: 1 })).toMatchObject({ gatherAhead: 0, reduceBehind: 1 });
-    expect(makeRunConfig({ ...options, prefetch: undefined })).toMatchObject({ gatherAhead: 0, reduceBehind: 0, compute: 'inline' });
+    expect(makeRunConfig({ ...options, prefetch: undefined, gatherAhead: 2 })).toMatchObject({ gatherAhead: 2, reduceBehind: 1, compute: 'thread' });
+    expect(makeRunConfig({ ...options, prefetch: undefined, reduceBehind: 0 })).toMatchObject({ gatherAhead: 1, reduceBehind: 0 });
+  });
+
+  it('--overlap on (the default) is every scheme at its best on a compute thread; off is the baseline, inline', () => {
+    const on = makeRunConfig({ ...options, prefetch: undefined });
+    expect(on).toMatchObject({ overlap: true, gatherAhead: 1, reduceBehind: 1, compute: 'thread', bucketBytes: 25 << 20 });
+    const off = makeRunConfig({ ...options, prefetch: undefined, overlap: 'off', bucketMib: 0.5 });
+    expect(off).toMatchObject({ overlap: false, gatherAhead: 0, reduceBehind: 0, compute: 'inline', bucketBytes: 1 << 19 });
+    expect(() => makeRunConfig({ ...options, prefetch: 1, overlap: 'off' })).toThrow(/^--overlap off runs every collective without overlap: drop --prefetch$/);
+    expect(() => makeRunConfig({ ...options, overlap: 'maybe' })).toThrow(/^--overlap: "maybe" must be on or off$/);
+    expect(() => makeRunConfig({ ...options, bucketMib: 0 })).toThrow(/^--bucket-mib \(in bytes\): expected >=1024, got 0$/);
   });
 
   it.each([

@@ -1,0 +1,35 @@
+// DDP's gradient buckets: whole units taken in reverse order (the order the backward pass finishes them),
+// each bucket closed before it would pass its cap. The first bucket has a small cap of its own so that
+// communication starts early; a unit larger than the cap gets a bucket to itself. A bucket's reduction
+// starts the moment its last unit's gradient is written.
+import type { Unit } from './layout.js';
+export { DEFAULT_BUCKET_BYTES } from '../control/run-config.js';
+export const FIRST_BUCKET_BYTES = 2 ** 20; // DDP's first bucket
+
+/** Buckets in the order they become ready (last units first). `bytesPerElem` is the gradient's dtype size. */
+export function gradientBuckets(units: readonly Unit[], capBytes: number, bytesPerElem: number): Unit[][] {
+  if (!(capBytes > 0)) throw new RangeError(`bucket cap must be positive, got ${capBytes} bytes`);
+  const buckets: Unit[][] = [];
+  let open: Unit[] = [];
+  let bytes = 0;
+  const cap = () => (buckets.length === 0 ? Math.min(FIRST_BUCKET_BYTES, capBytes) : capBytes);
+  for (const u of [...units].reverse()) {
+    const b = u.padded * bytesPerElem;
+    if (open.length && bytes + b > cap()) {
+      buckets.push(open);
+      open = [];
+      bytes = 0;
+    }
+    open.push(u);
+    bytes += b;
+  }
+  if (open.length) buckets.push(open);
+  return buckets;
+}
+
+/** The span of the padded layout a bucket covers (its units are consecutive). */
+export function bucketSpan(bucket: readonly Unit[]): { offset: number; length: number } {
+  const first = bucket.reduce((a, u) => (u.paddedOffset < a.paddedOffset ? u : a));
+  const last = bucket.reduce((a, u) => (u.paddedOffset > a.paddedOffset ? u : a));
+  return { offset: first.paddedOffset, length: last.paddedOffset + last.padded - first.paddedOffset };
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { gradientBuckets, bucketSpan } from '../../../shared/training/buckets.js';
+import { ShardLayout } from '../../../shared/training/layout.js';
+import { MlpSpec } from '../../../shared/training/mlp.js';
+import { HYPER, maxAbsDiff, trainDistributed, trainReference, type TrainSetup } from '../../helpers/train.js';
+
+// Units padded for N=4, fp32: 408, 512 and 92 elements = 1632, 2048 and 368 bytes.
+const base: TrainSetup = { widths: [13, 29, 17, 5], steps: 4, batch: 8, samples: 64, seed: 11, dtype: 'fp32', unit: 'layer', hyper: HYPER };
+const layout = new ShardLayout(new MlpSpec(base.widths), 4, 0, 'layer');
+const indices = (cap: number) => gradientBuckets(layout.units, cap, 4).map((b) => b.map((u) => u.index));
+
+describe('DDP buckets: whole units in reverse order, closed before they pass the cap', () => {
+  it('a model smaller than one bucket is one bucket, last unit first', () => {
+    expect(indices(25 << 20)).toEqual([[2, 1, 0]]);
+  });
+  it('units fill a bucket up to its cap; the next starts a new one', () => {
+    expect(indices(2500)).toEqual([[2, 1], [0]]);
+  });
+  it('a unit larger than the cap gets a bucket of its own', () => {
+    expect(indices(1000)).toEqual([[2], [1], [0]]);
+  });
+  it('the first bucket is capped at 1 MiB even when the cap is larger', () => {
+    const big = new ShardLayout(new MlpSpec([512, 1024, 512, 10]), 2, 0, 'layer');
+    expect(gradientBuckets(big.units, 25 << 20, 2).map((b) => b.map((u) => u.index))).toEqual([[2], [1, 0]]);
+  });
+  it('a bucket spans its units in the padded layout', () => {
+    const [b] = gradientBuckets(layout.units, 2500, 4);
+    expect(bucketSpan(b)).toEqual({ offset: layout.units[1].paddedOffset, length: 512 + 92 });
+  });
+  it('a cap that is not positive is refused', () => {
+    expect(() => gradientBuckets(layout.units, 0, 4)).toThrow(/bucket cap must be positive/);
+  });
+});
+
+describe('DP and ZeRO-1 with buckets, fp32 wire: identical to single-process Adam, overlap on or off', () => {
+  const ref = trainReference(base);
+  for (const scheme of ['dp', 'zero1'] as const)
+    for (const bucketBytes of [1000, 2500, 25 << 20])
+      for (const overlap of [true, false])
+        it(`${scheme}, cap ${bucketBytes} B, overlap ${overlap ? 'on' : 'off'}: weights within 1e-5, one reduction per bucket, in order`, async () => {
+          const r = await trainDistributed(4, scheme, { ...base, bucketBytes, overlap });
+          expect(maxAbsDiff(r.final, ref.final)).toBeLessThanOrEqual(1e-5);
+          const buckets = gradientBuckets(r.layouts[0].units, bucketBytes, 4);
+          for (const st of r.stats[0]) {
+            const grads = st.records.filter((x) => x.label.startsWith('grad'));
+            const labels = [...new Set(grads.map((x) => x.label.split(' ')[1]))];
+            expect(labels).toEqual(buckets.map((_, i) => `b${i}`));
+            if (scheme === 'dp') expect(grads.every((x) => x.kind === 'all-reduce')).toBe(true);
+            // The first bucket's reduction starts when its last unit is written, before the next unit's backward
+            // pass begins; with overlap off it has also ended by then.
+            if (buckets.length === 1) continue;
+            const closing = buckets[0][buckets[0].length - 1];
+            const next = st.units.find((u) => u.pass === 'backward' && u.unit === closing.index - 1)!;
+            const first = grads[0];
+            expect(first.startMs).toBeLessThan(next.start);
+            if (!overlap) expect(first.startMs + first.ms).toBeLessThanOrEqual(next.start);
+          }
+        });
+});
