@@ -11,7 +11,22 @@ import { LIVENESS } from '../shared/transport/liveness.js';
 
 /** The CLI before its commands: ZEROWIRE_<OPTION> for every option, and the log level. */
 export function baseCli(argv: string[]) {
-  return yargs(argv).scriptName('zerowire').env('ZEROWIRE').option('log-level', { choices: LOG_LEVELS, default: 'info', global: true });
+  return (
+    yargs(argv)
+      .scriptName('zerowire')
+      .env('ZEROWIRE')
+      .option('log-level', { choices: LOG_LEVELS, default: 'info', global: true })
+      // ZEROWIRE_BLAS is read where the products are computed (shared/tensor/blas.ts), in this process, the ranks
+      // it starts and their compute threads; as an option it is also what yargs makes of the variable.
+      .option('blas', {
+        type: 'string',
+        global: true,
+        describe: "the products' BLAS: off (the WebAssembly kernels), or a CBLAS library's path (default: the machine's OpenBLAS/BLIS/MKL if any)",
+      })
+      .middleware((a) => {
+        if (a.blas !== undefined) process.env.ZEROWIRE_BLAS = String(a.blas);
+      })
+  );
 }
 export type Cli = ReturnType<typeof baseCli>;
 

@@ -50,6 +50,7 @@ export class Coordinator {
   private server: ControlServer | null = null;
   private readonly membership: Membership;
   private phase: Phase = 'joining';
+  private wired = false; // every rank reported its ring ready
   private failure: CoordinatorError | null = null;
   private readonly waiters = new Waiters();
   private readonly ready = new Set<number>();
@@ -72,6 +73,7 @@ export class Coordinator {
       opts.heartbeatTimeoutMs,
       {
         phase: () => this.phase,
+        wired: () => this.wired,
         fail: (err) => this.failWith(err),
         failSoon: (err) => this.failSoon(err),
         message: (m, msg) => this.onMessage(m, msg),
@@ -136,6 +138,7 @@ export class Coordinator {
       config.timeoutMs + 10_000,
       () => `ranks ${this.missing(this.ready)} did not wire the ring`,
     );
+    this.wired = true;
     for (const scheme of config.schemes) {
       this.current = { scheme, step: 0 };
       this.done.set(scheme, []);

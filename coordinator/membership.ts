@@ -17,6 +17,10 @@ export type Phase = 'joining' | 'running' | 'finished' | 'failed';
 /** What the coordinator provides to its membership. */
 export interface MembershipHooks {
   phase(): Phase;
+  /** Every rank has wired its ring and said so: from then on a silent member counts as lost. Before, a
+   *  rank may be busy for seconds making its initial weights; a dead one is caught by its closed socket or
+   *  the ring set-up's deadline. */
+  wired(): boolean;
   fail(err: CoordinatorError): void; // the run fails now, with this verdict
   failSoon(err: CoordinatorError): void; // ... after a moment, unless a better culprit turns up
   message(m: Member, msg: ControlMessage): void;
@@ -149,7 +153,7 @@ export class Membership {
     return new Liveness(timing, {
       socket: () => socketOf(ws),
       ping: () => ws.readyState === ws.OPEN && ws.ping(),
-      armed: () => this.hooks.phase() === 'running',
+      armed: () => this.hooks.phase() === 'running' && this.hooks.wired(),
       lost: (silent, limit) => {
         this.hooks.fail(new CoordinatorError(`${this.hooks.where(member())} stopped answering heartbeats (silent for ${silent} ms, limit ${limit} ms)`));
         ws.terminate();

@@ -70,24 +70,29 @@ function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
   };
 }
 
+const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
+
 /** The scheme's bands allocated and its initial weights loaded, or its state from a checkpoint. */
 async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLedger): Promise<Base> {
   const { scheme, coll, compute, log } = run;
   const c = run.plan.config;
   const ring = coll.ring;
+  const theta0 = run.plan.theta0();
+  await yieldToEventLoop(); // making the initial weights can take a while: let the heartbeats through
   const s = new SCHEME_CLASSES[scheme]().setup({
     layout,
     coll,
     ledger,
     hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps },
     dtype: c.wireDtype,
-    theta0: layout.spec.init(c.seed),
+    theta0,
     gatherAhead: c.gatherAhead,
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,
     bucketBytes: c.bucketBytes,
     compute,
   });
+  await yieldToEventLoop();
   const resume = c.resume?.[scheme];
   if (resume) {
     await s.loadOptimizerState(await readRankShard(resume.dir, { scheme, ...resume }, ring.rank, s.optimizerState().master.length));
@@ -122,6 +127,9 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
         synced = performance.now();
       }
       if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
+      // A step whose collectives all complete at once (one rank, or data already here) would never leave the
+      // microtask queue; between steps the event loop answers heartbeats and reads what has arrived.
+      await yieldToEventLoop();
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
       if (!Number.isFinite(st.loss)) throw new Error(`training diverged: the loss is ${st.loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
       memory.observe(st.processBytesPeak);

@@ -157,6 +157,10 @@ export class RankSession {
           const ws = (this.dialing = new WebSocket(this.opts.coordinator, {
             perMessageDeflate: false,
             handshakeTimeout: Math.max(1000, this.opts.connectTimeoutMs),
+            // A zero mask, which ws then skips applying: masking guards proxies' caches against scripts in a
+            // browser (RFC 6455 10.3), which is not who talks here, and XOR-ing a DP summary (4 bytes per
+            // parameter) in JavaScript kept a rank deaf to heartbeats for over a second.
+            generateMask: (mask: Buffer) => mask.fill(0),
             ...(this.opts.tlsCa ? { ca: this.opts.tlsCa } : {}),
           }));
           ws.once('open', () => {
@@ -230,6 +234,9 @@ export class RankSession {
         this.threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
         this.logKernels();
         this.data = trainingData(plan.spec, c);
+        // The initial weights take seconds at 10^7 parameters on a busy host: made now, while nobody counts
+        // this rank's silence (the run has not started, the ring is not wired), not inside the first step.
+        plan.theta0();
         this.ring = await wireRing({
           rank: msg.rank,
           world: msg.world,

@@ -22,6 +22,14 @@ export class RunPlan {
     this.sizes = this.layout0.sizes();
   }
 
+  private theta?: Float32Array;
+
+  /** The initial parameters every rank derives from the seed (made once per run, shared by its schemes;
+   *  setup copies them into its own bands, so they are never written). */
+  theta0(): Float32Array {
+    return (this.theta ??= this.spec.init(this.config.seed));
+  }
+
   /** Rank `rank`'s layout: its units, padding and shards. */
   layout(rank: number): ShardLayout {
     return rank === 0 ? this.layout0 : new ShardLayout(this.spec, this.world, rank, this.config.unit);

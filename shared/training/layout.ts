@@ -84,8 +84,15 @@ export class ShardLayout {
 
   /** Unpadded flat vector -> padded full layout. */
   pad(flat: Float32Array): Float32Array {
-    const out = new Float32Array(this.paddedTotal);
-    for (const u of this.units) out.set(flat.subarray(u.offset, u.offset + u.size), u.paddedOffset);
+    return this.padInto(flat, new Float32Array(this.paddedTotal));
+  }
+
+  /** Unpadded flat vector -> padded full layout, written into `out` (padding zeroed). */
+  padInto(flat: Float32Array, out: Float32Array): Float32Array {
+    for (const u of this.units) {
+      out.set(flat.subarray(u.offset, u.offset + u.size), u.paddedOffset);
+      out.fill(0, u.paddedOffset + u.size, u.paddedOffset + u.padded);
+    }
     return out;
   }
 
@@ -98,11 +105,16 @@ export class ShardLayout {
 
   /** This rank's shard of an unpadded flat vector. */
   shardOf(flat: Float32Array): Float32Array {
-    const out = new Float32Array(this.shardTotal);
+    return this.shardInto(flat, new Float32Array(this.shardTotal));
+  }
+
+  /** This rank's shard of an unpadded flat vector, written into `out` (padding zeroed). */
+  shardInto(flat: Float32Array, out: Float32Array): Float32Array {
     for (const u of this.units) {
       const from = u.offset + this.rank * u.shard;
-      const to = Math.min(u.offset + u.size, from + u.shard);
-      if (to > from) out.set(flat.subarray(from, to), u.shardOffset);
+      const to = Math.max(from, Math.min(u.offset + u.size, from + u.shard));
+      out.set(flat.subarray(from, to), u.shardOffset);
+      out.fill(0, u.shardOffset + (to - from), u.shardOffset + u.shard);
     }
     return out;
   }

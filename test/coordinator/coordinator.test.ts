@@ -163,6 +163,7 @@ describe('the coordinator, message by message', () => {
         recv: { payload: 0, envelope: 0, frame: 0 },
         collectives: [],
         units: [],
+        wire: { wireMs: 0, bytes: 0, hiddenMs: 0, hiddenBytes: 0 },
         bandPeaks: {},
       },
     });

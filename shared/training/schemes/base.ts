@@ -80,13 +80,28 @@ export class Base {
     this.unitGrad = ledger.allocF32('compute', layout.maxUnitPadded);
     const sameLayout = this.flags.shardGradients === this.flags.shardOptimizer;
     this.ownedGrad = sameLayout && this.grads instanceof Float32Array ? null : ledger.allocF32('compute', this.master.length);
-    this.master.set(this.flags.shardOptimizer ? layout.shardOf(theta0) : layout.pad(theta0));
-    fromF32(this.flags.shardParameters ? layout.shardOf(theta0) : layout.pad(theta0), this.working);
+    this.loadWeights(theta0);
     if (!this.flags.shardGradients) {
       this.buckets = gradientBuckets(layout.units, ctx.bucketBytes ?? DEFAULT_BUCKET_BYTES, bytesPerElement(dtype));
       this.buckets.forEach((b, i) => this.closes.set(b[b.length - 1], i));
     }
     return this;
+  }
+
+  /** The initial weights into the masters and the working copy, straight into the heap's bands (the SIMD
+   *  kernels round them; no full-size temporary: at 10^7 parameters a JavaScript loop stalls the rank). */
+  private loadWeights(theta0: Float32Array): void {
+    const { layout } = this.ctx;
+    if (this.flags.shardOptimizer) layout.shardInto(theta0, this.master);
+    else layout.padInto(theta0, this.master);
+    if (this.flags.shardParameters === this.flags.shardOptimizer) return fromF32(this.master, this.working); // same layout
+    // ZeRO-1/2: the working copy is whole while the masters are a shard: unit by unit through the scratch.
+    for (const u of layout.units) {
+      const unit = this.unitGrad.subarray(0, u.padded);
+      unit.set(theta0.subarray(u.offset, u.offset + u.size));
+      unit.fill(0, u.size);
+      fromF32(unit, this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded));
+    }
   }
 
   /** This scheme's row of the table: all that DP, ZeRO-1 and ZeRO-2 differ in. */

@@ -25,9 +25,9 @@ describe('--trace', () => {
       expect(names).toEqual([expect.stringMatching(/^rank 0 /), expect.stringMatching(/^rank 1 /), expect.stringMatching(/^rank 2 /)]);
       const steps = events.filter((e) => e.ph === 'X' && e.cat === 'step');
       expect(steps).toHaveLength(3 * 2 * 4);
-      // Three layers, three units: a forward and a backward span each, per step, inside that step.
+      // Three layers, three units: a forward and a backward span each, and the optimizer, per step, inside it.
       const units = events.filter((e) => e.ph === 'X' && e.cat === 'compute');
-      expect(units).toHaveLength(3 * 2 * 4 * 3 * 2);
+      expect(units).toHaveLength(3 * 2 * 4 * (3 * 2 + 1));
       for (const step of steps) {
         const inside = units.filter((u) => u.pid === step.pid && u.ts >= step.ts - 1 && u.ts + u.dur! <= step.ts + step.dur! + 1);
         expect(inside.map((u) => u.name).sort(), `units inside ${step.name} of process ${step.pid}`).toEqual([
@@ -37,6 +37,7 @@ describe('--trace', () => {
           'forward u0',
           'forward u1',
           'forward u2',
+          'optimizer',
         ]);
       }
       const memory = events.filter((e) => e.ph === 'C' && e.name.startsWith('memory'));
