@@ -17,7 +17,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { schemeTitle } from '../shared/training/schemes/table.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
-import type { SchemeName } from '../shared/control/run-config.js';
+import type { ComputeMode, SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
 import { productsBackend } from '../shared/tensor/blas.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
@@ -30,6 +30,7 @@ export interface SchemeRun {
   coll: Collectives;
   data: TrainingData;
   compute: Compute;
+  computeMode: ComputeMode; // where `compute` runs, for the report
   log: Logger;
   iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
   clock: () => ClockEstimate; // this rank's offset from the coordinator's clock
@@ -155,6 +156,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
       clock: run.clock(),
       products: productsBackend(),
+      compute: run.computeMode,
       master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
     };
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };

@@ -8,7 +8,7 @@ import { inlineCompute, trainingData } from '../shared/training/model.js';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
-import type { SchemeName } from '../shared/control/run-config.js';
+import { resolveCompute, type ComputeMode, type SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
 import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
@@ -56,6 +56,7 @@ export class RankSession {
   private dialing: WebSocket | null = null;
   private wakeDialler: (() => void) | null = null;
   private threads = 1; // computing this rank's products (--threads, resolved when assigned)
+  private computeMode: ComputeMode = 'inline'; // --compute, resolved when assigned
   private clock: ClockEstimate = { offsetMs: 0, uncertaintyMs: Number.POSITIVE_INFINITY };
   private clockReply: ((t0: number, t1: number, t2: number) => void) | null = null;
   private watchdog: Liveness | null = null;
@@ -232,6 +233,7 @@ export class RankSession {
         if (c.checkpoint) await checkWritableDir(c.checkpoint.dir, '--checkpoint-dir');
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
         this.threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
+        this.computeMode = resolveCompute(c, availableParallelism(), msg.hostRanks * this.threads);
         this.logKernels();
         this.data = trainingData(plan.spec, c);
         // The initial weights take seconds at 10^7 parameters on a busy host: made now, while nobody counts
@@ -284,7 +286,7 @@ export class RankSession {
     await this.syncClock(); // again for every scheme: clocks drift over a long run
     const { config, spec } = plan;
     const compute =
-      config.compute === 'thread' ? new WorkerCompute(spec, this.threads, undefined, config.recompute) : inlineCompute(spec, this.threads, config.recompute);
+      this.computeMode === 'thread' ? new WorkerCompute(spec, this.threads, undefined, config.recompute) : inlineCompute(spec, this.threads, config.recompute);
     const rank = coll.rank;
     try {
       const summary = await runScheme({
@@ -298,6 +300,7 @@ export class RankSession {
         clock: () => this.clock,
         resyncClock: () => this.syncClock(),
         straggleMs: this.opts.straggleMs ?? 0,
+        computeMode: this.computeMode,
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
         onCheckpoint: (step, file, sha256) => this.send({ type: 'checkpoint', scheme, step, rank, file, sha256 }),
       });

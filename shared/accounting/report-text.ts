@@ -23,15 +23,22 @@ const rowNoun = (c: RunConfig) => {
   return modelKind(spec).row(spec).noun;
 };
 
+/** Where the ranks computed, as they resolved --compute. */
+function computeNote(r: Report): string {
+  const modes = new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.compute ?? 'inline')));
+  if (modes.size > 1) return 'compute inline on some ranks, on a worker thread on others';
+  return modes.has('thread') ? 'compute on a worker thread' : 'compute inline, the event loop turning between units';
+}
+
 /** The overlap policy the run was given, for the model line. */
-function overlapNote(c: RunConfig): string {
+function overlapNote(c: RunConfig, where: string): string {
   if (!c.overlap) return ', overlap off (every collective awaited as it starts: the no-overlap baseline)';
   const parts = [
     `DP/ZeRO-1 reduce ${(c.bucketBytes / 2 ** 20).toFixed(c.bucketBytes % 2 ** 20 ? 2 : 0)} MiB buckets during the backward pass`,
     c.reduceBehind ? `ZeRO-2/3 keep ${c.reduceBehind} reduce-scatter(s) behind it` : '',
     c.gatherAhead ? `ZeRO-3 gathers ${c.gatherAhead} unit(s) ahead` : '',
   ].filter(Boolean);
-  return `, overlap on (${parts.join(', ')}; compute ${c.compute === 'thread' ? 'on a worker thread' : 'inline, which blocks the transfers it should hide'})`;
+  return `, overlap on (${parts.join(', ')}; ${where})`;
 }
 
 /** Which ring links cross hosts, and what the ranks sending over them put on the wire. */
@@ -132,7 +139,7 @@ function reportNotes(r: Report): string[] {
   const a = r.agreement;
   const z3 = r.rows.find((x) => gathersParameters(x.scheme));
   const notes = [
-    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
+    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, computeNote(r))}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
   const hosts = new Set(r.ranks.map((x) => x.host));
@@ -141,7 +148,7 @@ function reportNotes(r: Report): string[] {
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(
     `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.overlap ? '; with overlap on, collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
-    `hidden = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: copies to and from the compute thread, casts, staging)`,
+    `hidden = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing${computeNote(r).startsWith('compute inline') ? '; inline compute reads arrivals only between units, so this is a lower bound' : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: copies to and from the compute thread, casts, staging)`,
   );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(

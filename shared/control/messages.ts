@@ -83,6 +83,7 @@ const SchemeSummarySchema = v.object({
   clock: v.object({ offsetMs: finite, uncertaintyMs: v.pipe(v.number(), v.minValue(0)) }), // this rank's clock vs the coordinator's
   iface: v.optional(v.object({ name: text(), tx: finite, rx: finite })), // the kernel's interface counters, when readable
   products: v.optional(text(512)), // what computed the products: the machine's BLAS, or the WebAssembly kernels
+  compute: v.optional(v.picklist(['inline', 'thread'])), // where forward and backward ran (--compute, resolved by the rank)
   // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
   master: v.pipe(
     binary,

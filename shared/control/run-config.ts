@@ -8,7 +8,8 @@ export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
 export type SchemeName = (typeof SCHEMES)[number];
 export const UNITS = ['layer', 'model'] as const;
 export type UnitMode = (typeof UNITS)[number];
-const COMPUTE_MODES = ['inline', 'thread'] as const;
+const COMPUTE_MODES = ['auto', 'inline', 'thread'] as const;
+export type ComputeMode = 'inline' | 'thread';
 
 /** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
 const MAX_CHUNK_BYTES = 64 << 20;
@@ -45,7 +46,8 @@ export const RunConfigSchema = v.object({
   gatherAhead: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
-  compute: v.picklist(COMPUTE_MODES), // forward/backward on the rank's main thread, or on a worker thread
+  // forward/backward on the rank's main thread, or on a worker thread; auto: each rank decides (resolveCompute)
+  compute: v.picklist(COMPUTE_MODES),
   // threads computing a rank's products; auto: this host's cores over the ranks on this host
   threads: v.union([int(1, 256), v.literal('auto')], 'a positive number of threads or auto'),
   // each rank writes its shards every `every` steps under dir/<scheme>/
@@ -169,9 +171,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     bucketBytes: Math.round((o.bucketMib ?? DEFAULT_BUCKET_BYTES / 2 ** 20) * 2 ** 20),
     gatherAhead,
     reduceBehind,
-    // auto: overlap needs the compute off the event loop, so it runs on a thread; without overlap there is
-    // nothing to hide and the thread would only add copies.
-    compute: o.compute === 'auto' ? (overlap || gatherAhead > 0 || reduceBehind > 0 ? 'thread' : 'inline') : o.compute,
+    compute: o.compute,
     threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });
@@ -189,6 +189,19 @@ function parseOverlap(o: RunOptions): boolean {
   const asked = [o.gatherAhead && '--gather-ahead', o.reduceBehind && '--reduce-behind', o.prefetch && '--prefetch'].filter(Boolean);
   if (text === 'off' && asked.length) throw new ConfigError(`--overlap off runs every collective without overlap: drop ${asked.join(', ')}`);
   return text === 'on';
+}
+
+/**
+ * Where a rank computes. A worker thread leaves the event loop free to move ring frames at any moment, at
+ * the price of copies through its staging and a hand-off per layer; it pays only where the host has a spare
+ * core for it. Inline, the event loop turns between units (the kernel keeps moving bytes meanwhile). So
+ * auto: a thread when there is something to overlap and at least two cores per rank's compute threads on
+ * this host, else inline.
+ */
+export function resolveCompute(c: Pick<RunConfig, 'compute' | 'overlap' | 'gatherAhead' | 'reduceBehind'>, cores: number, busyThreadsOnHost: number): ComputeMode {
+  if (c.compute !== 'auto') return c.compute;
+  const overlaps = c.overlap || c.gatherAhead > 0 || c.reduceBehind > 0;
+  return overlaps && cores >= 2 * busyThreadsOnHost ? 'thread' : 'inline';
 }
 
 /** A run config that arrived over the wire. */

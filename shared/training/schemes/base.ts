@@ -18,6 +18,10 @@ import { bytesPerElement } from '../../tensor/dtype.js';
 
 export type { StepStats } from './step-probe.js';
 
+/** Between units the event loop turns once: collectives in flight read what the kernel received meanwhile
+ *  and send their next chunks, so communication progresses between units even when compute runs inline. */
+const settle = () => new Promise<void>((r) => setImmediate(r));
+
 export interface SchemeContext {
   layout: ShardLayout;
   coll: Collectives;
@@ -176,6 +180,7 @@ export class Base {
       for (const l of u.layers) await this.compute.forward(l.index, p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
     });
     this.releaseUnit(p);
+    await settle();
   }
 
   /** Reductions that may run behind the backward pass: none without overlap; a bucket costs no memory of
@@ -203,6 +208,7 @@ export class Base {
     this.releaseUnit(p);
     const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g out at once
     reduced?.catch(() => undefined); // awaited by the step, where its error surfaces
+    await settle();
     return { reduced }; // wrapped: an async function returning the promise itself would wait for it
   }
 

@@ -2,7 +2,7 @@
 // refuse is refused with a ProtocolError that names the field.
 import { describe, expect, it } from 'vitest';
 import { decodeControl, encodeMessage, validateHello, type ControlMessage } from '../../../shared/control/messages.js';
-import { ConfigError, makeRunConfig, validateRunConfig, type RunOptions } from '../../../shared/control/run-config.js';
+import { ConfigError, makeRunConfig, resolveCompute, validateRunConfig, type RunOptions } from '../../../shared/control/run-config.js';
 import { ProtocolError } from '../../../shared/control/schema.js';
 import { SMALL_OPTIONS } from '../../helpers/config.js';
 
@@ -21,11 +21,11 @@ const options: RunOptions = {
 const config = makeRunConfig(options);
 
 describe('control messages', () => {
-  it('a run config from options: defaults filled, compute chosen for prefetch, and it survives the wire', () => {
+  it('a run config from options: defaults filled, and it survives the wire', () => {
     expect(config).toMatchObject({
       model: [8, 16, 4],
       schemes: ['dp', 'zero1', 'zero2', 'zero3'],
-      compute: 'thread',
+      compute: 'auto',
       chunkBytes: 65536,
       timeoutMs: 10000,
       beta1: 0.9,
@@ -46,16 +46,21 @@ describe('control messages', () => {
   });
 
   it('--prefetch is both --gather-ahead and --reduce-behind; each alone says what it does', () => {
-    expect(makeRunConfig({ ...options, prefetch: 2 })).toMatchObject({ gatherAhead: 2, reduceBehind: 2, compute: 'thread' });
-    expect(makeRunConfig({ ...options, prefetch: undefined, gatherAhead: 2 })).toMatchObject({ gatherAhead: 2, reduceBehind: 1, compute: 'thread' });
+    expect(makeRunConfig({ ...options, prefetch: 2 })).toMatchObject({ gatherAhead: 2, reduceBehind: 2 });
+    expect(makeRunConfig({ ...options, prefetch: undefined, gatherAhead: 2 })).toMatchObject({ gatherAhead: 2, reduceBehind: 1 });
     expect(makeRunConfig({ ...options, prefetch: undefined, reduceBehind: 0 })).toMatchObject({ gatherAhead: 1, reduceBehind: 0 });
   });
 
-  it('--overlap on (the default) is every scheme at its best on a compute thread; off is the baseline, inline', () => {
-    const on = makeRunConfig({ ...options, prefetch: undefined });
-    expect(on).toMatchObject({ overlap: true, gatherAhead: 1, reduceBehind: 1, compute: 'thread', bucketBytes: 25 << 20 });
-    const off = makeRunConfig({ ...options, prefetch: undefined, overlap: 'off', bucketMib: 0.5 });
-    expect(off).toMatchObject({ overlap: false, gatherAhead: 0, reduceBehind: 0, compute: 'inline', bucketBytes: 1 << 19 });
+  it('--overlap on (the default) is every scheme at its best; off is the baseline; each rank picks where it computes', () => {
+    const on = makeRunConfig({ ...options, prefetch: undefined, compute: 'auto' });
+    expect(on).toMatchObject({ overlap: true, gatherAhead: 1, reduceBehind: 1, compute: 'auto', bucketBytes: 25 << 20 });
+    const off = makeRunConfig({ ...options, prefetch: undefined, overlap: 'off', bucketMib: 0.5, compute: 'auto' });
+    expect(off).toMatchObject({ overlap: false, gatherAhead: 0, reduceBehind: 0, bucketBytes: 1 << 19 });
+    // A thread only where there is something to overlap and a spare core for it.
+    expect(resolveCompute(on, 8, 4)).toBe('thread');
+    expect(resolveCompute(on, 2, 4)).toBe('inline');
+    expect(resolveCompute(off, 8, 1)).toBe('inline');
+    expect(resolveCompute({ ...on, compute: 'thread' }, 1, 4)).toBe('thread');
     expect(() => makeRunConfig({ ...options, prefetch: 1, overlap: 'off' })).toThrow(/^--overlap off runs every collective without overlap: drop --prefetch$/);
     expect(() => makeRunConfig({ ...options, overlap: 'maybe' })).toThrow(/^--overlap: "maybe" must be on or off$/);
     expect(() => makeRunConfig({ ...options, bucketMib: 0 })).toThrow(/^--bucket-mib \(in bytes\): expected >=1024, got 0$/);
