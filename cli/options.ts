@@ -51,6 +51,11 @@ export function runOptions<T>(y: Argv<T>) {
     .option('model', { type: 'string', default: DEFAULT_MODEL, describe: 'MLP layer widths, input first' })
     .option('steps', { type: 'number', default: 20 })
     .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
+    .option('accumulate', {
+      type: 'number',
+      default: 1,
+      describe: 'micro-batches per optimizer step (gradient accumulation): each of batch/(world*accumulate) rows per rank',
+    })
     .option('lr', { type: 'number', default: 1e-3 })
     .option('seed', { type: 'number', default: 0 })
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
@@ -59,8 +64,7 @@ export function runOptions<T>(y: Argv<T>) {
     .option('compute', {
       choices: ['auto', 'inline', 'thread'],
       default: 'auto',
-      describe:
-        "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread unless --overlap off)",
+      describe: "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread unless --overlap off)",
     })
     .option('threads', {
       type: 'string',
@@ -83,7 +87,11 @@ function computeOptions<T>(y: Argv<T>) {
       describe:
         'on: every scheme at its best (DP/ZeRO-1 reduce DDP buckets during the backward pass, ZeRO-2/3 reduce-scatter behind it, ZeRO-3 gathers ahead); off: the no-overlap baseline',
     })
-    .option('bucket-mib', { type: 'number', default: 25, describe: "DP/ZeRO-1: gradient bucket cap in MiB (DDP's bucket_cap_mb; the first bucket is at most 1 MiB)" })
+    .option('bucket-mib', {
+      type: 'number',
+      default: 25,
+      describe: "DP/ZeRO-1: gradient bucket cap in MiB (DDP's bucket_cap_mb; the first bucket is at most 1 MiB)",
+    })
     .option('gather-ahead', { type: 'number', describe: 'ZeRO-3: gather this many units ahead of the one computing (0, 1, 2; default 1 with --overlap on)' })
     .option('reduce-behind', {
       type: 'number',

@@ -118,7 +118,12 @@ export class Coordinator {
     const world = await this.settleWorld();
     const plan = new RunPlan(config, world);
     this.phase = 'running';
-    if (config.batch % world !== 0) this.failWith(new CoordinatorError(`global batch ${config.batch} does not divide evenly over ${world} ranks`));
+    if (config.batch % (world * config.accumulate) !== 0)
+      this.failWith(
+        new CoordinatorError(
+          `global batch ${config.batch} does not divide evenly over ${world} ranks${config.accumulate > 1 ? ` x ${config.accumulate} micro-batches` : ''}`,
+        ),
+      );
     if (this.opts.maxRankMemory !== undefined) {
       const fit = fitCheck(plan, this.opts.maxRankMemory);
       if (fit.refused.length) this.failWith(new CoordinatorError(fit.message));

@@ -91,6 +91,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,
     bucketBytes: c.bucketBytes,
+    accumulate: c.accumulate,
     compute,
   });
   await yieldToEventLoop();

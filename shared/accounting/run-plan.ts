@@ -40,9 +40,9 @@ export class RunPlan {
     return memoryTheory(SCHEME_TABLE[scheme], this.sizes, this.config.wireDtype, this.config);
   }
 
-  /** Payload bytes one rank sends per step. */
+  /** Payload bytes one rank sends per optimizer step (all its micro-batches). */
   traffic(scheme: SchemeName): number {
-    return trafficTheory(SCHEME_TABLE[scheme], this.sizes, this.config.wireDtype);
+    return trafficTheory(SCHEME_TABLE[scheme], this.sizes, this.config.wireDtype, this.config.accumulate);
   }
 
   /** The WebAssembly heap a rank of this scheme allocates its bands in. */

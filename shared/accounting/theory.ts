@@ -6,15 +6,24 @@ import type { SchemeFlags } from '../training/schemes/table.js';
 
 const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
 
-/** How far communication runs beside compute: ZeRO-3's gathers ahead, sharded gradients' reductions behind. */
+/** How a step is scheduled: ZeRO-3's gathers ahead, sharded gradients' reductions behind, and how many
+ *  micro-batches make one optimizer step (--accumulate; default 1). */
 export interface Overlap {
   gatherAhead: number;
   reduceBehind: number;
+  accumulate?: number;
 }
 const NO_OVERLAP: Overlap = { gatherAhead: 0, reduceBehind: 0 };
 
+/** The fp32 gradient accumulator --accumulate K > 1 keeps, elements: DP and ZeRO-1 sum their whole
+ *  gradients locally (DDP's no_sync), ZeRO-2/3 sum the shard every micro-batch's reduce-scatter brings. */
+function accumulatorElements(f: SchemeFlags, s: LayoutSizes, accumulate = 1): number {
+  if (accumulate <= 1) return 0;
+  return f.shardGradients ? s.shardTotal : s.paddedTotal;
+}
+
 export interface MemoryTheory {
-  bands: { params16: number; grads: number; master: number; m: number; v: number };
+  bands: { params16: number; grads: number; master: number; m: number; v: number; accum: number };
   resident: number; // between steps
   transient: number; // what the worst moment inside a step adds
   transientBand: 'gathered' | 'bucket' | null;
@@ -30,8 +39,9 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, o
     master: n(f.shardOptimizer) * OPTIMIZER_BYTES.master,
     m: n(f.shardOptimizer) * OPTIMIZER_BYTES.m,
     v: n(f.shardOptimizer) * OPTIMIZER_BYTES.v,
+    accum: accumulatorElements(f, s, overlap.accumulate) * 4,
   };
-  const resident = bands.params16 + bands.grads + bands.master + bands.m + bands.v;
+  const resident = bands.params16 + bands.grads + bands.master + bands.m + bands.v + bands.accum;
   // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
   // plus the `gatherAhead` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
@@ -67,12 +77,15 @@ function worstTransient(units: number[], gathers: boolean, { gatherAhead, reduce
  *  gradient; the gradient Adam reads) and room for the collectives' few staging copies. */
 export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP): number {
   const adamGradient = (f.shardOptimizer ? s.shardTotal : s.paddedTotal) * 4;
-  return memoryTheory(f, s, dtype, overlap).peak + s.maxUnitPadded * 4 + adamGradient + s.maxUnitPadded * bytesPerElement(dtype) + (1 << 20);
+  const shardScratch = (overlap.accumulate ?? 1) > 1 ? s.maxUnitPadded * 4 : 0; // a reduced shard widened before it is summed
+  return memoryTheory(f, s, dtype, overlap).peak + s.maxUnitPadded * 4 + adamGradient + s.maxUnitPadded * bytesPerElement(dtype) + shardScratch + (1 << 20);
 }
 
-/** Payload bytes one rank sends per step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b. */
-export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype): number {
-  const passes = f.shardParameters ? 3 : 2; // ZeRO-3: gather for forward, gather again for backward, reduce-scatter
+/** Payload bytes one rank sends per optimizer step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b.
+ *  With K micro-batches, DP and ZeRO-1 still reduce once; ZeRO-2 reduce-scatters every micro-batch (K+1
+ *  passes with the parameters' all-gather); ZeRO-3 gathers twice and reduce-scatters every micro-batch (3K). */
+export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1): number {
+  const passes = f.shardParameters ? 3 * accumulate : f.shardGradients ? accumulate + 1 : 2;
   const perPass = s.unitPadded.reduce((t, p) => t + ((s.world - 1) / s.world) * p, 0);
   return passes * perPass * bytesPerElement(dtype);
 }

@@ -27,7 +27,8 @@ export const RunConfigSchema = v.object({
   // mlp: layer widths, e.g. [64, 256, 256, 10]; gpt: [layers, dim, heads, seq, vocab]
   model: v.pipe(v.array(int(1)), v.minLength(2, 'at least two numbers')),
   steps: int(1, 1e7),
-  batch: int(1, 1e7), // global batch, split evenly over ranks
+  batch: int(1, 1e7), // global batch, split evenly over ranks (and over micro-batches)
+  accumulate: int(1, 1024), // micro-batches per optimizer step, each batch/(world*accumulate) rows per rank
   lr: v.pipe(finite, v.gtValue(0)),
   beta1: v.pipe(finite, v.minValue(0), v.ltValue(1)),
   beta2: v.pipe(finite, v.minValue(0), v.ltValue(1)),
@@ -69,6 +70,7 @@ export interface RunOptions {
   model: string; // "64,256,256,10", or "gpt:2,64,4,32"
   steps: number;
   batch: number;
+  accumulate?: number;
   lr: number;
   seed: number;
   samples: number;
@@ -91,6 +93,7 @@ const OPTION: Record<string, string> = {
   model: '--model',
   steps: '--steps',
   batch: '--batch',
+  accumulate: '--accumulate',
   lr: '--lr',
   seed: '--seed',
   samples: '--samples',
@@ -156,6 +159,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     recompute: o.recompute ?? false,
     steps: o.steps,
     batch: o.batch,
+    accumulate: o.accumulate ?? 1,
     lr: o.lr,
     beta1: 0.9,
     beta2: 0.999,
@@ -198,7 +202,11 @@ function parseOverlap(o: RunOptions): boolean {
  * auto: a thread when there is something to overlap and at least two cores per rank's compute threads on
  * this host, else inline.
  */
-export function resolveCompute(c: Pick<RunConfig, 'compute' | 'overlap' | 'gatherAhead' | 'reduceBehind'>, cores: number, busyThreadsOnHost: number): ComputeMode {
+export function resolveCompute(
+  c: Pick<RunConfig, 'compute' | 'overlap' | 'gatherAhead' | 'reduceBehind'>,
+  cores: number,
+  busyThreadsOnHost: number,
+): ComputeMode {
   if (c.compute !== 'auto') return c.compute;
   const overlaps = c.overlap || c.gatherAhead > 0 || c.reduceBehind > 0;
   return overlaps && cores >= 2 * busyThreadsOnHost ? 'thread' : 'inline';
@@ -212,6 +220,11 @@ export function validateRunConfig(x: unknown): RunConfig {
 /** Checks that need the world size. */
 export function checkWorld(config: RunConfig, world: number): void {
   if (!Number.isInteger(world) || world < 1) throw new ConfigError(`--world: ${world} must be a positive integer`);
-  if (config.batch % world !== 0)
-    throw new ConfigError(`--batch ${config.batch} does not divide evenly over --world ${world} ranks (each rank takes batch/world rows)`);
+  const parts = world * config.accumulate;
+  if (config.batch % parts !== 0)
+    throw new ConfigError(
+      config.accumulate > 1
+        ? `--batch ${config.batch} does not divide evenly over --world ${world} ranks x --accumulate ${config.accumulate} micro-batches (each takes batch/(world*accumulate) rows)`
+        : `--batch ${config.batch} does not divide evenly over --world ${world} ranks (each rank takes batch/world rows)`,
+    );
 }

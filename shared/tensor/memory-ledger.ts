@@ -4,7 +4,7 @@
 import { bytesPerElement, emptyOf, type Elems, type WireDtype } from './dtype.js';
 import type { WasmHeap } from './heap.js';
 
-export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v'] as const;
+export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v', 'accum'] as const;
 /** Transient bands that exist only inside a step: a gathered unit (ZeRO-3) and a unit's full gradient before
  *  it is reduce-scattered (ZeRO-2/3). They count toward the peak. */
 const TRANSIENT_BANDS = ['gathered', 'bucket'] as const;

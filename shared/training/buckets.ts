@@ -4,7 +4,7 @@
 // starts the moment its last unit's gradient is written.
 import type { Unit } from './layout.js';
 export { DEFAULT_BUCKET_BYTES } from '../control/run-config.js';
-export const FIRST_BUCKET_BYTES = 2 ** 20; // DDP's first bucket
+const FIRST_BUCKET_BYTES = 2 ** 20; // DDP's first bucket
 
 /** Buckets in the order they become ready (last units first). `bytesPerElem` is the gradient's dtype size. */
 export function gradientBuckets(units: readonly Unit[], capBytes: number, bytesPerElem: number): Unit[][] {

@@ -10,6 +10,16 @@ export interface Batch {
   rows: number;
 }
 
+/** Micro-batch `k` of `parts`: consecutive rows of `b` (rows must divide by parts). */
+export function microBatch(b: Batch, k: number, parts: number): Batch {
+  if (parts === 1) return b;
+  const rows = b.rows / parts;
+  if (!Number.isInteger(rows)) throw new RangeError(`${b.rows} rows do not divide into ${parts} micro-batches`);
+  const xr = b.x.length / b.rows;
+  const yr = b.y.length / b.rows;
+  return { x: b.x.subarray(k * rows * xr, (k + 1) * rows * xr), y: b.y.subarray(k * rows * yr, (k + 1) * rows * yr), rows };
+}
+
 /** What a rank trains on, and in which order. */
 export interface TrainingData {
   readonly bytes: number; // what the data set holds

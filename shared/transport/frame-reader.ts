@@ -27,7 +27,8 @@ const LARGE_HEADERS = 2 + ENVELOPE_BYTES + 10;
  *  straight into the destination its envelope chose (GET_DATA_DIRECT). */
 type ReaderState = 'HANDSHAKE' | 'GET_INFO' | 'GET_DATA' | 'GET_DATA_DIRECT';
 
-type Message = { kind: 'chunk'; header: ChunkHeader; dest: Uint8Array; filled: number; since: number } | { kind: 'generic'; parts: Uint8Array[]; bytes: number };
+type Message =
+  { kind: 'chunk'; header: ChunkHeader; dest: Uint8Array; filled: number; since: number } | { kind: 'generic'; parts: Uint8Array[]; bytes: number };
 
 export class FrameReader {
   private readonly staging = new Uint8Array(STAGING_BYTES);

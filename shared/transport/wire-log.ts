@@ -45,7 +45,7 @@ const length = (xs: readonly Interval[]) => xs.reduce((s, [a, b]) => s + (b - a)
 /** Time covered by both (each a sorted disjoint list). */
 function overlapMs(xs: readonly Interval[], ys: readonly Interval[]): number {
   let total = 0;
-  for (let i = 0, j = 0; i < xs.length && j < ys.length; ) {
+  for (let i = 0, j = 0; i < xs.length && j < ys.length;) {
     const a = Math.max(xs[i][0], ys[j][0]);
     const b = Math.min(xs[i][1], ys[j][1]);
     if (b > a) total += b - a;

@@ -31,6 +31,7 @@ export interface TrainSetup {
   reduceBehind?: number;
   overlap?: boolean; // default true, as in a run
   bucketBytes?: number; // DP/ZeRO-1 bucket cap (default DDP's 25 MiB)
+  accumulate?: number; // micro-batches per optimizer step
   compute?: (spec: ModelSpec) => Compute; // default: inline
 }
 
@@ -58,7 +59,13 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
     // Each rank's bands in a WebAssembly heap sized as a rank sizes it, so the kernels run as they do there.
     for (const [r, rk] of ranks.entries()) {
       rk.ledger = new MemoryLedger(
-        WasmHeap.create(heapBytes(SCHEME_TABLE[scheme], layouts[r].sizes(), s.dtype, { gatherAhead: s.gatherAhead ?? 0, reduceBehind: s.reduceBehind ?? 0 })),
+        WasmHeap.create(
+          heapBytes(SCHEME_TABLE[scheme], layouts[r].sizes(), s.dtype, {
+            gatherAhead: s.gatherAhead ?? 0,
+            reduceBehind: s.reduceBehind ?? 0,
+            accumulate: s.accumulate,
+          }),
+        ),
       );
       rk.coll.useLedger(rk.ledger);
     }
@@ -75,6 +82,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
         reduceBehind: s.reduceBehind,
         overlap: s.overlap,
         bucketBytes: s.bucketBytes,
+        accumulate: s.accumulate,
         compute: computes[r],
       }),
     );

@@ -2,19 +2,18 @@
 // the gradient reduction and the Adam update. What differs between the schemes is read from their row of
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
 import { adamUpdate, type AdamHyper, type OptimizerState } from '../adam.js';
-import { fromF32, toF32 } from '../../tensor/convert.js';
+import { fromF32 } from '../../tensor/convert.js';
 import type { Collectives } from '../../collectives/collectives.js';
 import type { Elems, WireDtype } from '../../tensor/dtype.js';
 import type { Unit, ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import type { Compute } from '../compute.js';
 import { inlineCompute } from '../model.js';
-import type { Batch } from '../data.js';
+import { microBatch, type Batch } from '../data.js';
 import type { SchemeName } from '../../control/run-config.js';
 import { SCHEME_TABLE, type SchemeFlags } from './table.js';
 import { StepProbe, type StepStats } from './step-probe.js';
-import { bucketSpan, DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
-import { bytesPerElement } from '../../tensor/dtype.js';
+import { Gradients } from './gradients.js';
 
 export type { StepStats } from './step-probe.js';
 
@@ -33,6 +32,7 @@ export interface SchemeContext {
   reduceBehind?: number; // sharded gradients: unit reduce-scatters left running behind the backward pass (0: none)
   overlap?: boolean; // false: every reduction is awaited as soon as it starts (the "no overlap" baseline); default true
   bucketBytes?: number; // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), bytes of the wire dtype
+  accumulate?: number; // micro-batches per optimizer step (default 1)
   compute?: Compute; // where forward and backward run (default: inline, on this thread)
 }
 
@@ -50,23 +50,16 @@ export class Base {
   /** The working copy compute reads, in the wire dtype (16-bit, or fp32 with --wire-dtype fp32): the full
    *  padded layout, or this rank's shard. */
   protected working!: Elems;
-  /** Gradients in the working dtype: full padded layout, or this rank's shard. */
-  protected grads!: Elems;
+  /** Where each unit's gradient goes: kept, bucketed, reduced, summed over micro-batches. */
+  private gradients!: Gradients;
   /** fp32 master weights and Adam moments: full padded layout, or this rank's shard. */
   protected master!: Float32Array;
   protected m!: Float32Array;
   protected v!: Float32Array;
-  /** fp32 compute scratch, made once: a unit's gradient until the unit is released, and (where the
-   *  gradients are 16-bit or laid out otherwise) the gradient Adam reads. */
+  /** fp32 compute scratch, made once: a unit's gradient until the unit is released. */
   private unitGrad!: Float32Array;
-  private ownedGrad!: Float32Array | null;
   private t = 0;
-  /** Whole gradients (DP, ZeRO-1): DDP's buckets, and the bucket each unit closes (its last to be written). */
-  private buckets: Unit[][] = [];
-  private readonly closes = new Map<Unit, number>();
-  /** Gradient reductions run one after another, in the order they were started, like collectives queued on
-   *  one stream: the first bucket's bytes are not slowed by the next one's. */
-  private reductions: Promise<unknown> = Promise.resolve();
+  private lastMicro = true; // the micro-batch running is the optimizer step's last
   private probe!: StepProbe; // this step's measurements
   private readonly activationsKey = {}; // the ledger's key for the activations band
 
@@ -77,18 +70,12 @@ export class Base {
     this.compute = ctx.compute ?? inlineCompute(layout.spec);
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
     this.working = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
-    this.grads = ledger.alloc('grads', dtype, n(this.flags.shardGradients));
     this.master = ledger.allocF32('master', n(this.flags.shardOptimizer));
     this.m = ledger.allocF32('m', this.master.length);
     this.v = ledger.allocF32('v', this.master.length);
+    this.gradients = new Gradients(ctx, this.flags, this.master.length);
     this.unitGrad = ledger.allocF32('compute', layout.maxUnitPadded);
-    const sameLayout = this.flags.shardGradients === this.flags.shardOptimizer;
-    this.ownedGrad = sameLayout && this.grads instanceof Float32Array ? null : ledger.allocF32('compute', this.master.length);
     this.loadWeights(theta0);
-    if (!this.flags.shardGradients) {
-      this.buckets = gradientBuckets(layout.units, ctx.bucketBytes ?? DEFAULT_BUCKET_BYTES, bytesPerElement(dtype));
-      this.buckets.forEach((b, i) => this.closes.set(b[b.length - 1], i));
-    }
     return this;
   }
 
@@ -142,13 +129,29 @@ export class Base {
    *  remaining reductions, the update. The probe measures; the flags and two overridable methods (how a
    *  unit's parameters are acquired, how its gradient leaves) are all that differs between the schemes. */
   async step(batch: Batch): Promise<StepStats> {
-    const { layout } = this.ctx;
+    const K = this.ctx.accumulate ?? 1;
     this.probe = new StepProbe(this.ctx.coll, this.ctx.ledger, () => this.compute.otherThreadBytes);
+    let loss = 0;
+    for (let k = 0; k < K; k++) {
+      this.lastMicro = k === K - 1;
+      loss += (await this.microStep(microBatch(batch, k, K))) / K; // equal micro-batches: the mean of means
+    }
+    await this.probe.optimizer(async () => this.update());
+    await this.waitFor(this.refreshWorkingCopy());
+    this.probe.sample();
+    return this.probe.finish(loss);
+  }
+
+  /** One micro-batch's forward and backward passes, its gradients reduced (or, before the last micro-batch
+   *  of DP and ZeRO-1, summed locally); returns its mean loss. */
+  private async microStep(batch: Batch): Promise<number> {
+    const { layout } = this.ctx;
     await this.compute.start(batch.x, batch.rows);
     this.accountCompute();
     for (const u of layout.units) await this.forwardUnit(u);
-    // The loss gradient is pre-divided by N: the sum over ranks is then the gradient of the global mean loss.
-    const loss = await this.compute.loss(batch.y, 1 / layout.world);
+    // The loss gradient is pre-divided by N*K: the sum over ranks and micro-batches is then the gradient of
+    // the global mean loss.
+    const loss = await this.compute.loss(batch.y, 1 / (layout.world * (this.ctx.accumulate ?? 1)));
     // A reduction starts as soon as its gradients exist (a unit's, or a bucket's) and keeps running behind
     // the next units' backward passes, as many as the window allows.
     const window = this.reductionWindow();
@@ -160,10 +163,7 @@ export class Base {
       this.probe.sample();
     }
     while (reducing.length) await this.waitFor(reducing.shift()!);
-    await this.probe.optimizer(async () => this.update());
-    await this.waitFor(this.refreshWorkingCopy());
-    this.probe.sample();
-    return this.probe.finish(loss);
+    return loss;
   }
 
   /** What the forward pass keeps for the backward pass, and the rest of the compute's memory. */
@@ -206,7 +206,7 @@ export class Base {
         );
     });
     this.releaseUnit(p);
-    const reduced = this.unitGradientReady(u, g.subarray(0, u.padded)); // copies g out at once
+    const reduced = this.gradients.unitReady(u, g.subarray(0, u.padded), this.lastMicro); // copies g out at once
     reduced?.catch(() => undefined); // awaited by the step, where its error surfaces
     await settle();
     return { reduced }; // wrapped: an async function returning the promise itself would wait for it
@@ -215,9 +215,10 @@ export class Base {
   /** Adam on the gradients this rank owns. */
   private update(): void {
     this.t++;
-    const owned = this.ownedGradients();
+    const owned = this.gradients.forAdam();
     this.probe.sample(); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
     adamUpdate(this.master, this.m, this.v, owned, this.t, this.ctx.hyper);
+    this.gradients.consumed();
   }
 
   /** Await communication, counting the time the step stands still for it. */
@@ -232,59 +233,6 @@ export class Base {
 
   protected releaseUnit(p: UnitParams): void {
     this.ctx.ledger.free(p.gathered);
-  }
-
-  /** Unit `u`'s gradient (fp32, padded length, already divided by N) has just been computed: keep it, and
-   *  start the reduction it completes. */
-  private unitGradientReady(u: Unit, g: Float32Array): Promise<void> | null {
-    const { ledger, dtype } = this.ctx;
-    if (!this.flags.shardGradients) {
-      fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
-      const b = this.closes.get(u);
-      return b === undefined ? null : this.reduce(() => this.reduceBucket(b));
-    }
-    // Sharded gradients: copy this unit into a bucket now, reduce-scatter it, keep only the owned slice.
-    const bucket = ledger.alloc('bucket', dtype, u.padded);
-    fromF32(g, bucket);
-    const owned = this.grads.subarray(u.shardOffset, u.shardOffset + u.shard);
-    return this.reduce(() => this.ctx.coll.reduceScatter(bucket, owned, `grad u${u.index}`)).finally(() => ledger.free(bucket));
-  }
-
-  /** Queue a reduction behind the ones already started. */
-  private reduce(run: () => Promise<unknown>): Promise<void> {
-    const done = this.reductions.then(run).then(() => undefined);
-    this.reductions = done.catch(() => undefined);
-    return done;
-  }
-
-  /** Whole gradients: all-reduce bucket `b` (DP), or reduce-scatter each of its units so that every rank
-   *  holds the sum of the slice it updates (ZeRO-1). */
-  private async reduceBucket(b: number): Promise<void> {
-    const { coll, layout } = this.ctx;
-    const bucket = this.buckets[b];
-    if (!this.flags.shardOptimizer) {
-      const { offset, length } = bucketSpan(bucket);
-      await coll.allReduce(this.grads.subarray(offset, offset + length), `grad b${b}`);
-      return;
-    }
-    for (const u of bucket) {
-      const unit = this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded);
-      await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad b${b} u${u.index}`);
-    }
-  }
-
-  /** fp32 gradients laid out like the master weights this rank updates. */
-  private ownedGradients(): Float32Array {
-    const { layout } = this.ctx;
-    const out = this.ownedGrad;
-    if (!out) return this.grads as Float32Array; // fp32, laid out like the masters already
-    if (this.flags.shardGradients === this.flags.shardOptimizer) return toF32(this.grads, out);
-    // ZeRO-1: whole gradients are resident, but only the owned segment of each unit was reduced.
-    for (const u of layout.units) {
-      const own = layout.ownOffset(u);
-      toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
-    }
-    return out;
   }
 
   /** Bring the 16-bit working copy up to date with the new master weights. */

@@ -4,8 +4,23 @@ import { closeAll, localRings } from '../../helpers/rings.js';
 
 describe('wire use: bytes that arrived while compute ran', () => {
   it('merges intervals and splits a frame that straddles the end of compute pro rata', () => {
-    expect(union([[5, 7], [0, 2], [1, 3]])).toEqual([[0, 3], [5, 7]]);
-    const u = wireUse([{ start: 0, end: 10, bytes: 1000 }, { start: 20, end: 20, bytes: 50 }], [[5, 25]]);
+    expect(
+      union([
+        [5, 7],
+        [0, 2],
+        [1, 3],
+      ]),
+    ).toEqual([
+      [0, 3],
+      [5, 7],
+    ]);
+    const u = wireUse(
+      [
+        { start: 0, end: 10, bytes: 1000 },
+        { start: 20, end: 20, bytes: 50 },
+      ],
+      [[5, 25]],
+    );
     expect(u).toEqual({ wireMs: 10, bytes: 1050, hiddenMs: 5, hiddenBytes: 550 });
   });
 

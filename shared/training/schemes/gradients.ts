@@ -1,0 +1,122 @@
+// Where a unit's gradient goes once the backward pass has computed it, for every scheme: kept whole and
+// all-reduced (DP) or reduce-scattered (ZeRO-1) in DDP's buckets, or reduce-scattered unit by unit so that
+// only the owned slice stays (ZeRO-2/3); summed over micro-batches in fp32 with --accumulate; and handed to
+// Adam as fp32 laid out like the master weights.
+import { fromF32, toF32 } from '../../tensor/convert.js';
+import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
+import type { Unit } from '../layout.js';
+import { bucketSpan, DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
+import type { SchemeFlags } from './table.js';
+import type { SchemeContext } from './base.js';
+
+/** acc += x, elementwise (fp32). */
+function addInto(acc: Float32Array, x: Float32Array): void {
+  for (let i = 0; i < acc.length; i++) acc[i] += x[i];
+}
+
+export class Gradients {
+  /** In the working dtype: full padded layout, or this rank's shard. */
+  private readonly grads: Elems;
+  /** fp32 scratch for the gradient Adam reads, where `grads` is 16-bit or laid out otherwise. */
+  private readonly owned: Float32Array | null;
+  /** Whole gradients (DP, ZeRO-1): DDP's buckets, and the bucket each unit closes (its last to be written). */
+  private readonly buckets: Unit[][] = [];
+  private readonly closes = new Map<Unit, number>();
+  /** Reductions run one after another, in the order they were started, like collectives queued on one
+   *  stream: the first bucket's bytes are not slowed by the next one's. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** --accumulate K > 1: the fp32 sum of the micro-batches' gradients (whole for DP and ZeRO-1, the owned
+   *  shard for ZeRO-2/3), and a reduced shard widened to fp32 before it is added. */
+  private readonly accum: Float32Array | null = null;
+  private readonly widened: Float32Array | null = null;
+
+  constructor(
+    private readonly ctx: SchemeContext,
+    private readonly flags: SchemeFlags,
+    masterLength: number,
+  ) {
+    const { layout, ledger, dtype } = ctx;
+    this.grads = ledger.alloc('grads', dtype, flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
+    const sameLayout = flags.shardGradients === flags.shardOptimizer;
+    this.owned = sameLayout && this.grads instanceof Float32Array ? null : ledger.allocF32('compute', masterLength);
+    if ((ctx.accumulate ?? 1) > 1) {
+      this.accum = ledger.allocF32('accum', flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
+      if (flags.shardGradients) this.widened = ledger.allocF32('compute', layout.maxUnitPadded);
+    }
+    if (!flags.shardGradients) {
+      this.buckets = gradientBuckets(layout.units, ctx.bucketBytes ?? DEFAULT_BUCKET_BYTES, bytesPerElement(dtype));
+      this.buckets.forEach((b, i) => this.closes.set(b[b.length - 1], i));
+    }
+  }
+
+  /** Unit `u`'s gradient `g` (fp32, padded length, already divided by N*K) has just been computed: keep it
+   *  (copied out at once: `g` is reused), and start the reduction it completes, if any. `last`: this is the
+   *  optimizer step's last micro-batch. */
+  unitReady(u: Unit, g: Float32Array, last: boolean): Promise<void> | null {
+    const { ledger, dtype, coll } = this.ctx;
+    if (!this.flags.shardGradients) {
+      // DDP's no_sync: before the last micro-batch the gradient is only summed here, in fp32.
+      if (this.accum) {
+        const sum = this.accum.subarray(u.paddedOffset, u.paddedOffset + u.padded);
+        if (!last) return (addInto(sum, g), null);
+        addInto(g, sum);
+        sum.fill(0);
+      }
+      fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
+      const b = this.closes.get(u);
+      return b === undefined ? null : this.reduce(() => this.reduceBucket(b));
+    }
+    // Sharded gradients: copy this unit into a bucket now, reduce-scatter it, keep only the owned slice
+    // (summed in fp32 over the micro-batches when accumulating, as DeepSpeed's stage 2 does).
+    const bucket = ledger.alloc('bucket', dtype, u.padded);
+    fromF32(g, bucket);
+    const owned = this.grads.subarray(u.shardOffset, u.shardOffset + u.shard);
+    return this.reduce(async () => {
+      await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
+      if (this.accum) addInto(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), toF32(owned, this.widened!.subarray(0, u.shard)));
+    }).finally(() => ledger.free(bucket));
+  }
+
+  /** fp32 gradients laid out like the master weights this rank updates. */
+  forAdam(): Float32Array {
+    const { layout } = this.ctx;
+    if (this.accum && this.flags.shardGradients) return this.accum; // summed over the micro-batches
+    const out = this.owned;
+    if (!out) return this.grads as Float32Array; // fp32, laid out like the masters already
+    if (this.flags.shardGradients === this.flags.shardOptimizer) return toF32(this.grads, out);
+    // ZeRO-1: whole gradients are resident, but only the owned segment of each unit was reduced.
+    for (const u of layout.units) {
+      const own = layout.ownOffset(u);
+      toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
+    }
+    return out;
+  }
+
+  /** Adam has read them: the next step's micro-batches sum afresh. */
+  consumed(): void {
+    if (this.accum && this.flags.shardGradients) this.accum.fill(0);
+  }
+
+  /** Queue a reduction behind the ones already started. */
+  private reduce(run: () => Promise<unknown>): Promise<void> {
+    const done = this.queue.then(run).then(() => undefined);
+    this.queue = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Whole gradients: all-reduce bucket `b` (DP), or reduce-scatter each of its units so that every rank
+   *  holds the sum of the slice it updates (ZeRO-1). */
+  private async reduceBucket(b: number): Promise<void> {
+    const { coll, layout } = this.ctx;
+    const bucket = this.buckets[b];
+    if (!this.flags.shardOptimizer) {
+      const { offset, length } = bucketSpan(bucket);
+      await coll.allReduce(this.grads.subarray(offset, offset + length), `grad b${b}`);
+      return;
+    }
+    for (const u of bucket) {
+      const unit = this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded);
+      await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad b${b} u${u.index}`);
+    }
+  }
+}
