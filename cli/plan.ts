@@ -11,9 +11,10 @@ export interface PlanRow {
   fits: boolean | null;
 }
 
-export function plan(params: number, world: number, memory: number | undefined, dtype: WireDtype): PlanRow[] {
+export function plan(params: number, world: number, memory: number | undefined, dtype: WireDtype, accumulate = 1): PlanRow[] {
   return SCHEMES.map((scheme) => {
-    const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], bareSizes(params, world), dtype).resident;
+    const schedule = { gatherAhead: 0, reduceBehind: 0, accumulate };
+    const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], bareSizes(params, world), dtype, schedule).resident;
     return { scheme, bytesPerRank, fits: memory === undefined ? null : bytesPerRank <= memory };
   });
 }
@@ -36,9 +37,18 @@ export interface PlanActivations {
   bytes: number; // per rank
   model: string;
   batch: number; // global
+  accumulate: number; // micro-batches per optimizer step
 }
 
-export function formatPlan(rows: PlanRow[], params: number, world: number, memory: number | undefined, dtype: WireDtype, act?: PlanActivations): string {
+export function formatPlan(
+  rows: PlanRow[],
+  params: number,
+  world: number,
+  memory: number | undefined,
+  dtype: WireDtype,
+  act?: PlanActivations,
+  accumulate = 1,
+): string {
   const gb = (b: number) => (b / 1e9).toFixed(2);
   const head = [['scheme', 'model states GB/rank', 'B/param', ...(memory === undefined ? [] : ['fits'])]];
   const body = rows.map((r) => [
@@ -52,7 +62,7 @@ export function formatPlan(rows: PlanRow[], params: number, world: number, memor
       ? ''
       : `\nleft for activations and buffers in ${gb(memory)} GB: ${rows.map((r) => `${schemeTitle(r.scheme)} ${gb(memory - r.bytesPerRank)} GB`).join(', ')}`;
   const activations = act
-    ? `\nactivations per rank (${act.model}, global batch ${act.batch}, ${Math.ceil(act.batch / world)} per rank): ${gb(act.bytes)} GB under every scheme: ZeRO shards the model states, not the activations`
+    ? `\nactivations per rank (${act.model}, global batch ${act.batch}, ${Math.ceil(act.batch / (world * act.accumulate))} per rank${act.accumulate > 1 ? ` in each of ${act.accumulate} micro-batches` : ''}): ${gb(act.bytes)} GB under every scheme: ZeRO shards the model states, not the activations`
     : '';
-  return `${act ? `model ${act.model}: ` : ''}${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v); GB = 1e9 bytes\n${textTable(head, body)}${left}${activations}\nModel states only${act ? ' in the table' : ''}: ${act ? '' : 'activations, '}the gathered unit of ZeRO-3 and communication buffers come on top.`;
+  return `${act ? `model ${act.model}: ` : ''}${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v${accumulate > 1 ? `, and the fp32 gradient sum of ${accumulate} micro-batches` : ''}); GB = 1e9 bytes\n${textTable(head, body)}${left}${activations}\nModel states only${act ? ' in the table' : ''}: ${act ? '' : 'activations, '}the gathered unit of ZeRO-3 and communication buffers come on top.`;
 }

@@ -144,6 +144,9 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
         run.onCheckpoint(t + 1, written.path, written.sha256);
       }
     }
+    // Once every rank has entered this barrier, the next rank has received all this rank sent in the last
+    // step: only then have those bytes left through the interface (a shaped link may still hold them).
+    if (run.iface) await coll.barrier('scheme end');
     const sock1 = socketTotals(coll);
     const iface1 = ifaceCounters(run);
     const master = s.masterState().data;

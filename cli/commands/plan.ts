@@ -14,6 +14,11 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
         .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
         .option('model', { type: 'string', describe: 'a model instead: MLP widths, or gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] (adds the activations per rank)' })
         .option('batch', { type: 'number', default: 64, describe: 'with --model: the global batch (rows, or sequences of SEQ tokens)' })
+        .option('accumulate', {
+          type: 'number',
+          default: 1,
+          describe: 'micro-batches per optimizer step: adds the fp32 gradient accumulator, activations are one micro-batch',
+        })
         .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
         .option('world', { type: 'number', default: Number(envWorld ?? 8) })
         .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
@@ -26,13 +31,16 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       if (!Number.isInteger(a.batch) || a.batch < 1) throw new RangeError(`--batch: ${a.batch} must be a positive integer`);
       const spec = a.model === undefined ? null : modelSpec(parseModel(a.model));
       const params = spec ? spec.params : parseCount(a.params!, '--params');
-      const perRank = Math.ceil(a.batch / a.world);
+      if (!Number.isInteger(a.accumulate) || a.accumulate < 1) throw new RangeError(`--accumulate: ${a.accumulate} must be a positive integer`);
+      const perRank = Math.ceil(a.batch / (a.world * a.accumulate)); // rows of one micro-batch
       const bytes = spec?.activationBytes(perRank, a.recompute) ?? 0;
-      const activations = spec ? { bytes, model: `${spec.describe()}${a.recompute ? ', --recompute' : ''}`, batch: a.batch } : undefined;
+      const activations = spec
+        ? { bytes, model: `${spec.describe()}${a.recompute ? ', --recompute' : ''}`, batch: a.batch, accumulate: a.accumulate }
+        : undefined;
       if (!(a.cpu > 0)) throw new RangeError(`--cpu: ${a.cpu} must be a positive number of cores`);
       const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
-      const rows = plan(params, a.world, memory, a.wireDtype);
-      process.stdout.write(`${formatPlan(rows, params, a.world, memory, a.wireDtype, activations)}\n`);
+      const rows = plan(params, a.world, memory, a.wireDtype, a.accumulate);
+      process.stdout.write(`${formatPlan(rows, params, a.world, memory, a.wireDtype, activations, a.accumulate)}\n`);
       if (a.k8s)
         process.stdout.write(
           `\n# for each rank container of deploy/k8s/ranks.yaml (every scheme, one after another):\n${k8sResources(rows, a.cpu, activations?.bytes ?? 0)}\n`,

@@ -142,6 +142,10 @@ function reportNotes(r: Report): string[] {
     `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, computeNote(r))}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
+  if (c.accumulate > 1)
+    notes.push(
+      `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch: ${r.rows.map((x) => `${x.title} ${kb(x.sentPerStep.payload / c.accumulate)} KiB`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
+    );
   const hosts = new Set(r.ranks.map((x) => x.host));
   if (hosts.size > 1) notes.push(ringNote(r));
   const dp = r.rows.find((x) => isReplicated(x.scheme));
@@ -161,7 +165,7 @@ function reportNotes(r: Report): string[] {
   const act = r.rows[0]?.activations;
   if (act && act.measured > 0)
     notes.push(
-      `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for batch/N = ${c.batch / r.world} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
+      `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
   const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
   notes.push(`products computed on: ${products.join('; ')}${products.length > 1 ? ' (the ranks differ)' : ' (every rank)'}`);

@@ -150,7 +150,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
     peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
     activations: {
       measured: Math.max(...sums.map((s) => s.memory.peakPerBand.activations ?? 0)),
-      estimate: spec.activationBytes(config.batch / world, config.recompute),
+      estimate: spec.activationBytes(config.batch / (world * config.accumulate), config.recompute),
     },
     memory: {
       theoryBands: { ...mem.bands, ...(mem.transientBand ? { [mem.transientBand]: mem.transient } : {}) },

@@ -1,12 +1,10 @@
 // One training step of one rank, for every scheme: the bands, the forward and backward passes unit by unit,
 // the gradient reduction and the Adam update. What differs between the schemes is read from their row of
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
-import { adamUpdate, type AdamHyper, type OptimizerState } from '../adam.js';
+import { adamUpdate, type OptimizerState } from '../adam.js';
 import { fromF32 } from '../../tensor/convert.js';
-import type { Collectives } from '../../collectives/collectives.js';
-import type { Elems, WireDtype } from '../../tensor/dtype.js';
-import type { Unit, ShardLayout } from '../layout.js';
-import type { MemoryLedger } from '../../tensor/memory-ledger.js';
+import type { Elems } from '../../tensor/dtype.js';
+import type { Unit } from '../layout.js';
 import type { Compute } from '../compute.js';
 import { inlineCompute } from '../model.js';
 import { microBatch, type Batch } from '../data.js';
@@ -14,6 +12,9 @@ import type { SchemeName } from '../../control/run-config.js';
 import { SCHEME_TABLE, type SchemeFlags } from './table.js';
 import { StepProbe, type StepStats } from './step-probe.js';
 import { Gradients } from './gradients.js';
+import type { SchemeContext } from './context.js';
+
+export type { SchemeContext } from './context.js';
 
 export type { StepStats } from './step-probe.js';
 
@@ -21,20 +22,6 @@ export type { StepStats } from './step-probe.js';
  *  and send their next chunks, so communication progresses between units even when compute runs inline. */
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
-export interface SchemeContext {
-  layout: ShardLayout;
-  coll: Collectives;
-  ledger: MemoryLedger;
-  hyper: AdamHyper;
-  dtype: WireDtype; // of the working copy, the gradients and the wire
-  theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
-  gatherAhead?: number; // ZeRO-3: unit gathers kept in flight ahead of the unit being computed (0: none)
-  reduceBehind?: number; // sharded gradients: unit reduce-scatters left running behind the backward pass (0: none)
-  overlap?: boolean; // false: every reduction is awaited as soon as it starts (the "no overlap" baseline); default true
-  bucketBytes?: number; // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), bytes of the wire dtype
-  accumulate?: number; // micro-batches per optimizer step (default 1)
-  compute?: Compute; // where forward and backward run (default: inline, on this thread)
-}
 
 /** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
 export interface UnitParams {

@@ -7,7 +7,7 @@ import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
 import type { Unit } from '../layout.js';
 import { bucketSpan, DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
 import type { SchemeFlags } from './table.js';
-import type { SchemeContext } from './base.js';
+import type { SchemeContext } from './context.js';
 
 /** acc += x, elementwise (fp32). */
 function addInto(acc: Float32Array, x: Float32Array): void {

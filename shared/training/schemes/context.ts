@@ -1,0 +1,22 @@
+// What a scheme is given to train with: its layout, ring, ledger, optimizer settings and schedule.
+import type { AdamHyper } from '../adam.js';
+import type { Collectives } from '../../collectives/collectives.js';
+import type { WireDtype } from '../../tensor/dtype.js';
+import type { ShardLayout } from '../layout.js';
+import type { MemoryLedger } from '../../tensor/memory-ledger.js';
+import type { Compute } from '../compute.js';
+
+export interface SchemeContext {
+  layout: ShardLayout;
+  coll: Collectives;
+  ledger: MemoryLedger;
+  hyper: AdamHyper;
+  dtype: WireDtype; // of the working copy, the gradients and the wire
+  theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
+  gatherAhead?: number; // ZeRO-3: unit gathers kept in flight ahead of the unit being computed (0: none)
+  reduceBehind?: number; // sharded gradients: unit reduce-scatters left running behind the backward pass (0: none)
+  overlap?: boolean; // false: every reduction is awaited as soon as it starts (the "no overlap" baseline); default true
+  bucketBytes?: number; // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), bytes of the wire dtype
+  accumulate?: number; // micro-batches per optimizer step (default 1)
+  compute?: Compute; // where forward and backward run (default: inline, on this thread)
+}
