@@ -22,7 +22,6 @@ export type { StepStats } from './step-probe.js';
  *  and send their next chunks, so communication progresses between units even when compute runs inline. */
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
-
 /** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
 export interface UnitParams {
   elems: Elems; // the unit's unpadded parameters in the working dtype: the compute widens bf16 itself
