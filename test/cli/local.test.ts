@@ -17,6 +17,38 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const MODEL = '24,61,33,7'; // 1525 + 2046 + 238 parameters: none divisible by 4
 
+/** The dump lets anyone re-train independently: plain full-batch Adam over the dumped data and order must
+ *  give each step's loss and every scheme's final weights. */
+function replayDump(dump: string, steps: number, batch: number, losses: number[], schemes: string[]): void {
+  const spec = new MlpSpec(MODEL.split(',').map(Number));
+  const theta = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, 'initial.safetensors'))));
+  const data = parseSafetensors(readFileSync(join(dump, 'data.safetensors')));
+  const x = data.get('x')!.data as Float32Array;
+  const y = Int32Array.from(data.get('y')!.data as BigInt64Array, Number);
+  const order = data.get('batch_rows')!;
+  expect(order.shape).toEqual([steps, batch]);
+  const mlp = new Mlp(spec);
+  const m = new Float32Array(spec.params);
+  const v = new Float32Array(spec.params);
+  for (let t = 0; t < steps; t++) {
+    const rows = (order.data as Int32Array).subarray(t * batch, (t + 1) * batch);
+    const bx = new Float32Array(batch * spec.inputs);
+    const by = new Int32Array(batch);
+    rows.forEach((row, i) => {
+      bx.set(x.subarray(row * spec.inputs, (row + 1) * spec.inputs), i * spec.inputs);
+      by[i] = y[row];
+    });
+    const g = new Float32Array(spec.params);
+    const loss = mlp.lossAndGradient(theta, bx, batch, by, g);
+    expect(Math.abs(loss - losses[t])).toBeLessThanOrEqual(1e-5);
+    adamUpdate(theta, m, v, g, t + 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
+  }
+  for (const s of schemes) {
+    const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${s}.safetensors`))));
+    expect(maxAbsDiff(final, theta), s).toBeLessThanOrEqual(1e-5);
+  }
+}
+
 describe('zerowire local --world 4 --scheme all', () => {
   it('runs every scheme in separate processes and reports wire and memory cost that match theory', async () => {
     const out = join(dir, 'report.json');
@@ -72,36 +104,43 @@ describe('zerowire local --world 4 --scheme all', () => {
     expect(report.agreement.maxLossDiff).toBeLessThanOrEqual(1e-5);
     expect(report.perRank.zero3).toHaveLength(4);
 
-    // The dump lets anyone re-train independently: plain full-batch Adam over the dumped data and order.
-    const spec = new MlpSpec(MODEL.split(',').map(Number));
-    const theta = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, 'initial.safetensors'))));
-    const data = parseSafetensors(readFileSync(join(dump, 'data.safetensors')));
-    const x = data.get('x')!.data as Float32Array;
-    const y = Int32Array.from(data.get('y')!.data as BigInt64Array, Number);
-    const order = data.get('batch_rows')!;
-    expect(order.shape).toEqual([6, 16]);
-    const mlp = new Mlp(spec);
-    const m = new Float32Array(spec.params);
-    const v = new Float32Array(spec.params);
-    for (let t = 0; t < 6; t++) {
-      const rows = (order.data as Int32Array).subarray(t * 16, (t + 1) * 16);
-      const bx = new Float32Array(16 * spec.inputs);
-      const by = new Int32Array(16);
-      rows.forEach((row, i) => {
-        bx.set(x.subarray(row * spec.inputs, (row + 1) * spec.inputs), i * spec.inputs);
-        by[i] = y[row];
-      });
-      const g = new Float32Array(spec.params);
-      const loss = mlp.lossAndGradient(theta, bx, 16, by, g);
-      expect(Math.abs(loss - row('dp').losses[t])).toBeLessThanOrEqual(1e-5);
-      adamUpdate(theta, m, v, g, t + 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
-    }
-    for (const s of ['dp', 'zero1', 'zero2', 'zero3']) {
-      const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${s}.safetensors`))));
-      expect(maxAbsDiff(final, theta)).toBeLessThanOrEqual(1e-5);
-    }
+    replayDump(dump, 6, 16, row('dp').losses, ['dp', 'zero1', 'zero2', 'zero3']);
   });
 
+  it('--accumulate 4: four micro-batches of one row per rank; bytes per optimizer step as theory; the same weights as full-batch Adam', async () => {
+    const out = join(dir, 'accumulate.json');
+    const dump = join(dir, 'dump-accumulate');
+    const r = await runCli(
+      ['local', '--world', '4', '--scheme', 'all', '--model', MODEL, '--steps', '4', '--batch', '16', '--samples', '96', '--lr', '0.01'].concat([
+        '--wire-dtype',
+        'fp32',
+        '--accumulate',
+        '4',
+        '--out',
+        out,
+        '--dump',
+        dump,
+      ]),
+    );
+    expect(r.stderr).not.toMatch(/"level":50/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/--accumulate 4: every figure per step is per optimizer step of 4 micro-batches of 1 rows per rank/);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    const row = (s: string) => report.rows.find((x) => x.scheme === s)!;
+    for (const x of report.rows) {
+      expect(x.sentPerStep.payload).toBe(x.sentPerStep.theory);
+      expect(x.resident.measured).toBe(x.resident.theory);
+    }
+    // DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch (4 + the parameters' gather),
+    // ZeRO-3 gathers twice and reduce-scatters every micro-batch: 2 : 2 : 5 : 12 passes.
+    const dp = row('dp').sentPerStep.payload;
+    expect([row('zero1'), row('zero2'), row('zero3')].map((x) => x.sentPerStep.payload / dp)).toEqual([1, 2.5, 6]);
+    // The fp32 accumulator: whole for DP and ZeRO-1 (+4 B/param: fp32 wire, so 4 + 4 + 12 + 4), the owned
+    // shard for ZeRO-2/3.
+    expect(row('dp').resident.theory).toBeCloseTo(24 * (report.rows[0].paddedParams / report.rows[0].params), 9);
+    expect(report.agreement.agree).toBe(true);
+    replayDump(dump, 4, 16, row('dp').losses, ['dp', 'zero1', 'zero2', 'zero3']);
+  });
   it('bf16 on the wire: ZeRO-3/DP payload ratio 1.5, half the fp32 bytes', async () => {
     const out = join(dir, 'bf16.json');
     const r = await runCli([
