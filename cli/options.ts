@@ -47,7 +47,16 @@ export function runOptions<T>(y: Argv<T>) {
       default: envWorld ?? '4',
       describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join",
     })
-    .option('scheme', { type: 'string', default: 'all', describe: 'dp|zero1|zero2|zero3|all, or a comma list' })
+    .option('scheme', {
+      type: 'string',
+      default: 'all',
+      describe: 'dp|zero1|zero2|zero3|hsdp|all, or a comma list (all: hsdp too where there are 2+ groups of 2+ ranks)',
+    })
+    .option('shard-group', {
+      type: 'number',
+      default: 0,
+      describe: 'hsdp: ranks per shard group (ZeRO-3 within it, replicas across groups); 0: the ranks of one host',
+    })
     .option('model', { type: 'string', default: DEFAULT_MODEL, describe: 'MLP layer widths, input first' })
     .option('steps', { type: 'number', default: 20 })
     .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })

@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { encodeMessage, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
-import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
+import { ALL_SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { resolveHybrid } from '../shared/control/shard-groups.js';
 import { nowMs } from '../shared/accounting/clock.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { BindError } from '../shared/transport/bind-error.js';
@@ -40,6 +41,7 @@ export interface RunResult {
   ranks: RankInfo[];
   summaries: Map<SchemeName, SchemeSummary[]>; // per scheme, indexed by rank
   messages: { largest: number; cap: number }; // the largest control message a rank sent, and the cap it had
+  notes: string[]; // how the run was resolved (a scheme left out, and why)
 }
 
 export type StepListener = (scheme: SchemeName, step: number, ranksDone: number, metrics: StepMetrics) => void;
@@ -51,6 +53,7 @@ export class Coordinator {
   private readonly membership: Membership;
   private phase: Phase = 'joining';
   private wired = false; // every rank reported its ring ready
+  private readonly notes: string[] = []; // what the report should say about how the run was resolved
   private failure: CoordinatorError | null = null;
   private readonly waiters = new Waiters();
   private readonly ready = new Set<number>();
@@ -114,10 +117,11 @@ export class Coordinator {
 
   /** Run every scheme of the config and return what the ranks reported. */
   async run(): Promise<RunResult> {
-    const { config } = this.opts;
     const world = await this.settleWorld();
-    const plan = new RunPlan(config, world);
     this.phase = 'running';
+    this.seatRanks();
+    const config = this.hybridConfig();
+    const plan = new RunPlan(config, world);
     if (config.batch % (world * config.accumulate) !== 0)
       this.failWith(
         new CoordinatorError(
@@ -130,13 +134,14 @@ export class Coordinator {
     }
     if (this.failure) throw this.failure;
     this.membership.capMessages(memberMessageCap(plan));
-    this.seatRanks();
+    // The hybrid's sub-rings dial any rank: every rank learns every address.
+    const peers = config.schemes.includes('hsdp') ? { peers: this.members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
     const runId = randomBytes(8).toString('hex');
     const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
     for (const m of this.members) {
       const prev = this.members[(m.info.rank - 1 + world) % world].info;
       const hostRanks = this.members.filter((o) => o.info.hostname === m.info.hostname).length;
-      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, hostRanks, config });
+      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, hostRanks, config, ...peers });
     }
     await this.until(
       () => this.ready.size === world,
@@ -159,7 +164,25 @@ export class Coordinator {
     this.current = null;
     await this.checkpoints.settled();
     if (this.failure) throw this.failure;
-    return { world, plan, ranks: this.members.map((m) => m.info), summaries: this.done, messages: this.membership.messages };
+    return { world, plan, ranks: this.members.map((m) => m.info), summaries: this.done, messages: this.membership.messages, notes: this.notes };
+  }
+
+  /** The config the ranks get: hsdp's shard group resolved from the hosts, or hsdp left out of `all`. */
+  private hybridConfig(): RunConfig {
+    const { config } = this.opts;
+    try {
+      const all = ALL_SCHEMES.every((s) => config.schemes.includes(s));
+      const r = resolveHybrid(
+        config,
+        this.members.map((m) => m.info.host),
+        !all,
+      );
+      if (r.note) this.notes.push(r.note);
+      return r.config;
+    } catch (err) {
+      this.failWith(new CoordinatorError((err as Error).message));
+      throw this.failure!;
+    }
   }
 
   /** How many ranks this run has: the number given, or (auto) what joined once things settled. */

@@ -143,7 +143,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     await coord.finish();
     progress.clear();
     log.debug(result.messages, `largest control message from a rank: ${result.messages.largest} bytes (cap ${result.messages.cap})`);
-    const report = buildReport(result.plan, result.ranks, result.summaries);
+    const report = buildReport(result.plan, result.ranks, result.summaries, result.notes);
     process.stdout.write(`${formatReport(report)}\n`);
     if (!report.agreement.agree) log.warn(report.agreement, 'schemes disagree on the loss beyond the tolerance');
     await writeOutputs(opts, result, report, log);

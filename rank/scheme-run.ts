@@ -15,7 +15,7 @@ import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { bufferBytes } from '../shared/tensor/wasm/memories.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { schemeTitle } from '../shared/training/schemes/table.js';
+import { isHybrid, schemeTitle } from '../shared/training/schemes/table.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { ComputeMode, SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
@@ -27,7 +27,8 @@ import type { StepStats } from '../shared/training/schemes/step-probe.js';
 export interface SchemeRun {
   scheme: SchemeName;
   plan: RunPlan; // the run, resolved once: model, layout, theory
-  coll: Collectives;
+  coll: Collectives; // the run's ring
+  hybrid?: { group: Collectives; cross: Collectives }; // the hybrid scheme's sub-rings (when it runs)
   data: TrainingData;
   compute: Compute;
   computeMode: ComputeMode; // where `compute` runs, for the report
@@ -75,9 +76,10 @@ const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
 
 /** The scheme's bands allocated and its initial weights loaded, or its state from a checkpoint. */
 async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLedger): Promise<Base> {
-  const { scheme, coll, compute, log } = run;
+  const { scheme, compute, log } = run;
+  const { coll, cross } = trainingRings(run);
   const c = run.plan.config;
-  const ring = coll.ring;
+  const ring = run.coll.ring; // the run's: this rank's global id
   const theta0 = run.plan.theta0();
   await yieldToEventLoop(); // making the initial weights can take a while: let the heartbeats through
   const s = new SCHEME_CLASSES[scheme]().setup({
@@ -87,6 +89,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps },
     dtype: c.wireDtype,
     theta0,
+    ...(cross ? { cross, ranks: run.coll.world } : {}),
     gatherAhead: c.gatherAhead,
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,
@@ -107,16 +110,17 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const { scheme, plan, coll, data, compute, log } = run;
   const c = plan.config;
   const ring = coll.ring;
-  const layout = plan.layout(ring.rank);
+  const layout = plan.layoutFor(scheme, ring.rank);
+  const rings = allRings(run);
   // What earlier schemes left (their heaps, the data set's teacher network) is garbage by now: collected, so
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
   collectGarbage();
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
   const ledger = new MemoryLedger(WasmHeap.create(plan.heapBytes(scheme)));
-  coll.useLedger(ledger);
+  for (const r of rings) r.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {
-    const sock0 = socketTotals(coll);
+    const sock0 = socketTotals(rings);
     const iface0 = ifaceCounters(run);
     const s = await startScheme(run, layout, ledger);
     const resume = c.resume?.[scheme];
@@ -147,7 +151,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     // Once every rank has entered this barrier, the next rank has received all this rank sent in the last
     // step: only then have those bytes left through the interface (a shaped link may still hold them).
     if (run.iface) await coll.barrier('scheme end');
-    const sock1 = socketTotals(coll);
+    const sock1 = socketTotals(rings);
     const iface1 = ifaceCounters(run);
     const master = s.masterState().data;
     const summary: SchemeSummary = {
@@ -166,7 +170,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
     return summary;
   } finally {
-    coll.useLedger(undefined);
+    for (const r of rings) r.useLedger(undefined);
   }
 }
 
@@ -192,10 +196,28 @@ function stepMetrics(t: number, st: StepStats, ledger: MemoryLedger, clock: Cloc
 }
 
 /** TCP bytes on both peer sockets (handshakes included). */
-function socketTotals(coll: Collectives): { written: number; read: number } {
-  const a = coll.ring.next?.socketBytes() ?? { written: 0, read: 0 };
-  const b = coll.ring.prev?.socketBytes() ?? { written: 0, read: 0 };
-  return { written: a.written + b.written, read: a.read + b.read };
+function socketTotals(colls: Collectives[]): { written: number; read: number } {
+  let written = 0;
+  let read = 0;
+  for (const { ring } of colls)
+    for (const link of [ring.next, ring.prev]) {
+      const b = link?.socketBytes() ?? { written: 0, read: 0 };
+      written += b.written;
+      read += b.read;
+    }
+  return { written, read };
+}
+
+/** The rings a scheme trains on: the run's ring, or the hybrid's group ring and cross ring. */
+function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives } {
+  if (!isHybrid(run.scheme)) return { coll: run.coll };
+  if (!run.hybrid) throw new Error('the hybrid scheme runs without its sub-rings');
+  return { coll: run.hybrid.group, cross: run.hybrid.cross };
+}
+
+/** Every ring this rank has: their staging goes to the scheme's ledger, their sockets to its byte totals. */
+function allRings(run: SchemeRun): Collectives[] {
+  return run.hybrid ? [run.coll, run.hybrid.group, run.hybrid.cross] : [run.coll];
 }
 
 function ifaceCounters(run: SchemeRun): InterfaceCounters | null {

@@ -9,7 +9,8 @@ import { fitCheck } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import { resolveCompute, type ComputeMode, type SchemeName } from '../shared/control/run-config.js';
-import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
+import { PeerListener, wireRing, wireSubRing, type Ring } from '../shared/transport/ring.js';
+import { crossMembers, groupMembers } from '../shared/control/shard-groups.js';
 import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
 import { LinkError } from '../shared/transport/channel.js';
@@ -57,6 +58,8 @@ export class RankSession {
   private wakeDialler: (() => void) | null = null;
   private threads = 1; // computing this rank's products (--threads, resolved when assigned)
   private computeMode: ComputeMode = 'inline'; // --compute, resolved when assigned
+  private hybrid: { group: Collectives; cross: Collectives } | undefined; // hsdp's sub-rings
+  private readonly subRings: Ring[] = [];
   private clock: ClockEstimate = { offsetMs: 0, uncertaintyMs: Number.POSITIVE_INFINITY };
   private clockReply: ((t0: number, t1: number, t2: number) => void) | null = null;
   private watchdog: Liveness | null = null;
@@ -97,6 +100,7 @@ export class RankSession {
       await new Promise<void>((resolve, reject) => {
         const fail = (err: Error) => {
           this.ring?.close(); // fails any collective still waiting, so the rank stops at once
+          for (const r of this.subRings) r.close();
           reject(err);
         };
         // The coordinator and this rank ping each other; silence means it (or the link to it) is gone.
@@ -143,6 +147,7 @@ export class RankSession {
     this.dialing?.terminate();
     this.watchdog?.stop();
     this.ring?.close();
+    for (const r of this.subRings) r.close();
     await this.listener?.close();
     if (this.ws && this.ws.readyState === this.ws.OPEN) this.ws.close(1000, 'bye');
   }
@@ -248,9 +253,14 @@ export class RankSession {
           prev: { host: msg.prevHost, port: msg.prevPort },
           timeoutMs: c.timeoutMs,
           chunkBytes: c.chunkBytes,
+          keepOpen: true,
         });
-        for (const link of [this.ring.next, this.ring.prev]) link?.keepalive(this.liveness);
-        this.coll = new Collectives(this.ring, { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs });
+        const limits = { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs };
+        this.hybrid = await this.wireHybrid(msg, limits);
+        this.listener!.seal();
+        for (const ring of [this.ring, this.hybrid?.group.ring, this.hybrid?.cross.ring])
+          for (const link of [ring?.next, ring?.prev]) link?.keepalive(this.liveness);
+        this.coll = new Collectives(this.ring, limits);
         await this.syncClock();
         this.send({ type: 'ready', rank: this.rank });
         return;
@@ -280,6 +290,24 @@ export class RankSession {
     );
   }
 
+  /** The hybrid scheme's sub-rings, when it runs: the shard group's and the cross ring (shard-groups.ts). */
+  private async wireHybrid(
+    msg: Extract<ControlMessage, { type: 'assign' }>,
+    limits: { chunkBytes: number; timeoutMs: number },
+  ): Promise<{ group: Collectives; cross: Collectives } | undefined> {
+    const c = msg.config;
+    if (!c.schemes.includes('hsdp')) return undefined;
+    if (!msg.peers || msg.peers.length !== msg.world) throw new RankError('the coordinator sent no ring addresses for the hybrid scheme');
+    const G = c.shardGroup;
+    const common = { self: msg.rank, peers: msg.peers, runId: msg.runId, ringKey: msg.ringKey, listener: this.listener!, ...limits };
+    const [group, cross] = await Promise.all([
+      wireSubRing({ ...common, ring: 'group', members: groupMembers(msg.rank, G) }),
+      wireSubRing({ ...common, ring: 'cross', members: crossMembers(msg.rank, G, msg.world) }),
+    ]);
+    this.subRings.push(group, cross);
+    return { group: new Collectives(group, limits), cross: new Collectives(cross, limits) };
+  }
+
   private async train(scheme: SchemeName): Promise<void> {
     const { plan, coll, data } = this;
     if (!plan || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
@@ -301,6 +329,7 @@ export class RankSession {
         resyncClock: () => this.syncClock(),
         straggleMs: this.opts.straggleMs ?? 0,
         computeMode: this.computeMode,
+        hybrid: this.hybrid,
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
         onCheckpoint: (step, file, sha256) => this.send({ type: 'checkpoint', scheme, step, rank, file, sha256 }),
       });

@@ -64,6 +64,7 @@ export interface Report {
   config: RunConfig;
   ranks: RankRecord[];
   ring: { crossHost: boolean[] }; // per rank: whether its link to the next rank leaves its host
+  notes: string[]; // how the coordinator resolved the run (a scheme left out, and why)
   rows: SchemeRow[];
   agreement: { lossTolerance: number; maxLossDiff: number; maxParamDiff: number; agree: boolean };
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
@@ -99,9 +100,10 @@ function splitExposed(sums: SchemeSummary[]): SchemeRow['split'] {
 
 /** The full unpadded fp32 parameters a scheme ended with, from the ranks' master bytes. */
 export function finalParameters(plan: RunPlan, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
-  const layout = plan.layout0;
+  const layout = plan.layoutFor(scheme, 0);
   const f32 = (b: Uint8Array) => new Float32Array(Uint8Array.prototype.slice.call(b).buffer);
-  if (SCHEME_TABLE[scheme].shardOptimizer) return layout.assemble(summaries.map((s) => f32(s.master)));
+  // Sharded: one group's shards make the model (the hybrid's other groups hold replicas of them).
+  if (SCHEME_TABLE[scheme].shardOptimizer) return layout.assemble(summaries.slice(0, layout.world).map((s) => f32(s.master)));
   return layout.unpad(f32(summaries[0].master));
 }
 
@@ -131,7 +133,8 @@ function stepTimes(sums: SchemeSummary[], split: SchemeRow['split']): SchemeRow[
 /** One scheme's row: its measured figures next to theory, and how far its final weights are from `first`'s
  *  (the first scheme's, or its own). */
 function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], firstFinal: Float32Array | null): SchemeRow {
-  const { config, spec, sizes, world } = plan;
+  const { config, spec, world } = plan;
+  const sizes = plan.sizesFor(scheme);
   const P = spec.params;
   const split = splitExposed(sums);
   const mem = plan.memory(scheme);
@@ -176,7 +179,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   };
 }
 
-export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>): Report {
+export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>, notes: string[] = []): Report {
   const { config, world } = plan;
   const rows: SchemeRow[] = [];
   let first: Float32Array | null = null;
@@ -199,6 +202,7 @@ export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<S
     config,
     ranks,
     ring: { crossHost: crossHostLinks(ranks.map((x) => x.host)) },
+    notes,
     rows,
     agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
     perRank,

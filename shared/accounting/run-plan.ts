@@ -4,7 +4,8 @@
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { modelSpec, type ModelSpec } from '../training/model.js';
-import { SCHEME_TABLE } from '../training/schemes/table.js';
+import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
+import { bytesPerElement } from '../tensor/dtype.js';
 import { heapBytes, memoryTheory, trafficTheory, type MemoryTheory } from './theory.js';
 
 export class RunPlan {
@@ -35,18 +36,46 @@ export class RunPlan {
     return rank === 0 ? this.layout0 : new ShardLayout(this.spec, this.world, rank, this.config.unit);
   }
 
-  /** Model states per band, resident and at the step's worst moment. */
-  memory(scheme: SchemeName): MemoryTheory {
-    return memoryTheory(SCHEME_TABLE[scheme], this.sizes, this.config.wireDtype, this.config);
+  /** The ranks a scheme shards over: its shard group for the hybrid, else the world. */
+  shardWorld(scheme: SchemeName): number {
+    return isHybrid(scheme) ? this.config.shardGroup : this.world;
   }
 
-  /** Payload bytes one rank sends per optimizer step (all its micro-batches). */
+  /** Rank `rank`'s layout under `scheme`: the hybrid shards over the rank's group, at its place in it. */
+  layoutFor(scheme: SchemeName, rank: number): ShardLayout {
+    const G = this.shardWorld(scheme);
+    return G === this.world ? this.layout(rank) : new ShardLayout(this.spec, G, rank % G, this.config.unit);
+  }
+
+  /** The sizes the theory needs under `scheme`. */
+  sizesFor(scheme: SchemeName): LayoutSizes {
+    return this.shardWorld(scheme) === this.world ? this.sizes : this.layoutFor(scheme, 0).sizes();
+  }
+
+  /** Model states per band, resident and at the step's worst moment. */
+  memory(scheme: SchemeName): MemoryTheory {
+    return memoryTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config);
+  }
+
+  /** Payload bytes one rank sends per optimizer step (all its micro-batches), on its ring or (the hybrid) its
+   *  group's ring and its cross ring. */
+  trafficSplit(scheme: SchemeName): { group: number; cross: number } {
+    const c = this.config;
+    const group = trafficTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate);
+    if (!isHybrid(scheme)) return { group, cross: 0 };
+    // Each unit's reduced shard is all-reduced over the M groups, every micro-batch: 2(M-1)/M of the shard.
+    const M = this.world / c.shardGroup;
+    return { group, cross: ((2 * (M - 1)) / M) * this.sizesFor(scheme).shardTotal * bytesPerElement(c.wireDtype) * c.accumulate };
+  }
+
+  /** Payload bytes one rank sends per optimizer step. */
   traffic(scheme: SchemeName): number {
-    return trafficTheory(SCHEME_TABLE[scheme], this.sizes, this.config.wireDtype, this.config.accumulate);
+    const t = this.trafficSplit(scheme);
+    return t.group + t.cross;
   }
 
   /** The WebAssembly heap a rank of this scheme allocates its bands in. */
   heapBytes(scheme: SchemeName): number {
-    return heapBytes(SCHEME_TABLE[scheme], this.sizes, this.config.wireDtype, this.config);
+    return heapBytes(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config);
   }
 }

@@ -3,12 +3,12 @@
 // and one encode/decode pair (msgpack). Data-plane chunk frames are in transport/frame.ts.
 import { pack, Packr, unpack } from 'msgpackr';
 import * as v from 'valibot';
-import { RunConfigSchema, SCHEMES } from './run-config.js';
+import { RunConfigSchema, ALL_SCHEMES } from './run-config.js';
 import { binary, binaryOf, finite, int, parse, ProtocolError, text } from './schema.js';
 
 export const PROTOCOL_VERSION = 1;
 
-const scheme = v.picklist(SCHEMES);
+const scheme = v.picklist(ALL_SCHEMES);
 const rank = int(0);
 const numberRecord = v.record(v.string(), finite);
 
@@ -115,6 +115,8 @@ const ControlMessageSchema = v.variant('type', [
     prevHost: text(255),
     prevPort: int(0, 65535),
     hostRanks: int(1), // ranks on this rank's host (by hostname): --threads auto shares the cores among them
+    // every rank's ring address, by rank id: what the hybrid scheme's sub-rings dial (only when it runs)
+    peers: v.optional(v.array(v.object({ host: text(255), port: int(0, 65535) }))),
     config: RunConfigSchema,
   }),
   v.object({ type: v.literal('ready'), rank }),
@@ -132,7 +134,13 @@ export type ControlMessage = v.InferOutput<typeof ControlMessageSchema>;
 
 /** Opens a rank-to-rank connection. `proof` = HMAC-SHA256(ringKey, runId|rank): only ranks the coordinator
  *  admitted to this run know the ring key, so nobody else can feed frames into the ring. */
-const PeerHelloSchema = v.object({ type: v.literal('hello'), rank, runId: text(64), proof: binaryOf(32) });
+const PeerHelloSchema = v.object({
+  type: v.literal('hello'),
+  rank,
+  runId: text(64),
+  proof: binaryOf(32),
+  ring: v.optional(v.picklist(['group', 'cross'])), // a hybrid scheme's sub-ring (absent: the main ring)
+});
 export type PeerHello = v.InferOutput<typeof PeerHelloSchema>;
 
 function validateControl(x: unknown): ControlMessage {

@@ -4,8 +4,11 @@ import * as v from 'valibot';
 import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { finite, int, issuePath, issueText, parse, text } from './schema.js';
 
+/** The seed's four schemes, on the run's one ring. */
 export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
-export type SchemeName = (typeof SCHEMES)[number];
+/** With the hybrid: ZeRO-3 within a shard group, replicas across groups, over two sub-rings. */
+export const ALL_SCHEMES = [...SCHEMES, 'hsdp'] as const;
+export type SchemeName = (typeof ALL_SCHEMES)[number];
 export const UNITS = ['layer', 'model'] as const;
 export type UnitMode = (typeof UNITS)[number];
 const COMPUTE_MODES = ['auto', 'inline', 'thread'] as const;
@@ -17,7 +20,7 @@ const MAX_CHUNK_BYTES = 64 << 20;
 export const DEFAULT_MODEL = '512,1024,512,10'; // 1,055,242 parameters
 export const DEFAULT_BUCKET_BYTES = 25 * 2 ** 20; // DDP's bucket_cap_mb
 
-const scheme = v.picklist(SCHEMES);
+const scheme = v.picklist(ALL_SCHEMES);
 const checkpointDir = text(4096);
 
 export const ARCHS = ['mlp', 'gpt'] as const;
@@ -44,6 +47,8 @@ export const RunConfigSchema = v.object({
   // false: each collective awaited as soon as it starts, the "no overlap" baseline
   overlap: v.boolean(),
   bucketBytes: int(1024, 1 << 30), // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), wire-dtype bytes
+  // hsdp: ranks per shard group (0: the ranks of one host; the coordinator resolves it before it assigns)
+  shardGroup: int(0, 4096),
   gatherAhead: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
@@ -79,6 +84,7 @@ export interface RunOptions {
   chunkKib: number;
   timeout: number; // seconds
   overlap?: string; // on|off
+  shardGroup?: number; // hsdp: 0 = by host
   bucketMib?: number;
   prefetch?: number; // both of the two below (the older option, kept as their alias)
   gatherAhead?: number;
@@ -103,6 +109,7 @@ const OPTION: Record<string, string> = {
   timeoutMs: '--timeout (in ms)',
   schemes: '--scheme',
   overlap: '--overlap',
+  shardGroup: '--shard-group',
   bucketBytes: '--bucket-mib (in bytes)',
   gatherAhead: '--gather-ahead',
   reduceBehind: '--reduce-behind',
@@ -115,9 +122,9 @@ function parseSchemes(list: string): SchemeName[] {
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
-  if (parts.length === 1 && parts[0] === 'all') return [...SCHEMES];
-  const bad = parts.filter((p) => !(SCHEMES as readonly string[]).includes(p));
-  if (!parts.length || bad.length) throw new ConfigError(`--scheme: "${list}" is not one of ${SCHEMES.join('|')}|all (or a comma list)`);
+  if (parts.length === 1 && parts[0] === 'all') return [...ALL_SCHEMES]; // hsdp only where groups exist (the coordinator decides)
+  const bad = parts.filter((p) => !(ALL_SCHEMES as readonly string[]).includes(p));
+  if (!parts.length || bad.length) throw new ConfigError(`--scheme: "${list}" is not one of ${ALL_SCHEMES.join('|')}|all (or a comma list)`);
   return [...new Set(parts)] as SchemeName[];
 }
 
@@ -172,6 +179,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
     overlap,
+    shardGroup: o.shardGroup ?? 0,
     bucketBytes: Math.round((o.bucketMib ?? DEFAULT_BUCKET_BYTES / 2 ** 20) * 2 ** 20),
     gatherAhead,
     reduceBehind,

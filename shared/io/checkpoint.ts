@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { ARCHS, SCHEMES, UNITS } from '../control/run-config.js';
+import { ARCHS, ALL_SCHEMES, UNITS } from '../control/run-config.js';
 import { int, parse } from '../control/schema.js';
 import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import { toStateDict } from './state-dict.js';
 
 const CheckpointIndexSchema = v.object({
   format: v.literal('zerowire-checkpoint-2'),
-  scheme: v.picklist(SCHEMES),
+  scheme: v.picklist(ALL_SCHEMES),
   step: int(1),
   world: int(1),
   arch: v.optional(v.picklist(ARCHS), 'mlp'), // indexes written before the GPT have none: an MLP

@@ -29,8 +29,14 @@ const HELLO_TIMEOUT_MS = 5000;
 const MAX_WAITING = 32;
 
 /** A rank's listening socket: its next neighbour dials in here, and this rank sends to it over that link. */
+/** Which ring a link belongs to: the main ring, or a hybrid scheme's sub-ring. */
+export type RingName = 'main' | 'group' | 'cross';
+const slot = (ring: RingName, rank: number) => `${ring}:${rank}`;
+const ringOf = (h: PeerHello): RingName => h.ring ?? 'main';
+
 export class PeerListener {
-  private readonly waiting = new Map<number, { runId: string; ringKey: Uint8Array; resolve: (c: PeerChannel) => void; reject: (e: Error) => void }>();
+  /** By ring and rank: a rank may dial this one for more than one ring. */
+  private readonly waiting = new Map<string, { runId: string; ringKey: Uint8Array; resolve: (c: PeerChannel) => void; reject: (e: Error) => void }>();
   /** Connections that said hello before this rank was told its ring key; checked when expect() runs. */
   private readonly early: { ws: WebSocket; hello: PeerHello; from: string }[] = [];
 
@@ -71,8 +77,8 @@ export class PeerListener {
   }
 
   /** Resolve with the channel to `rank` once it has connected and proved it belongs to this run. */
-  expect(rank: number, runId: string, ringKey: Uint8Array, timeoutMs: number): Promise<PeerChannel> {
-    const candidates = this.early.filter((e) => e.hello.rank === rank);
+  expect(rank: number, runId: string, ringKey: Uint8Array, timeoutMs: number, ring: RingName = 'main'): Promise<PeerChannel> {
+    const candidates = this.early.filter((e) => e.hello.rank === rank && ringOf(e.hello) === ring);
     const good = candidates.find((e) => e.hello.runId === runId && validProof(ringKey, runId, rank, e.hello.proof));
     for (const e of candidates) {
       this.early.splice(this.early.indexOf(e), 1);
@@ -81,10 +87,12 @@ export class PeerListener {
     if (good) return this.admit(good.ws, good.hello, good.from, runId, ringKey);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.waiting.delete(rank);
-        reject(new Error(`rank ${rank} did not connect to this rank's peer port ${this.port} within ${timeoutMs} ms`));
+        this.waiting.delete(slot(ring, rank));
+        reject(
+          new Error(`rank ${rank} did not connect to this rank's peer port ${this.port}${ring === 'main' ? '' : ` (${ring} ring)`} within ${timeoutMs} ms`),
+        );
       }, timeoutMs);
-      this.waiting.set(rank, {
+      this.waiting.set(slot(ring, rank), {
         runId,
         ringKey,
         resolve: (c) => (clearTimeout(timer), resolve(c)),
@@ -127,7 +135,8 @@ export class PeerListener {
       try {
         if (!isBinary) throw new Error('text message');
         const hello = validateHello(decodeMsgpack(data as Buffer));
-        const w = this.waiting.get(hello.rank);
+        const key = slot(ringOf(hello), hello.rank);
+        const w = this.waiting.get(key);
         if (!w) {
           // This side has not been told its ring key yet: hold the connection until expect() checks it.
           // Off the deadline (this rank may be slow to hear its assignment), but 16 at most, and all of them
@@ -141,7 +150,7 @@ export class PeerListener {
         }
         // A stranger claiming the rank we wait for is turned away; the wait goes on for the real one.
         if (hello.runId !== w.runId || !validProof(w.ringKey, w.runId, hello.rank, hello.proof)) throw new Error('not a member of this run');
-        this.waiting.delete(hello.rank);
+        this.waiting.delete(key);
         this.unproven.delete(socket);
         this.admit(ws, hello, from, w.runId, w.ringKey).then(w.resolve, w.reject);
       } catch (err) {
@@ -159,6 +168,7 @@ export async function dialPeer(
   peer: number,
   auth: { runId: string; ringKey: Uint8Array },
   limits: { chunkBytes: number; timeoutMs: number },
+  ring: RingName = 'main',
 ): Promise<PeerChannel> {
   const { runId, ringKey } = auth;
   const where = `ws://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}/`;
@@ -168,7 +178,8 @@ export async function dialPeer(
   } catch (err) {
     throw new Error(`cannot reach rank ${peer} at ${where}: ${(err as Error).message}`, { cause: err });
   }
-  client.sendMessage(encodeMessage({ type: 'hello', rank: self, runId, proof: helloProof(ringKey, runId, self) }));
+  const hello: PeerHello = { type: 'hello', rank: self, runId, proof: helloProof(ringKey, runId, self), ...(ring === 'main' ? {} : { ring }) };
+  client.sendMessage(encodeMessage(hello));
   return new PeerChannel(new ClientTransport(client), peer, `link from rank ${peer} (${where})`);
 }
 
@@ -197,10 +208,11 @@ export async function wireRing(opts: {
   prev: PeerAddress;
   timeoutMs: number;
   chunkBytes: number; // the run's chunk size: the largest data frame a peer may send
+  keepOpen?: boolean; // more rings are wired through this listener: the caller seals it
 }): Promise<Ring> {
   const { rank, world, runId, ringKey, listener } = opts;
   if (world === 1) {
-    listener.seal();
+    if (!opts.keepOpen) listener.seal();
     return new Ring(rank, world, null, null);
   }
   const nextRank = (rank + 1) % world;
@@ -209,6 +221,36 @@ export async function wireRing(opts: {
     listener.expect(nextRank, runId, ringKey, opts.timeoutMs),
     dialPeer(opts.prev, rank, prevRank, { runId, ringKey }, opts),
   ]);
-  listener.seal();
+  if (!opts.keepOpen) listener.seal();
   return new Ring(rank, world, next, prev);
+}
+
+/**
+ * A sub-ring of the run's ranks (a hybrid scheme's shard group, or the ranks holding the same shard in every
+ * group): `members` are global rank ids in ring order, this rank among them. Links are named by the ring,
+ * so two ranks may share a link in more than one ring. The Ring it returns counts positions within it.
+ */
+export async function wireSubRing(opts: {
+  ring: Exclude<RingName, 'main'>;
+  self: number;
+  members: readonly number[];
+  peers: readonly PeerAddress[]; // by global rank id
+  runId: string;
+  ringKey: Uint8Array;
+  listener: PeerListener;
+  timeoutMs: number;
+  chunkBytes: number;
+}): Promise<Ring> {
+  const { ring, self, members, runId, ringKey, listener } = opts;
+  const at = members.indexOf(self);
+  if (at < 0) throw new Error(`rank ${self} is not in its ${ring} ring (${members.join(', ')})`);
+  const size = members.length;
+  if (size === 1) return new Ring(0, 1, null, null);
+  const nextRank = members[(at + 1) % size];
+  const prevRank = members[(at - 1 + size) % size];
+  const [next, prev] = await Promise.all([
+    listener.expect(nextRank, runId, ringKey, opts.timeoutMs, ring),
+    dialPeer(opts.peers[prevRank], self, prevRank, { runId, ringKey }, opts, ring),
+  ]);
+  return new Ring(at, size, next, prev);
 }

@@ -116,7 +116,8 @@ export class Base {
    *  unit's parameters are acquired, how its gradient leaves) are all that differs between the schemes. */
   async step(batch: Batch): Promise<StepStats> {
     const K = this.ctx.accumulate ?? 1;
-    this.probe = new StepProbe(this.ctx.coll, this.ctx.ledger, () => this.compute.otherThreadBytes);
+    const colls = this.ctx.cross ? [this.ctx.coll, this.ctx.cross] : [this.ctx.coll];
+    this.probe = new StepProbe(colls, this.ctx.ledger, () => this.compute.otherThreadBytes);
     let loss = 0;
     for (let k = 0; k < K; k++) {
       this.lastMicro = k === K - 1;
@@ -135,9 +136,9 @@ export class Base {
     await this.compute.start(batch.x, batch.rows);
     this.accountCompute();
     for (const u of layout.units) await this.forwardUnit(u);
-    // The loss gradient is pre-divided by N*K: the sum over ranks and micro-batches is then the gradient of
-    // the global mean loss.
-    const loss = await this.compute.loss(batch.y, 1 / (layout.world * (this.ctx.accumulate ?? 1)));
+    // The loss gradient is pre-divided by N*K (N: every data-parallel rank): the sum over ranks and
+    // micro-batches is then the gradient of the global mean loss.
+    const loss = await this.compute.loss(batch.y, 1 / ((this.ctx.ranks ?? layout.world) * (this.ctx.accumulate ?? 1)));
     // A reduction starts as soon as its gradients exist (a unit's, or a bucket's) and keeps running behind
     // the next units' backward passes, as many as the window allows.
     const window = this.reductionWindow();

@@ -73,6 +73,7 @@ export class Gradients {
     const owned = this.grads.subarray(u.shardOffset, u.shardOffset + u.shard);
     return this.reduce(async () => {
       await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
+      if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
       if (this.accum) addInto(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), toF32(owned, this.widened!.subarray(0, u.shard)));
     }).finally(() => ledger.free(bucket));
   }

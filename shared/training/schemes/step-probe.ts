@@ -41,11 +41,11 @@ export class StepProbe {
   private readonly units: UnitSpan[] = [];
 
   constructor(
-    private readonly coll: Collectives,
+    private readonly colls: readonly Collectives[], // every ring the step's collectives run on
     ledger: MemoryLedger,
     private readonly otherThreadBytes: () => number, // memory the compute keeps on another thread
   ) {
-    coll.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
+    for (const c of colls) c.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
     this.sock0 = this.socketBytes();
     ledger.resetPeak();
   }
@@ -78,7 +78,8 @@ export class StepProbe {
   }
 
   finish(loss: number): StepStats {
-    const records = this.coll.takeRecords();
+    // One ring: in the order they ended, as always; several: merged by start, the order every rank issues them.
+    const records = this.colls.length === 1 ? this.colls[0].takeRecords() : this.colls.flatMap((c) => c.takeRecords()).sort((a, b) => a.startMs - b.startMs);
     const stepMs = performance.now() - this.t0;
     const sock = this.socketBytes();
     return {
@@ -93,7 +94,7 @@ export class StepProbe {
       records,
       units: this.units,
       wire: wireUse(
-        (this.coll.ring.prev?.wire.since(this.t0) ?? []).map((w) => ({ ...w, start: Math.max(w.start, this.t0) })),
+        this.colls.flatMap((c) => c.ring.prev?.wire.since(this.t0) ?? []).map((w) => ({ ...w, start: Math.max(w.start, this.t0) })),
         this.units.map((u) => [u.start, u.end] as const),
       ),
       processBytesPeak: this.processPeak,
@@ -101,6 +102,12 @@ export class StepProbe {
   }
 
   private socketBytes(): { sent: number; recv: number } {
-    return { sent: this.coll.ring.next?.socketSent() ?? 0, recv: this.coll.ring.prev?.socketReceived() ?? 0 };
+    let sent = 0;
+    let recv = 0;
+    for (const { ring } of this.colls) {
+      sent += ring.next?.socketSent() ?? 0;
+      recv += ring.prev?.socketReceived() ?? 0;
+    }
+    return { sent, recv };
   }
 }

@@ -18,7 +18,12 @@ export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> =
   zero1: { title: 'ZeRO-1', shardOptimizer: true,  shardGradients: false, shardParameters: false },
   zero2: { title: 'ZeRO-2', shardOptimizer: true,  shardGradients: true,  shardParameters: false },
   zero3: { title: 'ZeRO-3', shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
+  // ZeRO-3's flags within a shard group of G ranks; the groups are replicas (see hybridGroups)
+  hsdp:  { title: 'HSDP',   shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
 };
+
+/** A scheme that shards within groups and replicates across them, over two sub-rings. */
+export const isHybrid = (name: SchemeName): boolean => name === 'hsdp';
 
 export const schemeTitle = (name: SchemeName): string => SCHEME_TABLE[name].title;
 
