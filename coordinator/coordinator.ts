@@ -2,8 +2,8 @@
 // what the ranks measured. It never touches tensors on the data plane.
 import { randomBytes } from 'node:crypto';
 import { fitCheck } from '../shared/accounting/fit.js';
-import { encodeMessage, type ControlMessage, type SchemeSummary, type StepMetrics } from '../shared/control/messages.js';
-import { ALL_SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { encodeMessage, type ControlMessage, type SchemeSummary } from '../shared/control/messages.js';
+import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { resolveHybrid } from '../shared/control/shard-groups.js';
 import { nowMs } from '../shared/accounting/clock.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
@@ -20,31 +20,8 @@ import { Membership, type Phase } from './membership.js';
 
 export { CoordinatorError, type RankInfo } from './members.js';
 
-export interface CoordinatorOptions {
-  host: string;
-  port: number;
-  world: number | 'auto'; // 'auto': settle on however many ranks join (see discover, settleMs)
-  minWorld?: number; // run with fewer ranks than expected, down to this many (world-size.ts)
-  discover?: string; // with 'auto': a DNS name with one address per rank (compose service); wait until all joined
-  settleMs?: number; // with 'auto': no new rank for this long fixes the world size
-  config: RunConfig;
-  joinTimeoutMs: number;
-  maxRankMemory?: number;
-  token?: string; // ranks must present it to join (compared in constant time, never logged)
-  tls?: { cert: Buffer; key: Buffer }; // serve wss:// instead of ws://
-  heartbeatTimeoutMs?: number; // a rank silent this long on a quiet link is lost (the floor of an adaptive limit: liveness.ts)
-}
-
-export interface RunResult {
-  world: number;
-  plan: RunPlan; // the run as resolved for that world
-  ranks: RankInfo[];
-  summaries: Map<SchemeName, SchemeSummary[]>; // per scheme, indexed by rank
-  messages: { largest: number; cap: number }; // the largest control message a rank sent, and the cap it had
-  notes: string[]; // how the run was resolved (a scheme left out, and why)
-}
-
-export type StepListener = (scheme: SchemeName, step: number, ranksDone: number, metrics: StepMetrics) => void;
+export type { CoordinatorOptions, RunResult, StepListener } from './run-types.js';
+import type { CoordinatorOptions, RunResult, StepListener } from './run-types.js';
 
 /** Limits for connections that have not joined (see control-server.ts). */
 const JOIN_LIMITS = { joinMessageBytes: 64 << 10, joinTimeoutMs: 5_000, maxWaiting: 64 } as const;
@@ -169,13 +146,10 @@ export class Coordinator {
 
   /** The config the ranks get: hsdp's shard group resolved from the hosts, or hsdp left out of `all`. */
   private hybridConfig(): RunConfig {
-    const { config } = this.opts;
     try {
-      const all = ALL_SCHEMES.every((s) => config.schemes.includes(s));
       const r = resolveHybrid(
-        config,
+        this.opts.config,
         this.members.map((m) => m.info.host),
-        !all,
       );
       if (r.note) this.notes.push(r.note);
       return r.config;

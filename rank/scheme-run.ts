@@ -109,9 +109,8 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const { scheme, plan, coll, data, compute, log } = run;
   const c = plan.config;
-  const ring = coll.ring;
+  const [ring, rings] = [coll.ring, allRings(run)];
   const layout = plan.layoutFor(scheme, ring.rank);
-  const rings = allRings(run);
   // What earlier schemes left (their heaps, the data set's teacher network) is garbage by now: collected, so
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
   collectGarbage();

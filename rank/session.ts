@@ -9,15 +9,14 @@ import { fitCheck } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import { resolveCompute, type ComputeMode, type SchemeName } from '../shared/control/run-config.js';
-import { PeerListener, wireRing, wireSubRing, type Ring } from '../shared/transport/ring.js';
-import { crossMembers, groupMembers } from '../shared/control/shard-groups.js';
+import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
+import { wireHybridRings, type HybridRings } from './hybrid-rings.js';
 import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
 import { LinkError } from '../shared/transport/channel.js';
 import { Liveness, LIVENESS, livenessFor, type LivenessTiming } from '../shared/transport/liveness.js';
 import { socketOf } from '../shared/transport/ws-internals.js';
-import { flavoursOf } from '../shared/tensor/wasm/load.js';
-import { productsBackend } from '../shared/tensor/blas.js';
+import { logKernels } from './kernels-log.js';
 import { runScheme } from './scheme-run.js';
 import { WorkerCompute } from './worker-compute.js';
 
@@ -58,8 +57,7 @@ export class RankSession {
   private wakeDialler: (() => void) | null = null;
   private threads = 1; // computing this rank's products (--threads, resolved when assigned)
   private computeMode: ComputeMode = 'inline'; // --compute, resolved when assigned
-  private hybrid: { group: Collectives; cross: Collectives } | undefined; // hsdp's sub-rings
-  private readonly subRings: Ring[] = [];
+  private hybrid: HybridRings | null = null; // hsdp's sub-rings
   private clock: ClockEstimate = { offsetMs: 0, uncertaintyMs: Number.POSITIVE_INFINITY };
   private clockReply: ((t0: number, t1: number, t2: number) => void) | null = null;
   private watchdog: Liveness | null = null;
@@ -68,6 +66,10 @@ export class RankSession {
     private readonly opts: RankOptions,
     private readonly log: Logger,
   ) {}
+
+  private closeRings(): void {
+    for (const r of [this.ring, ...(this.hybrid?.rings ?? [])]) r?.close();
+  }
 
   /** How silence is judged on every connection of this rank (liveness.ts). */
   private get liveness(): LivenessTiming {
@@ -99,8 +101,7 @@ export class RankSession {
     try {
       await new Promise<void>((resolve, reject) => {
         const fail = (err: Error) => {
-          this.ring?.close(); // fails any collective still waiting, so the rank stops at once
-          for (const r of this.subRings) r.close();
+          this.closeRings(); // fails any collective still waiting, so the rank stops at once
           reject(err);
         };
         // The coordinator and this rank ping each other; silence means it (or the link to it) is gone.
@@ -146,8 +147,7 @@ export class RankSession {
     this.wakeDialler?.();
     this.dialing?.terminate();
     this.watchdog?.stop();
-    this.ring?.close();
-    for (const r of this.subRings) r.close();
+    this.closeRings();
     await this.listener?.close();
     if (this.ws && this.ws.readyState === this.ws.OPEN) this.ws.close(1000, 'bye');
   }
@@ -239,7 +239,7 @@ export class RankSession {
         this.log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
         this.threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
         this.computeMode = resolveCompute(c, availableParallelism(), msg.hostRanks * this.threads);
-        this.logKernels();
+        logKernels(this.log, this.threads, this.computeMode);
         this.data = trainingData(plan.spec, c);
         // The initial weights take seconds at 10^7 parameters on a busy host: made now, while nobody counts
         // this rank's silence (the run has not started, the ring is not wired), not inside the first step.
@@ -256,10 +256,9 @@ export class RankSession {
           keepOpen: true,
         });
         const limits = { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs };
-        this.hybrid = await this.wireHybrid(msg, limits);
+        this.hybrid = await wireHybridRings(msg, this.listener!, limits);
         this.listener!.seal();
-        for (const ring of [this.ring, this.hybrid?.group.ring, this.hybrid?.cross.ring])
-          for (const link of [ring?.next, ring?.prev]) link?.keepalive(this.liveness);
+        for (const ring of [this.ring, ...(this.hybrid?.rings ?? [])]) for (const link of [ring.next, ring.prev]) link?.keepalive(this.liveness);
         this.coll = new Collectives(this.ring, limits);
         await this.syncClock();
         this.send({ type: 'ready', rank: this.rank });
@@ -273,39 +272,6 @@ export class RankSession {
       default:
         throw new RankError(`unexpected ${msg.type} message from the coordinator`);
     }
-  }
-
-  /** Which compute kernels this engine runs, on how many threads. */
-  private logKernels(): void {
-    const kernels = flavoursOf('matmul')[0] ?? 'none';
-    const what = {
-      'relaxed-simd': 'WebAssembly SIMD with relaxed-SIMD fused multiply-add',
-      simd: 'WebAssembly SIMD (this engine has no relaxed SIMD: a multiply, then an add)',
-      none: 'none (this engine has no WebAssembly SIMD)',
-    }[kernels];
-    const products = productsBackend();
-    this.log.info(
-      { kernels, products, threads: this.threads },
-      `products: ${products}; other kernels: ${what}; ${this.threads} thread${this.threads > 1 ? 's' : ''}`,
-    );
-  }
-
-  /** The hybrid scheme's sub-rings, when it runs: the shard group's and the cross ring (shard-groups.ts). */
-  private async wireHybrid(
-    msg: Extract<ControlMessage, { type: 'assign' }>,
-    limits: { chunkBytes: number; timeoutMs: number },
-  ): Promise<{ group: Collectives; cross: Collectives } | undefined> {
-    const c = msg.config;
-    if (!c.schemes.includes('hsdp')) return undefined;
-    if (!msg.peers || msg.peers.length !== msg.world) throw new RankError('the coordinator sent no ring addresses for the hybrid scheme');
-    const G = c.shardGroup;
-    const common = { self: msg.rank, peers: msg.peers, runId: msg.runId, ringKey: msg.ringKey, listener: this.listener!, ...limits };
-    const [group, cross] = await Promise.all([
-      wireSubRing({ ...common, ring: 'group', members: groupMembers(msg.rank, G) }),
-      wireSubRing({ ...common, ring: 'cross', members: crossMembers(msg.rank, G, msg.world) }),
-    ]);
-    this.subRings.push(group, cross);
-    return { group: new Collectives(group, limits), cross: new Collectives(cross, limits) };
   }
 
   private async train(scheme: SchemeName): Promise<void> {
@@ -329,7 +295,7 @@ export class RankSession {
         resyncClock: () => this.syncClock(),
         straggleMs: this.opts.straggleMs ?? 0,
         computeMode: this.computeMode,
-        hybrid: this.hybrid,
+        ...(this.hybrid ? { hybrid: this.hybrid } : {}),
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
         onCheckpoint: (step, file, sha256) => this.send({ type: 'checkpoint', scheme, step, rank, file, sha256 }),
       });

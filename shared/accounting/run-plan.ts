@@ -63,9 +63,11 @@ export class RunPlan {
     const c = this.config;
     const group = trafficTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate);
     if (!isHybrid(scheme)) return { group, cross: 0 };
-    // Each unit's reduced shard is all-reduced over the M groups, every micro-batch: 2(M-1)/M of the shard.
+    // Each unit's reduced shard is all-reduced over the M groups, every micro-batch: 2(M-1)/M of the shard,
+    // padded (as every collective pads) to a multiple of M.
     const M = this.world / c.shardGroup;
-    return { group, cross: ((2 * (M - 1)) / M) * this.sizesFor(scheme).shardTotal * bytesPerElement(c.wireDtype) * c.accumulate };
+    const shards = this.sizesFor(scheme).unitPadded.reduce((t, p) => t + Math.ceil(p / c.shardGroup / M) * M, 0);
+    return { group, cross: ((2 * (M - 1)) / M) * shards * bytesPerElement(c.wireDtype) * c.accumulate };
   }
 
   /** Payload bytes one rank sends per optimizer step. */

@@ -1,7 +1,7 @@
 // The hybrid scheme's topology: shard groups of G consecutive ranks (the ring keeps a host's ranks together,
 // so by default a group is a host), and the cross rings of the ranks that hold the same shard in every group.
 // Pure functions of the world and G, used by the coordinator (to decide G) and by every rank (to wire).
-import type { RunConfig, SchemeName } from './run-config.js';
+import { ALL_SCHEMES, type RunConfig, type SchemeName } from './run-config.js';
 
 /** Global rank ids of `rank`'s shard group, in ring order. */
 export function groupMembers(rank: number, G: number): number[] {
@@ -39,10 +39,11 @@ export function shardGroupSize(requested: number, hostsByRank: readonly string[]
   return { G };
 }
 
-/** The config the ranks get: the shard group resolved, or hsdp left out of `all` with the reason. An hsdp
- *  asked for by name that cannot run throws. */
-export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[], askedByName: boolean): { config: RunConfig; note: string | null } {
+/** The config the ranks get: the shard group resolved, or hsdp left out of `all` (every scheme) with the
+ *  reason. An hsdp asked for by name that cannot run throws. */
+export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[]): { config: RunConfig; note: string | null } {
   if (!config.schemes.includes('hsdp')) return { config, note: null };
+  const askedByName = !ALL_SCHEMES.every((s) => config.schemes.includes(s));
   const g: { G: number } | { why: string } =
     config.checkpoint || config.resume
       ? { why: 'its checkpoints are not written yet (--checkpoint-every, --resume)' }

@@ -141,6 +141,29 @@ describe('zerowire local --world 4 --scheme all', () => {
     expect(report.agreement.agree).toBe(true);
     replayDump(dump, 4, 16, row('dp').losses, ['dp', 'zero1', 'zero2', 'zero3']);
   });
+  it('--scheme hsdp --shard-group 2: two groups of two, weights as DP and full-batch Adam, 16/G bytes per parameter, group and cross bytes as theory', async () => {
+    const out = join(dir, 'hsdp.json');
+    const dump = join(dir, 'dump-hsdp');
+    const args = ['local', '--world', '4', '--scheme', 'dp,hsdp', '--shard-group', '2', '--model', MODEL, '--steps', '6', '--batch', '16'];
+    const r = await runCli(args.concat(['--samples', '96', '--lr', '0.01', '--wire-dtype', 'fp32', '--out', out, '--dump', dump]));
+    expect(r.stderr).not.toMatch(/"level":50/);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    const [dp, hsdp] = report.rows;
+    expect(hsdp.title).toBe('HSDP');
+    expect(report.agreement.maxLossDiff).toBeLessThanOrEqual(1e-5);
+    expect(hsdp.maxParamDiff).toBeLessThanOrEqual(1e-5);
+    // fp32 wire: 4 + 4 + 12 bytes per parameter, sharded over the group of 2.
+    expect(hsdp.resident.measured).toBe(hsdp.resident.theory);
+    expect(hsdp.resident.theory * hsdp.params).toBe((20 * hsdp.paddedParams) / 2);
+    expect(dp.resident.theory / hsdp.resident.theory).toBeCloseTo(2, 2);
+    // Group ring 3(G-1)/G of the group-padded model, cross ring 2(M-1)/M of one shard: each of the three
+    // units' shards (763, 1023 and 119 elements) padded to a multiple of M = 2 by its all-reduce.
+    expect(hsdp.sentPerStep.payload).toBe(hsdp.sentPerStep.theory);
+    expect(hsdp.sentPerStep.theory).toBe((3 * (1 / 2) * hsdp.paddedParams + 2 * (1 / 2) * (764 + 1024 + 120)) * 4);
+    replayDump(dump, 6, 16, dp.losses, ['dp', 'hsdp']);
+  });
+
   it('bf16 on the wire: ZeRO-3/DP payload ratio 1.5, half the fp32 bytes', async () => {
     const out = join(dir, 'bf16.json');
     const r = await runCli([

@@ -1,0 +1,30 @@
+// The hybrid scheme's two sub-rings, wired at set-up beside the run's ring: this rank's shard group, and the
+// ranks holding the same shard in every group (shared/control/shard-groups.ts says who they are).
+import { Collectives } from '../shared/collectives/collectives.js';
+import type { ControlMessage } from '../shared/control/messages.js';
+import { crossMembers, groupMembers } from '../shared/control/shard-groups.js';
+import { wireSubRing, type PeerListener, type Ring } from '../shared/transport/ring.js';
+
+export interface HybridRings {
+  group: Collectives;
+  cross: Collectives;
+  rings: Ring[]; // to close with the rank
+}
+
+/** Null unless the run has the hybrid scheme. */
+export async function wireHybridRings(
+  msg: Extract<ControlMessage, { type: 'assign' }>,
+  listener: PeerListener,
+  limits: { chunkBytes: number; timeoutMs: number },
+): Promise<HybridRings | null> {
+  const c = msg.config;
+  if (!c.schemes.includes('hsdp')) return null;
+  if (!msg.peers || msg.peers.length !== msg.world) throw new Error('the coordinator sent no ring addresses for the hybrid scheme');
+  const G = c.shardGroup;
+  const common = { self: msg.rank, peers: msg.peers, runId: msg.runId, ringKey: msg.ringKey, listener, ...limits };
+  const [group, cross] = await Promise.all([
+    wireSubRing({ ...common, ring: 'group', members: groupMembers(msg.rank, G) }),
+    wireSubRing({ ...common, ring: 'cross', members: crossMembers(msg.rank, G, msg.world) }),
+  ]);
+  return { group: new Collectives(group, limits), cross: new Collectives(cross, limits), rings: [group, cross] };
+}
