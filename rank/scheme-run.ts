@@ -61,6 +61,7 @@ function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
   const entry = performance.timeOrigin + r.startMs + clock.offsetMs;
   return {
     kind: r.kind,
+    ...(r.ring === 'main' ? {} : { ring: r.ring }),
     label: r.label,
     elements: r.elements,
     padded: r.padded,

@@ -147,7 +147,13 @@ function reportNotes(r: Report): string[] {
       `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch: ${r.rows.map((x) => `${x.title} ${kb(x.sentPerStep.payload / c.accumulate)} KiB`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
     );
   const hosts = new Set(r.ranks.map((x) => x.host));
-  if (hosts.size > 1) notes.push(ringNote(r));
+  if (hosts.size > 1) {
+    notes.push(ringNote(r));
+    notes.push(
+      `payload that leaves its host, KiB per rank per step (theory | measured): ${r.rows.map((x) => `${x.title} ${kb(x.interHost.theory)} | ${kb(x.interHost.measured)}`).join(', ')}`,
+    );
+  }
+  for (const n of r.notes ?? []) notes.push(n);
   const dp = r.rows.find((x) => isReplicated(x.scheme));
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(

@@ -3,8 +3,9 @@ import { waitAndTransfer } from './clock.js';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
 import type { SchemeSummary } from '../control/messages.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
-import { isReplicated, SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
-import { crossHostLinks } from './ring-links.js';
+import { isHybrid, isReplicated, SCHEME_TABLE, schemeTitle } from '../training/schemes/table.js';
+import { crossHostLinks, linkCrossesHosts } from './ring-links.js';
+import type { RingName } from '../transport/ring.js';
 import type { RunPlan } from './run-plan.js';
 
 export interface RankRecord {
@@ -32,6 +33,8 @@ export interface SchemeRow {
   activations: { measured: number; estimate: number };
   memory: { theoryBands: Record<string, number>; tracked: { bytes: number; bands: Record<string, number> }; process: number };
   sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
+  // of the payload, what went over links that leave the sender's host (mean per rank per step)
+  interHost: { theory: number; measured: number };
   ratioToDp: number | null; // payload bytes vs DP's
   // mean per step over ranks (first step excluded when there are more); exposed communication split on the
   // run's common clock into wait (until the last rank entered each collective) and transfer (from then on)
@@ -107,6 +110,22 @@ export function finalParameters(plan: RunPlan, scheme: SchemeName, summaries: Sc
   return layout.unpad(f32(summaries[0].master));
 }
 
+/** Payload per rank per step over links that leave the sender's host: theory (each ring's bytes where its
+ *  link crosses) and measured (each collective's bytes by the ring it ran on). Zero on one host. */
+function interHostBytes(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], hosts: string[]): SchemeRow['interHost'] {
+  const G = plan.shardWorld(scheme);
+  const crosses = (ring: RingName, r: number) => (linkCrossesHosts(ring, r, hosts, G) ? 1 : 0);
+  const t = plan.trafficSplit(scheme);
+  const theory = mean(hosts.map((_, r) => (isHybrid(scheme) ? t.group * crosses('group', r) + t.cross * crosses('cross', r) : t.group * crosses('main', r))));
+  const measured = mean(
+    sums.map(
+      (s) =>
+        s.steps.reduce((n, st) => n + st.collectives.reduce((m, c) => m + c.payload * crosses(c.ring ?? 'main', s.rank), 0), 0) / Math.max(1, s.steps.length),
+    ),
+  );
+  return { theory, measured };
+}
+
 /** A step's compute time in one pass. */
 const spanMs = (x: SchemeSummary['steps'][number], pass: string) => x.units.reduce((t, u) => t + (u.pass === pass ? u.end - u.start : 0), 0);
 
@@ -132,7 +151,7 @@ function stepTimes(sums: SchemeSummary[], split: SchemeRow['split']): SchemeRow[
 
 /** One scheme's row: its measured figures next to theory, and how far its final weights are from `first`'s
  *  (the first scheme's, or its own). */
-function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], firstFinal: Float32Array | null): SchemeRow {
+function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], firstFinal: Float32Array | null, hosts: string[]): SchemeRow {
   const { config, spec, world } = plan;
   const sizes = plan.sizesFor(scheme);
   const P = spec.params;
@@ -170,6 +189,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
       socket: perStep((s) => s.socket.sent),
       iface: sums.every((s) => s.iface) ? perStep((s) => s.iface!.tx) : null,
     },
+    interHost: interHostBytes(plan, scheme, sums, hosts),
     ratioToDp: null,
     time: stepTimes(sums, split),
     split,
@@ -184,7 +204,13 @@ export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<S
   const rows: SchemeRow[] = [];
   let first: Float32Array | null = null;
   for (const [scheme, sums] of summaries) {
-    const row = schemeRow(plan, scheme, sums, first);
+    const row = schemeRow(
+      plan,
+      scheme,
+      sums,
+      first,
+      ranks.map((x) => x.host),
+    );
     first ??= finalParameters(plan, scheme, sums);
     rows.push(row);
   }

@@ -2,12 +2,13 @@
 // come in (the tally), the socket's own byte counters around the whole collective, and its wall time.
 import type { Traffic } from '../control/messages.js';
 import { dtypeOf, paddedLength, type Elems, type WireDtype } from '../tensor/dtype.js';
-import type { Ring } from '../transport/ring.js';
+import type { Ring, RingName } from '../transport/ring.js';
 
 export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'barrier';
 
 export interface CollectiveRecord {
   kind: CollectiveKind;
+  ring: RingName; // which of the rank's rings it ran on
   label: string;
   elements: number; // the caller's length
   padded: number; // what travelled: a multiple of the world size
@@ -46,6 +47,7 @@ export async function measure(ring: Ring, kind: CollectiveKind, label: string, s
   if (sized.length > 0) await work(tally);
   return {
     kind,
+    ring: ring.name,
     label,
     elements: sized.length,
     padded: paddedLength(sized.length, ring.world),

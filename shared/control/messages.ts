@@ -23,6 +23,7 @@ export type Traffic = v.InferOutput<typeof TrafficSchema>;
 /** One collective inside a step, as reported. */
 const CollectiveBriefSchema = v.object({
   kind: text(32),
+  ring: v.optional(v.picklist(['main', 'group', 'cross'])), // which ring it ran on (absent: the run's)
   label: text(128),
   elements: int(),
   padded: int(),

@@ -191,6 +191,7 @@ export class Ring {
     readonly next: PeerChannel | null,
     /** We receive from rank-1 over this. */
     readonly prev: PeerChannel | null,
+    readonly name: RingName = 'main',
   ) {}
 
   close(): void {
@@ -245,12 +246,12 @@ export async function wireSubRing(opts: {
   const at = members.indexOf(self);
   if (at < 0) throw new Error(`rank ${self} is not in its ${ring} ring (${members.join(', ')})`);
   const size = members.length;
-  if (size === 1) return new Ring(0, 1, null, null);
+  if (size === 1) return new Ring(0, 1, null, null, ring);
   const nextRank = members[(at + 1) % size];
   const prevRank = members[(at - 1 + size) % size];
   const [next, prev] = await Promise.all([
     listener.expect(nextRank, runId, ringKey, opts.timeoutMs, ring),
     dialPeer(opts.peers[prevRank], self, prevRank, { runId, ringKey }, opts, ring),
   ]);
-  return new Ring(at, size, next, prev);
+  return new Ring(at, size, next, prev, ring);
 }
