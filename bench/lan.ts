@@ -1,8 +1,12 @@
-// npm run bench:lan [-- --rates 10gbit,1gbit,100mbit --model 256,1024,1024,10 --gpt gpt:4,128,4,64 --steps 8 --prefetch 0]
-// Runs every scheme of the MLP and of a GPT on a 4-host LAN of network namespaces (deploy/lan/lan.sh, root) at each link rate and
-// prints step time split into compute, exposed and hidden communication, with ZeRO-3/DP per rate. Writes
-// the reports of every rate side by side as one HTML page (docs/lan-bench.html) and the step-time figure
-// as an SVG (docs/lan-bench.svg), both drawn by the report's own figures (shared/accounting/charts.ts).
+// npm run bench:lan [-- --rates 10gbit,1gbit,100mbit --model 512,1024,512,10 --steps 8]
+// Three experiments on LANs of network namespaces (deploy/lan/lan.sh, root), each scheme as its best
+// implementation runs it and, beside it, the same run without overlap:
+//  1. the MLP on 4 hosts at every rate: every scheme with --overlap on and off, and with --accumulate 4;
+//  2. overlap is real: a GPT of 8 blocks whose gradient all-reduce outlasts its backward pass, DP and ZeRO-1
+//     with small buckets, on 4 hosts at 1 Gbit: how much of the backward pass the buckets hide;
+//  3. HSDP on 2 hosts x 2 ranks at every rate, beside DP and ZeRO-3: model states and the bytes that leave a host.
+// Writes the first experiment's reports as one HTML page (docs/lan-bench.html) and its step-time figure as an
+// SVG (docs/lan-bench.svg), drawn by the report's own figures (shared/accounting/charts.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,134 +15,143 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { isReplicated } from '../shared/training/schemes/table.js';
-import type { Report } from '../shared/accounting/report.js';
+import type { Report, SchemeRow } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
 import type { LabelledReport } from '../shared/accounting/charts.js';
 import { renderFigureSvg, renderHtmlReport } from '../shared/accounting/html-report.js';
 
 const argv = yargs(hideBin(process.argv))
   .option('rates', { type: 'string', default: '10gbit,1gbit,100mbit' })
-  .option('hosts', { type: 'number', default: 4 })
-  .option('model', { type: 'string', default: '256,1024,1024,10' })
+  .option('model', { type: 'string', default: '512,1024,512,10' })
   .option('steps', { type: 'number', default: 8 })
-  .option('prefetch', { type: 'number', default: 0 })
-  .option('prefetch-rate', { type: 'string', default: '100mbit', describe: 'link rate of the ZeRO-3 prefetch comparison' })
-  .option('prefetch-model', {
-    type: 'string',
-    default: '512,512,512,512,512,512,10',
-    describe: 'equal-sized units, so each gather can hide behind the previous unit',
-  })
-  .option('prefetch-batch', { type: 'number', default: 256 })
-  .option('gpt', { type: 'string', default: 'gpt:4,128,4,64', describe: "a GPT configuration run at every rate too ('' for none)" })
-  .option('gpt-batch', { type: 'number', default: 16, describe: 'its global batch, in sequences' })
+  .option('gpt', { type: 'string', default: 'gpt:8,256,4,32', describe: "the overlap experiment's GPT ('' for none)" })
+  .option('gpt-batch', { type: 'number', default: 4, describe: 'its global batch, in sequences: few tokens, so communication outlasts the backward pass' })
+  .option('gpt-rate', { type: 'string', default: '1gbit' })
+  .option('bucket-mib', { type: 'number', default: 4, describe: "the overlap experiment's bucket cap: 4 buckets of its blocks" })
   .option('svg', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.svg', import.meta.url)) })
   .option('html', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.html', import.meta.url)) })
   .strict()
   .parseSync();
 
 const LAN = fileURLToPath(new URL('../../deploy/lan/lan.sh', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'zerowire-bench-lan-'));
+let runs = 0;
 
-function run(rate: string, out: string, options: string[] = ['--scheme', 'all', '--model', argv.model, '--prefetch', String(argv.prefetch)]): Report {
-  const args = [LAN, '--hosts', String(argv.hosts), '--rate', rate, '--', ...options, '--steps', String(argv.steps), '--out', out, '--log-level', 'warn'];
-  const env = { ...process.env, NODE: process.execPath };
-  const r = spawnSync('bash', args, { stdio: ['ignore', 'ignore', 'pipe'], env, encoding: 'utf8' });
-  if (r.status !== 0)
+/** One job on a fresh LAN; its report. `hosts` x `procs` ranks. */
+function lan(rate: string, options: string[], hosts = 4, procs = 1): Report {
+  const out = join(dir, `run-${runs++}.json`);
+  const args = [LAN, '--hosts', String(hosts), '--procs', String(procs), '--rate', rate, '--'];
+  const r = spawnSync('bash', [...args, ...options, '--steps', String(argv.steps), '--out', out, '--log-level', 'warn'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, NODE: process.execPath },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) {
     process.stderr.write(
       r.stderr
         .split('\n')
         .filter((l) => /"level":50|lan\.sh/.test(l))
         .join('\n'),
     );
-  if (r.status !== 0) throw new Error(`lan.sh at ${rate} exited with ${r.status}`);
+    throw new Error(`lan.sh at ${rate} (${options.join(' ')}) exited with ${r.status}`);
+  }
+  process.stderr.write(`${rate} ${options.join(' ')}: done\n`);
   return JSON.parse(readFileSync(out, 'utf8')) as Report;
 }
 
-/** ZeRO-3 at one rate: inline compute, then compute on a thread with prefetch depth 0, 1, 2. */
-function prefetchComparison(dir: string): void {
-  const configs = [
-    ['inline', 0],
-    ['thread', 0],
-    ['thread', 1],
-    ['thread', 2],
-  ] as const;
-  const rows: string[][] = [];
-  let base = 0;
-  for (const [compute, depth] of configs) {
-    const opts = [
-      '--scheme',
-      'zero3',
-      '--model',
-      argv['prefetch-model'],
-      '--batch',
-      String(argv['prefetch-batch']),
-      '--compute',
-      compute,
-      '--prefetch',
-      String(depth),
-    ];
-    const r = run(argv['prefetch-rate'], join(dir, `prefetch-${compute}-${depth}.json`), opts).rows[0];
-    if (compute === 'thread' && depth === 0) base = r.time.exposedMs;
-    const hidden = compute === 'thread' && depth > 0 && base > 0 ? `${(100 * (1 - r.time.exposedMs / base)).toFixed(0)}%` : '-';
-    rows.push([compute, String(depth), r.time.stepMs.toFixed(1), r.time.computeMs.toFixed(1), r.time.exposedMs.toFixed(1), hidden, r.peak.measured.toFixed(2)]);
-  }
-  prefetchTable = `ZeRO-3 prefetch at ${argv['prefetch-rate']}, model ${argv['prefetch-model']}, global batch ${argv['prefetch-batch']}; mean ms per step
-${textTable([['compute', 'prefetch', 'step', 'compute', 'exposed comm', 'hidden vs depth 0', 'peak B/param']], rows)}`;
-}
+const ms = (x: number) => x.toFixed(1);
+const kib = (b: number) => (b / 1024).toFixed(0);
+const row = (r: Report, scheme: string) => r.rows.find((x) => x.scheme === scheme)!;
+const passes = (t: SchemeRow['time']) => `${ms(t.forwardMs)}/${ms(t.backwardMs)}/${ms(t.optimizerMs)}`;
 
-let prefetchTable = '';
-
-/** Every scheme of one model at each rate: the reports, and their table. */
-function sweep(dir: string, rates: string[], model: string, batch: number): { reports: LabelledReport[]; table: string } {
+/** 1. Every scheme of the MLP at each rate: overlap on, off, and on with 4 micro-batches per step. */
+function sweep(rates: string[]): { reports: LabelledReport[]; table: string } {
   const reports: LabelledReport[] = [];
   const rows: string[][] = [];
-  const ms = (x: number | null) => (x === null ? '-' : x.toFixed(1));
+  const base = ['--scheme', 'dp,zero1,zero2,zero3', '--model', argv.model, '--batch', '64'];
   for (const rate of rates) {
-    const options = ['--scheme', 'all', '--model', model, '--batch', String(batch), '--prefetch', String(argv.prefetch)];
-    const report = run(rate, join(dir, `${model.replace(/[:,]/g, '_')}-${rate}.json`), options);
-    reports.push({ label: `${model.startsWith('gpt:') ? 'GPT' : 'MLP'}, ${rate} per link`, report });
-    const dp = report.rows.find((r) => isReplicated(r.scheme))!;
-    for (const r of report.rows) {
-      const t = r.time;
+    const on = lan(rate, base);
+    const off = lan(rate, [...base, '--overlap', 'off']);
+    const acc = lan(rate, [...base, '--accumulate', '4']);
+    reports.push({ label: `MLP, ${rate} per link`, report: on });
+    const dp = on.rows.find((r) => isReplicated(r.scheme))!;
+    for (const x of on.rows) {
+      const y = row(off, x.scheme);
+      const k = row(acc, x.scheme);
+      rows.push(
+        [rate, x.title, ms(x.time.stepMs), ms(y.time.stepMs), passes(x.time), ms(x.time.exposedMs), ms(x.time.hiddenMs)].concat([
+          (x.time.stepMs / dp.time.stepMs).toFixed(2),
+          ms(k.time.stepMs),
+          kib(x.sentPerStep.payload),
+          kib(k.sentPerStep.payload),
+        ]),
+      );
+    }
+  }
+  const head = [
+    ['', '', 'step ms', '', 'overlap on', '', '', '', '--accumulate 4', 'KiB/rank/optimizer step', ''],
+    ['link', 'scheme', 'overlap on', 'off', 'fwd/bwd/opt', 'exposed', 'hidden', 'step / DP', 'step ms', 'K=1', 'K=4'],
+  ];
+  const title = `4 hosts (network namespaces, tbf-shaped links), model ${argv.model}, global batch 64, ${argv.steps} steps, bf16 wire; mean per step`;
+  return { reports, table: `${title}\n${textTable(head, rows)}` };
+}
+
+/** 2. DP and ZeRO-1 on a GPT whose gradient reduction outlasts its backward pass: what the buckets hide. */
+function overlapIsReal(): string {
+  const base = ['--scheme', 'dp,zero1', '--model', argv.gpt, '--batch', String(argv['gpt-batch']), '--bucket-mib', String(argv['bucket-mib'])];
+  const on = lan(argv['gpt-rate'], base);
+  const off = lan(argv['gpt-rate'], [...base, '--overlap', 'off']);
+  const rows = on.rows.map((x) => {
+    const y = row(off, x.scheme);
+    const saved = y.time.stepMs - x.time.stepMs;
+    return [
+      x.title,
+      ms(y.time.stepMs),
+      ms(x.time.stepMs),
+      ms(saved),
+      ms(y.time.backwardMs),
+      ms(y.time.transferMs ?? NaN),
+      `${((100 * saved) / y.time.backwardMs).toFixed(0)}%`,
+    ];
+  });
+  const head = [['scheme', 'step, overlap off', 'on', 'saved', 'backward (off)', 'transfer (off)', 'saved / backward']];
+  return `Overlap is real: ${argv.gpt}, global batch ${argv['gpt-batch']}, --bucket-mib ${argv['bucket-mib']}, 4 hosts at ${argv['gpt-rate']}; mean ms per step\n${textTable(head, rows)}`;
+}
+
+/** 3. HSDP on 2 hosts of 2 ranks, beside DP and ZeRO-3. */
+function hybrid(rates: string[]): string {
+  const rows: string[][] = [];
+  for (const rate of rates) {
+    const r = lan(rate, ['--scheme', 'dp,zero3,hsdp', '--model', argv.model, '--batch', '64'], 2, 2);
+    for (const x of r.rows)
       rows.push([
         rate,
-        r.title,
-        t.stepMs.toFixed(1),
-        t.computeMs.toFixed(1),
-        t.exposedMs.toFixed(1),
-        ms(t.waitMs),
-        ms(t.transferMs),
-        t.hiddenMs.toFixed(1),
-        (t.stepMs / dp.time.stepMs).toFixed(2),
+        x.title,
+        ms(x.time.stepMs),
+        x.resident.measured.toFixed(2),
+        kib(x.sentPerStep.payload),
+        kib(x.interHost.measured),
+        kib(x.interHost.theory),
       ]);
-    }
-    process.stderr.write(`${model} at ${rate}: done\n`);
   }
-  const table = `${argv.hosts} hosts (network namespaces, tbf-shaped links), model ${model}, global batch ${batch}, ${argv.steps} steps, bf16 wire, ZeRO-3 prefetch ${argv.prefetch}; mean ms per step
-${textTable([['link', 'scheme', 'step', 'compute', 'exposed comm', 'wait', 'transfer', 'overlap', 'step / DP']], rows)}`;
-  return { reports, table };
+  const head = [['link', 'scheme', 'step ms', 'resident B/param', 'KiB/rank/step', 'leaves host', 'theory']];
+  return `HSDP on 2 hosts x 2 ranks (shard group = a host), model ${argv.model}, global batch 64, bf16 wire\n${textTable(head, rows)}`;
 }
 
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench:lan needs root (network namespaces and tc): run it as root');
   const rates = argv.rates.split(',');
-  const dir = mkdtempSync(join(tmpdir(), 'zerowire-bench-lan-'));
-  let mlp: ReturnType<typeof sweep>;
-  let gpt: ReturnType<typeof sweep> | null = null;
   try {
-    mlp = sweep(dir, rates, argv.model, 64);
-    if (argv.gpt) gpt = sweep(dir, rates, argv.gpt, argv['gpt-batch']);
-    prefetchComparison(dir);
+    const mlp = sweep(rates);
+    const overlap = argv.gpt ? overlapIsReal() : '';
+    const hsdp = hybrid(rates);
+    console.log(`${mlp.table}\n\n${overlap}\n\n${hsdp}`);
+    writeFileSync(argv.svg, await renderFigureSvg(mlp.reports, 'time'));
+    writeFileSync(argv.html, await renderHtmlReport(mlp.reports, `zerowire on a 4-host LAN: ${rates.join(', ')} per link`));
+    console.log(`chart: ${argv.svg}\nreport: ${argv.html}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(mlp.table);
-  if (gpt) console.log(`\n${gpt.table}`);
-  console.log(`\n${prefetchTable}`);
-  const reports = [...mlp.reports, ...(gpt?.reports ?? [])];
-  writeFileSync(argv.svg, await renderFigureSvg(mlp.reports, 'time'));
-  if (gpt) writeFileSync(argv.svg.replace(/\.svg$/, '-gpt.svg'), await renderFigureSvg(gpt.reports, 'time'));
-  writeFileSync(argv.html, await renderHtmlReport(reports, `zerowire on a ${argv.hosts}-host LAN: ${rates.join(', ')} per link`));
-  console.log(`charts: ${argv.svg}${gpt ? ` and ${argv.svg.replace(/\.svg$/, '-gpt.svg')}` : ''}\nreport: ${argv.html}`);
 }
 
 main().catch((err: unknown) => {
