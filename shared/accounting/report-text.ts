@@ -158,7 +158,7 @@ function reportNotes(r: Report): string[] {
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(
     `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.overlap ? '; with overlap on, collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
-    `hidden = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing${computeNote(r).startsWith('compute inline') ? '; inline compute reads arrivals only between units, so this is a lower bound' : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: copies to and from the compute thread, casts, staging)`,
+    `hidden = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing${computeNote(r).startsWith('compute inline') ? '; inline compute reads arrivals only between units, so this is a lower bound' : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: casts, staging, the ring's work between units, copies to a compute thread)`,
   );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(

@@ -26,10 +26,3 @@ export function gradientBuckets(units: readonly Unit[], capBytes: number, bytesP
   if (open.length) buckets.push(open);
   return buckets;
 }
-
-/** The span of the padded layout a bucket covers (its units are consecutive). */
-export function bucketSpan(bucket: readonly Unit[]): { offset: number; length: number } {
-  const first = bucket.reduce((a, u) => (u.paddedOffset < a.paddedOffset ? u : a));
-  const last = bucket.reduce((a, u) => (u.paddedOffset > a.paddedOffset ? u : a));
-  return { offset: first.paddedOffset, length: last.paddedOffset + last.padded - first.paddedOffset };
-}

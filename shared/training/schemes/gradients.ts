@@ -5,7 +5,7 @@
 import { fromF32, toF32 } from '../../tensor/convert.js';
 import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
 import type { Unit } from '../layout.js';
-import { bucketSpan, DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
+import { DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
 import type { SchemeFlags } from './table.js';
 import type { SchemeContext } from './context.js';
 
@@ -105,19 +105,17 @@ export class Gradients {
     return done;
   }
 
-  /** Whole gradients: all-reduce bucket `b` (DP), or reduce-scatter each of its units so that every rank
-   *  holds the sum of the slice it updates (ZeRO-1). */
+  /** Whole gradients: bucket `b`'s units, all-reduced (DP) or reduce-scattered so that every rank holds the
+   *  sum of the slice it updates (ZeRO-1). Unit by unit, as ZeRO-2/3 reduce: the ring then splits and sums
+   *  every unit in the same segments and order under every scheme, so bf16 rounds the same way and the
+   *  schemes' losses stay comparable (one all-reduce over the bucket's span would sum in other segments). */
   private async reduceBucket(b: number): Promise<void> {
     const { coll, layout } = this.ctx;
-    const bucket = this.buckets[b];
-    if (!this.flags.shardOptimizer) {
-      const { offset, length } = bucketSpan(bucket);
-      await coll.allReduce(this.grads.subarray(offset, offset + length), `grad b${b}`);
-      return;
-    }
-    for (const u of bucket) {
+    for (const u of this.buckets[b]) {
       const unit = this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded);
-      await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), `grad b${b} u${u.index}`);
+      const label = `grad b${b} u${u.index}`;
+      if (this.flags.shardOptimizer) await coll.reduceScatter(unit, unit.subarray(layout.rank * u.shard, (layout.rank + 1) * u.shard), label);
+      else await coll.allReduce(unit, label);
     }
   }
 }
