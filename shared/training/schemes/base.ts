@@ -111,9 +111,9 @@ export class Base {
     return { data: this.master, sharded: this.flags.shardOptimizer };
   }
 
-  /** One step: each unit forward, the loss, each unit backward with its gradient sent on its way, the
-   *  remaining reductions, the update. The probe measures; the flags and two overridable methods (how a
-   *  unit's parameters are acquired, how its gradient leaves) are all that differs between the schemes. */
+  /** One optimizer step: K micro-batches (each unit forward, the loss, each unit backward with its gradient
+   *  sent on its way), then the update. The probe measures; the flags, the context (the hybrid's rings) and
+   *  one overridable method (how a unit's parameters are acquired) are all that differs between the schemes. */
   async step(batch: Batch): Promise<StepStats> {
     const K = this.ctx.accumulate ?? 1;
     const colls = this.ctx.cross ? [this.ctx.coll, this.ctx.cross] : [this.ctx.coll];
