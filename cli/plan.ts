@@ -2,20 +2,23 @@
 import { SCHEMES, type SchemeName } from '../shared/control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
-import { bareSizes, memoryTheory } from '../shared/accounting/theory.js';
+import { bareSizes, memoryTheory, trafficTheory } from '../shared/accounting/theory.js';
 import type { WireDtype } from '../shared/tensor/dtype.js';
 
 export interface PlanRow {
   scheme: SchemeName;
   bytesPerRank: number;
+  sentPerStep: number; // payload bytes one rank sends per optimizer step
   fits: boolean | null;
 }
 
 export function plan(params: number, world: number, memory: number | undefined, dtype: WireDtype, accumulate = 1): PlanRow[] {
   return SCHEMES.map((scheme) => {
     const schedule = { gatherAhead: 0, reduceBehind: 0, accumulate };
-    const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], bareSizes(params, world), dtype, schedule).resident;
-    return { scheme, bytesPerRank, fits: memory === undefined ? null : bytesPerRank <= memory };
+    const sizes = bareSizes(params, world);
+    const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], sizes, dtype, schedule).resident;
+    const sentPerStep = trafficTheory(SCHEME_TABLE[scheme], sizes, dtype, accumulate);
+    return { scheme, bytesPerRank, sentPerStep, fits: memory === undefined ? null : bytesPerRank <= memory };
   });
 }
 
@@ -50,12 +53,13 @@ export function formatPlan(
   accumulate = 1,
 ): string {
   const gb = (b: number) => (b / 1e9).toFixed(2);
-  const head = [['scheme', 'model states GB/rank', 'B/param', ...(memory === undefined ? [] : ['fits'])]];
+  const head = [['scheme', 'model states GB/rank', 'B/param', ...(memory === undefined ? [] : ['fits']), 'sent GB/rank/step']];
   const body = rows.map((r) => [
     schemeTitle(r.scheme),
     gb(r.bytesPerRank),
     (r.bytesPerRank / params).toFixed(3),
     ...(r.fits === null ? [] : [r.fits ? 'yes' : 'no']),
+    gb(r.sentPerStep),
   ]);
   const left =
     memory === undefined
@@ -64,5 +68,5 @@ export function formatPlan(
   const activations = act
     ? `\nactivations per rank (${act.model}, global batch ${act.batch}, ${Math.ceil(act.batch / (world * act.accumulate))} per rank${act.accumulate > 1 ? ` in each of ${act.accumulate} micro-batches` : ''}): ${gb(act.bytes)} GB under every scheme: ZeRO shards the model states, not the activations`
     : '';
-  return `${act ? `model ${act.model}: ` : ''}${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v${accumulate > 1 ? `, and the fp32 gradient sum of ${accumulate} micro-batches` : ''}); GB = 1e9 bytes\n${textTable(head, body)}${left}${activations}\nModel states only${act ? ' in the table' : ''}: ${act ? '' : 'activations, '}the gathered unit of ZeRO-3 and communication buffers come on top.`;
+  return `${act ? `model ${act.model}: ` : ''}${params.toExponential(3)} parameters on ${world} ranks, mixed-precision Adam (${dtype} params and grads, fp32 master, m, v${accumulate > 1 ? `, and the fp32 gradient sum of ${accumulate} micro-batches` : ''}); GB = 1e9 bytes\n${textTable(head, body)}${left}${activations}\nModel states only${act ? ' in the table' : ''}: ${act ? '' : 'activations, '}the gathered unit of ZeRO-3 and communication buffers come on top. Sent: payload per rank per optimizer step${accumulate > 1 ? ` of ${accumulate} micro-batches (ZeRO-2/3 reduce every micro-batch)` : ''}.`;
 }

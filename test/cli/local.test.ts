@@ -239,6 +239,25 @@ describe('zerowire plan', () => {
     expect(line('ZeRO-3')).toMatch(/13\.00 .* yes/);
   });
 
+  it('--accumulate K: the fp32 accumulator in the model states, and ZeRO-2/3 sending every micro-batch', async () => {
+    const r = await runCli(['plan', '--params', '1e9', '--world', '4', '--accumulate', '4']);
+    expect(r.code, r.stderr).toBe(0);
+    const cells = (name: string) =>
+      r.stdout
+        .split('\n')
+        .find((l) => l.startsWith(name))!
+        .trim()
+        .split(/\s+/)
+        .slice(-3);
+    // bf16 params: DP 16 + 4 B/param; sent 2(N-1)/N * 2 B = 3 GB for DP and ZeRO-1, (4+1)/2 of it for
+    // ZeRO-2, 3*4/2 of it for ZeRO-3.
+    expect(cells('DP ')).toEqual(['20.00', '20.000', '3.00']);
+    expect(cells('ZeRO-1')).toEqual(['11.00', '11.000', '3.00']);
+    expect(cells('ZeRO-2')).toEqual(['6.50', '6.500', '7.50']);
+    expect(cells('ZeRO-3')).toEqual(['5.00', '5.000', '18.00']);
+    expect(r.stdout).toMatch(/and the fp32 gradient sum of 4 micro-batches/);
+  });
+
   it('knows the transformer form: parameters from the shape, and activations per rank equal to what the GPT allocates', async () => {
     // GPT-2 small's shape with an untied head: 124.4M + 50257*768 = 163.0M parameters.
     const r = await runCli(['plan', '--model', 'gpt:12,768,12,1024,50257', '--world', '8', '--batch', '64']);
