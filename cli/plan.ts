@@ -3,7 +3,7 @@ import { SCHEMES, type SchemeName } from '../shared/control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
 import { bareSizes, memoryTheory, trafficTheory } from '../shared/accounting/theory.js';
-import type { WireDtype } from '../shared/tensor/dtype.js';
+import { bytesPerElement, type WireDtype } from '../shared/tensor/dtype.js';
 
 export interface PlanRow {
   scheme: SchemeName;
@@ -12,14 +12,22 @@ export interface PlanRow {
   fits: boolean | null;
 }
 
-export function plan(params: number, world: number, memory: number | undefined, dtype: WireDtype, accumulate = 1): PlanRow[] {
-  return SCHEMES.map((scheme) => {
-    const schedule = { gatherAhead: 0, reduceBehind: 0, accumulate };
-    const sizes = bareSizes(params, world);
+/** Every scheme's model states and bytes per rank; with `shardGroup` G (2+ groups of 2+), the hybrid too:
+ *  ZeRO-3 over G ranks, and 2(M-1)/M of a shard across the M groups. */
+export function plan(params: number, world: number, memory: number | undefined, dtype: WireDtype, accumulate = 1, shardGroup = 0): PlanRow[] {
+  const schedule = { gatherAhead: 0, reduceBehind: 0, accumulate };
+  const row = (scheme: SchemeName, shardOver: number, across: number): PlanRow => {
+    const sizes = bareSizes(params, shardOver);
     const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], sizes, dtype, schedule).resident;
-    const sentPerStep = trafficTheory(SCHEME_TABLE[scheme], sizes, dtype, accumulate);
+    const sentPerStep = trafficTheory(SCHEME_TABLE[scheme], sizes, dtype, accumulate) + across;
     return { scheme, bytesPerRank, sentPerStep, fits: memory === undefined ? null : bytesPerRank <= memory };
-  });
+  };
+  const rows = SCHEMES.map((scheme) => row(scheme, world, 0));
+  if (shardGroup >= 2 && world % shardGroup === 0 && world / shardGroup >= 2) {
+    const M = world / shardGroup;
+    rows.push(row('hsdp', shardGroup, ((2 * (M - 1)) / M) * (params / shardGroup) * bytesPerElement(dtype) * accumulate));
+  }
+  return rows;
 }
 
 /** Node itself, the links' receive pool (64 MiB), the kernel arena and the data: what a rank holds besides

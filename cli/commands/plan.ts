@@ -19,6 +19,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
           default: 1,
           describe: 'micro-batches per optimizer step: adds the fp32 gradient accumulator, activations are one micro-batch',
         })
+        .option('shard-group', { type: 'number', default: 0, describe: 'also the hybrid (hsdp): ZeRO-3 within groups of G ranks, replicas across them' })
         .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
         .option('world', { type: 'number', default: Number(envWorld ?? 8) })
         .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
@@ -39,7 +40,10 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
         : undefined;
       if (!(a.cpu > 0)) throw new RangeError(`--cpu: ${a.cpu} must be a positive number of cores`);
       const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
-      const rows = plan(params, a.world, memory, a.wireDtype, a.accumulate);
+      const G = a.shardGroup;
+      if (G !== 0 && !(Number.isInteger(G) && G >= 2 && a.world % G === 0 && a.world / G >= 2))
+        throw new RangeError(`--shard-group: ${G} must divide --world ${a.world} into at least 2 groups of at least 2 ranks`);
+      const rows = plan(params, a.world, memory, a.wireDtype, a.accumulate, G);
       process.stdout.write(`${formatPlan(rows, params, a.world, memory, a.wireDtype, activations, a.accumulate)}\n`);
       if (a.k8s)
         process.stdout.write(

@@ -258,6 +258,23 @@ describe('zerowire plan', () => {
     expect(r.stdout).toMatch(/and the fp32 gradient sum of 4 micro-batches/);
   });
 
+  it('--shard-group G adds the hybrid: 16/G bytes per parameter, group bytes plus a shard across groups', async () => {
+    const r = await runCli(['plan', '--params', '1e9', '--world', '8', '--shard-group', '4']);
+    expect(r.code, r.stderr).toBe(0);
+    // 16/4 B/param; 3*(3/4)*2 GB in the group + 2*(1/2)*(2/4) GB across the 2 groups = 4.5 + 0.5.
+    expect(
+      r.stdout
+        .split('\n')
+        .find((l) => l.startsWith('HSDP'))!
+        .trim()
+        .split(/\s+/)
+        .slice(-3),
+    ).toEqual(['4.00', '4.000', '5.00']);
+    const bad = await runCli(['plan', '--params', '1e9', '--world', '8', '--shard-group', '3']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--shard-group: 3 must divide --world 8 into at least 2 groups of at least 2 ranks/);
+  });
+
   it('knows the transformer form: parameters from the shape, and activations per rank equal to what the GPT allocates', async () => {
     // GPT-2 small's shape with an untied head: 124.4M + 50257*768 = 163.0M parameters.
     const r = await runCli(['plan', '--model', 'gpt:12,768,12,1024,50257', '--world', '8', '--batch', '64']);
