@@ -73,7 +73,8 @@ export function runOptions<T>(y: Argv<T>) {
     .option('compute', {
       choices: ['auto', 'inline', 'thread'],
       default: 'auto',
-      describe: "where forward/backward run: the rank's event loop, or a worker thread so communication overlaps (auto: thread unless --overlap off)",
+      describe:
+        "where forward/backward run: the rank's own thread (the event loop turns between units), or a worker thread (auto: a thread with overlap on and two cores per rank, each rank deciding)",
     })
     .option('threads', {
       type: 'string',

@@ -2,8 +2,8 @@
 import { SCHEMES, type SchemeName } from '../shared/control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
-import { bareSizes, memoryTheory, trafficTheory } from '../shared/accounting/theory.js';
-import { bytesPerElement, type WireDtype } from '../shared/tensor/dtype.js';
+import { bareSizes, crossGroupTraffic, memoryTheory, trafficTheory } from '../shared/accounting/theory.js';
+import type { WireDtype } from '../shared/tensor/dtype.js';
 
 export interface PlanRow {
   scheme: SchemeName;
@@ -24,8 +24,7 @@ export function plan(params: number, world: number, memory: number | undefined, 
   };
   const rows = SCHEMES.map((scheme) => row(scheme, world, 0));
   if (shardGroup >= 2 && world % shardGroup === 0 && world / shardGroup >= 2) {
-    const M = world / shardGroup;
-    rows.push(row('hsdp', shardGroup, ((2 * (M - 1)) / M) * (params / shardGroup) * bytesPerElement(dtype) * accumulate));
+    rows.push(row('hsdp', shardGroup, crossGroupTraffic(bareSizes(params, shardGroup), world / shardGroup, dtype, accumulate)));
   }
   return rows;
 }

@@ -81,8 +81,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   const { coll, cross } = trainingRings(run);
   const c = run.plan.config;
   const ring = run.coll.ring; // the run's: this rank's global id
-  const theta0 = run.plan.theta0();
-  await yieldToEventLoop(); // making the initial weights can take a while: let the heartbeats through
+  const theta0 = run.plan.theta0(); // made when the rank was assigned (session.ts)
   const s = new SCHEME_CLASSES[scheme]().setup({
     layout,
     coll,
@@ -98,7 +97,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     accumulate: c.accumulate,
     compute,
   });
-  await yieldToEventLoop();
+  await yieldToEventLoop(); // after the collection, the new heap and the loaded bands: heartbeats first
   const resume = c.resume?.[scheme];
   if (resume) {
     await s.loadOptimizerState(await readRankShard(resume.dir, { scheme, ...resume }, ring.rank, s.optimizerState().master.length));
@@ -133,9 +132,6 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
         synced = performance.now();
       }
       if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
-      // A step whose collectives all complete at once (one rank, or data already here) would never leave the
-      // microtask queue; between steps the event loop answers heartbeats and reads what has arrived.
-      await yieldToEventLoop();
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
       if (!Number.isFinite(st.loss)) throw new Error(`training diverged: the loss is ${st.loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
       memory.observe(st.processBytesPeak);

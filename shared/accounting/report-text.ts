@@ -137,14 +137,15 @@ function tableRow(x: SchemeRow, hasIface: boolean): string[] {
 function reportNotes(r: Report): string[] {
   const c = r.config;
   const a = r.agreement;
+  const where = computeNote(r);
   const z3 = r.rows.find((x) => gathersParameters(x.scheme));
   const notes = [
-    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, computeNote(r))}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
+    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, where)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
   if (c.accumulate > 1)
     notes.push(
-      `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch: ${r.rows.map((x) => `${x.title} ${kb(x.sentPerStep.payload / c.accumulate)} KiB`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
+      `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch on average (per optimizer step / ${c.accumulate}): ${r.rows.map((x) => `${x.title} ${kb(x.sentPerStep.payload / c.accumulate)} KiB`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
     );
   const hosts = new Set(r.ranks.map((x) => x.host));
   if (hosts.size > 1) {
@@ -158,7 +159,7 @@ function reportNotes(r: Report): string[] {
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(
     `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.overlap ? '; with overlap on, collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
-    `hidden = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing${computeNote(r).startsWith('compute inline') ? '; inline compute reads arrivals only between units, so this is a lower bound' : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: casts, staging, the ring's work between units, copies to a compute thread)`,
+    `hidden = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing${where.startsWith('compute inline') ? '; inline compute reads arrivals only between units, so this is a lower bound' : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: casts, staging, the ring's work between units, copies to a compute thread)`,
   );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(

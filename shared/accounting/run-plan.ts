@@ -5,8 +5,7 @@ import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { modelSpec, type ModelSpec } from '../training/model.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
-import { bytesPerElement } from '../tensor/dtype.js';
-import { heapBytes, memoryTheory, trafficTheory, type MemoryTheory } from './theory.js';
+import { crossGroupTraffic, heapBytes, memoryTheory, trafficTheory, type MemoryTheory } from './theory.js';
 
 export class RunPlan {
   readonly spec: ModelSpec;
@@ -24,6 +23,7 @@ export class RunPlan {
   }
 
   private theta?: Float32Array;
+  private groupSizes?: LayoutSizes; // the hybrid's, over its shard group
 
   /** The initial parameters every rank derives from the seed (made once per run, shared by its schemes;
    *  setup copies them into its own bands, so they are never written). */
@@ -47,9 +47,10 @@ export class RunPlan {
     return G === this.world ? this.layout(rank) : new ShardLayout(this.spec, G, rank % G, this.config.unit);
   }
 
-  /** The sizes the theory needs under `scheme`. */
+  /** The sizes the theory needs under `scheme` (the hybrid's made once). */
   sizesFor(scheme: SchemeName): LayoutSizes {
-    return this.shardWorld(scheme) === this.world ? this.sizes : this.layoutFor(scheme, 0).sizes();
+    if (this.shardWorld(scheme) === this.world) return this.sizes;
+    return (this.groupSizes ??= this.layoutFor(scheme, 0).sizes());
   }
 
   /** Model states per band, resident and at the step's worst moment. */
@@ -63,11 +64,7 @@ export class RunPlan {
     const c = this.config;
     const group = trafficTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate);
     if (!isHybrid(scheme)) return { group, cross: 0 };
-    // Each unit's reduced shard is all-reduced over the M groups, every micro-batch: 2(M-1)/M of the shard,
-    // padded (as every collective pads) to a multiple of M.
-    const M = this.world / c.shardGroup;
-    const shards = this.sizesFor(scheme).unitPadded.reduce((t, p) => t + Math.ceil(p / c.shardGroup / M) * M, 0);
-    return { group, cross: ((2 * (M - 1)) / M) * shards * bytesPerElement(c.wireDtype) * c.accumulate };
+    return { group, cross: crossGroupTraffic(this.sizesFor(scheme), this.world / c.shardGroup, c.wireDtype, c.accumulate) };
   }
 
   /** Payload bytes one rank sends per optimizer step. */

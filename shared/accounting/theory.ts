@@ -90,6 +90,15 @@ export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, 
   return passes * perPass * bytesPerElement(dtype);
 }
 
+/** The hybrid's bytes across groups, per rank per optimizer step: each unit's reduced shard (`s` is laid out
+ *  over the shard group) all-reduced over the M groups every micro-batch, 2(M-1)/M of it, padded (as every
+ *  collective pads) to a multiple of M. */
+export function crossGroupTraffic(s: LayoutSizes, groups: number, dtype: WireDtype, accumulate = 1): number {
+  const M = groups;
+  const shards = s.unitPadded.reduce((t, p) => t + Math.ceil(p / s.world / M) * M, 0);
+  return ((2 * (M - 1)) / M) * shards * bytesPerElement(dtype) * accumulate;
+}
+
 /** Sizes for a model of `params` parameters in one unit, without padding (for `plan`). */
 export function bareSizes(params: number, world: number): LayoutSizes {
   return { params, paddedTotal: params, shardTotal: params / world, maxUnitPadded: params, unitPadded: [params], world };

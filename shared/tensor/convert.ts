@@ -1,6 +1,7 @@
 // fp32 <-> the working dtype, for whole bands and units: with the SIMD kernels where both arrays live in one
 // WebAssembly heap (heap.ts), with the JavaScript loops of bf16.ts otherwise. Both round alike (tested).
 import { decodeBf16, encodeBf16 } from './bf16.js';
+import { addLoop } from './simd-kernels.js';
 import type { Elems } from './dtype.js';
 import { heapOf } from './heap.js';
 
@@ -21,4 +22,13 @@ export function fromF32(src: Float32Array, dst: Elems): void {
   const h = heapOf(src, dst);
   if (h) h.k.narrow_bf16(src.byteOffset, dst.byteOffset, src.length);
   else encodeBf16(src, dst);
+}
+
+/** acc += x, elementwise (fp32, same length): the ring's SIMD add where both live in one heap, the loop for
+ *  the rest (the kernel takes multiples of 4). Bit for bit the same either way. */
+export function addF32(acc: Float32Array, x: Float32Array): void {
+  const h = heapOf(acc, x);
+  const whole = h ? x.length - (x.length % 4) : 0;
+  if (whole) h!.k.add(acc.byteOffset, x.byteOffset, whole);
+  addLoop(acc, x, whole, x.length);
 }

@@ -10,6 +10,7 @@ const PAGE = 65536;
 const ALIGN = 16;
 
 interface ElementwiseKernels {
+  add(dst: number, src: number, n: number): void;
   narrow_bf16(src: number, dst: number, n: number): void;
   widen_bf16(src: number, dst: number, n: number): void;
   adam(p: number, m: number, v: number, g: number, n: number, beta1: number, beta2: number, step: number, bc2: number, eps: number): void;

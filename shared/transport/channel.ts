@@ -252,7 +252,8 @@ export class PeerChannel {
   }
 
   private onFrame(f: ChunkFrame): void {
-    this.wire.add(f.firstByteMs ?? performance.now(), performance.now(), f.payload.byteLength);
+    const now = performance.now();
+    this.wire.add(f.firstByteMs ?? now, now, f.payload.byteLength);
     const handler = this.handlers.get(f.coll);
     if (handler) return handler.frame(f);
     this.checkNotStale(f.coll);

@@ -9,7 +9,7 @@ import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
 import { GptSpec } from '../../shared/training/gpt.js';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
 import { fromStateDict } from '../../shared/io/state-dict.js';
-import { alive, eventually, logLines, runCli } from '../helpers/cli.js';
+import { alive, eventually, logLines, runCli, type CliResult } from '../helpers/cli.js';
 import { maxAbsDiff } from '../helpers/train.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'zerowire-local-'));
@@ -49,39 +49,24 @@ function replayDump(dump: string, steps: number, batch: number, losses: number[]
   }
 }
 
+/** `zerowire local` on MODEL over 4 ranks, global batch 16, fp32 on the wire (exact against the replay), with
+ *  `args`; it must succeed with no error logged. Its output, its JSON report and its dump folder. */
+async function runSmall(name: string, args: string[]): Promise<{ r: CliResult; report: Report; dump: string }> {
+  const out = join(dir, `${name}.json`);
+  const dump = join(dir, `dump-${name}`);
+  const common = ['local', '--world', '4', '--model', MODEL, '--batch', '16', '--samples', '96', '--lr', '0.01', '--wire-dtype', 'fp32'];
+  const r = await runCli([...common, ...args, '--out', out, '--dump', dump]);
+  expect(r.stderr).not.toMatch(/"level":50/);
+  expect(r.code).toBe(0);
+  return { r, report: JSON.parse(readFileSync(out, 'utf8')) as Report, dump };
+}
+
 describe('zerowire local --world 4 --scheme all', () => {
   it('runs every scheme in separate processes and reports wire and memory cost that match theory', async () => {
-    const out = join(dir, 'report.json');
-    const dump = join(dir, 'dump');
-    const r = await runCli([
-      'local',
-      '--world',
-      '4',
-      '--scheme',
-      'all',
-      '--model',
-      MODEL,
-      '--steps',
-      '6',
-      '--batch',
-      '16',
-      '--samples',
-      '96',
-      '--lr',
-      '0.01',
-      '--wire-dtype',
-      'fp32',
-      '--out',
-      out,
-      '--dump',
-      dump,
-    ]);
-    expect(r.stderr).not.toMatch(/"level":50/);
-    expect(r.code).toBe(0);
+    const { r, report, dump } = await runSmall('all', ['--scheme', 'all', '--steps', '6']);
     expect(r.stdout).toMatch(/ZeRO-3/);
     expect(r.stdout).toMatch(/losses agree across schemes: yes/);
 
-    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
     // Every rank joined once, each a separate process, none of them this one.
     expect(report.ranks.map((x) => x.rank)).toEqual([0, 1, 2, 3]);
     const pids = report.ranks.map((x) => x.pid);
@@ -108,24 +93,8 @@ describe('zerowire local --world 4 --scheme all', () => {
   });
 
   it('--accumulate 4: four micro-batches of one row per rank; bytes per optimizer step as theory; the same weights as full-batch Adam', async () => {
-    const out = join(dir, 'accumulate.json');
-    const dump = join(dir, 'dump-accumulate');
-    const r = await runCli(
-      ['local', '--world', '4', '--scheme', 'all', '--model', MODEL, '--steps', '4', '--batch', '16', '--samples', '96', '--lr', '0.01'].concat([
-        '--wire-dtype',
-        'fp32',
-        '--accumulate',
-        '4',
-        '--out',
-        out,
-        '--dump',
-        dump,
-      ]),
-    );
-    expect(r.stderr).not.toMatch(/"level":50/);
-    expect(r.code).toBe(0);
+    const { r, report, dump } = await runSmall('accumulate', ['--scheme', 'all', '--steps', '4', '--accumulate', '4']);
     expect(r.stdout).toMatch(/--accumulate 4: every figure per step is per optimizer step of 4 micro-batches of 1 rows per rank/);
-    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
     const row = (s: string) => report.rows.find((x) => x.scheme === s)!;
     for (const x of report.rows) {
       expect(x.sentPerStep.payload).toBe(x.sentPerStep.theory);
@@ -142,13 +111,7 @@ describe('zerowire local --world 4 --scheme all', () => {
     replayDump(dump, 4, 16, row('dp').losses, ['dp', 'zero1', 'zero2', 'zero3']);
   });
   it('--scheme hsdp --shard-group 2: two groups of two, weights as DP and full-batch Adam, 16/G bytes per parameter, group and cross bytes as theory', async () => {
-    const out = join(dir, 'hsdp.json');
-    const dump = join(dir, 'dump-hsdp');
-    const args = ['local', '--world', '4', '--scheme', 'dp,hsdp', '--shard-group', '2', '--model', MODEL, '--steps', '6', '--batch', '16'];
-    const r = await runCli(args.concat(['--samples', '96', '--lr', '0.01', '--wire-dtype', 'fp32', '--out', out, '--dump', dump]));
-    expect(r.stderr).not.toMatch(/"level":50/);
-    expect(r.code).toBe(0);
-    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    const { report, dump } = await runSmall('hsdp', ['--scheme', 'dp,hsdp', '--shard-group', '2', '--steps', '6']);
     const [dp, hsdp] = report.rows;
     expect(hsdp.title).toBe('HSDP');
     expect(report.agreement.maxLossDiff).toBeLessThanOrEqual(1e-5);

@@ -2,17 +2,12 @@
 // all-reduced (DP) or reduce-scattered (ZeRO-1) in DDP's buckets, or reduce-scattered unit by unit so that
 // only the owned slice stays (ZeRO-2/3); summed over micro-batches in fp32 with --accumulate; and handed to
 // Adam as fp32 laid out like the master weights.
-import { fromF32, toF32 } from '../../tensor/convert.js';
+import { addF32, fromF32, toF32 } from '../../tensor/convert.js';
 import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
 import type { Unit } from '../layout.js';
 import { DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
 import type { SchemeFlags } from './table.js';
 import type { SchemeContext } from './context.js';
-
-/** acc += x, elementwise (fp32). */
-function addInto(acc: Float32Array, x: Float32Array): void {
-  for (let i = 0; i < acc.length; i++) acc[i] += x[i];
-}
 
 export class Gradients {
   /** In the working dtype: full padded layout, or this rank's shard. */
@@ -58,8 +53,8 @@ export class Gradients {
       // DDP's no_sync: before the last micro-batch the gradient is only summed here, in fp32.
       if (this.accum) {
         const sum = this.accum.subarray(u.paddedOffset, u.paddedOffset + u.padded);
-        if (!last) return (addInto(sum, g), null);
-        addInto(g, sum);
+        if (!last) return (addF32(sum, g), null);
+        addF32(g, sum);
         sum.fill(0);
       }
       fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
@@ -74,7 +69,7 @@ export class Gradients {
     return this.reduce(async () => {
       await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
-      if (this.accum) addInto(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), toF32(owned, this.widened!.subarray(0, u.shard)));
+      if (this.accum) addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), toF32(owned, this.widened!.subarray(0, u.shard)));
     }).finally(() => ledger.free(bucket));
   }
 
