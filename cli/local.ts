@@ -16,10 +16,13 @@ export interface LocalOptions extends CoordinatorJobOptions {
   rankArgs: string[]; // extra arguments for every rank
 }
 
+/** Settings of every process rather than of the run: they go to the ranks as they are. */
+const PROCESS_SETTINGS = new Set(['ZEROWIRE_BLAS']);
+
 /** The environment for rank processes: ours, minus ZEROWIRE_* run options meant for this coordinator
  *  (a rank would read ZEROWIRE_MODEL as its own --model, for instance). */
 function rankEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ZEROWIRE_')));
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ZEROWIRE_') || PROCESS_SETTINGS.has(k)));
 }
 
 function forward(child: ChildProcess, tag: string): void {

@@ -127,6 +127,18 @@ describe('zerowire local --world 4 --scheme all', () => {
     replayDump(dump, 6, 16, dp.losses, ['dp', 'hsdp']);
   });
 
+  it('ZEROWIRE_BLAS=off (or --blas off) reaches the ranks: their products run on the kernels, and the report says so', async () => {
+    const args = ['local', '--world', '2', '--scheme', 'dp', '--model', MODEL, '--steps', '2', '--batch', '8', '--samples', '32'];
+    for (const [extra, env] of [
+      [[], { ZEROWIRE_BLAS: 'off' }],
+      [['--blas', 'off'], {}],
+    ] as const) {
+      const r = await runCli([...args, ...extra], 60_000, env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/products computed on: WebAssembly SIMD kernels \(no optimized BLAS: ZEROWIRE_BLAS=off\) \(every rank\)/);
+    }
+  });
+
   it('bf16 on the wire: ZeRO-3/DP payload ratio 1.5, half the fp32 bytes', async () => {
     const out = join(dir, 'bf16.json');
     const r = await runCli([
