@@ -1,0 +1,22 @@
+// The model a preset runs: its datasheet figures with the constants fitted on the H200's sweep rows
+// (calibration.ts, fitEfficiencies; test/shared/whatif/calibration.test.ts refits them and holds them
+// against the named rows). Other devices share the fraction of peak and bandwidth they reach and the host's
+// per-kernel cost: an assumption, stated in docs/what-if.md.
+import { deviceNamed } from './devices.js';
+import { GpuCost, type Efficiencies } from './gpu-cost.js';
+
+export const H200_FIT: Efficiencies = {
+  gemm: 0.7543,
+  memory: 0.7755,
+  hostUsPerKernel: 29.5,
+  gpuUsPerKernel: 4.948,
+  blend: 6.256,
+  // No sweep row checkpoints. Read off the one named recompute row where host work dominates (gpt2-xl,
+  // B4: 3.97 ms checkpointed vs 2.12 ms not): torch.utils.checkpoint's per-block bookkeeping on the host.
+  recomputeHostMs: 1.8,
+};
+
+/** The cost model of `--compute model:NAME`. */
+export function presetCost(name: string): GpuCost {
+  return new GpuCost(deviceNamed(name), H200_FIT);
+}

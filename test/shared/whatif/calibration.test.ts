@@ -1,0 +1,48 @@
+// The H200 preset against the measured GPU: fitted on the sweep rows only, it must reproduce every named row
+// (real model widths, recompute, the LM head, Adam) within 15% at >= 10^12 FLOPs and 25% below.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { compare, fitEfficiencies, isSweepRow, type CalibrationRow } from '../../../shared/whatif/calibration.js';
+import { H200_FIT, presetCost } from '../../../shared/whatif/preset.js';
+
+const rows: CalibrationRow[] = readFileSync(new URL('../../fixtures/gpu/h200.jsonl', import.meta.url), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l));
+const named = rows.filter((r) => ['block', 'head', 'adam'].includes(r.what) && !isSweepRow(r));
+
+describe('the H200 preset', () => {
+  it('is what a fit on the sweep rows alone gives', () => {
+    const sweep = rows.filter(isSweepRow);
+    expect(sweep.length).toBeGreaterThanOrEqual(20);
+    const start = { gemm: 0.6, memory: 0.6, hostUsPerKernel: 20, gpuUsPerKernel: 2, blend: 3, recomputeHostMs: H200_FIT.recomputeHostMs };
+    const fitted = fitEfficiencies(sweep, start);
+    console.log('fitted on the sweep rows:', fitted);
+    for (const k of ['gemm', 'memory', 'hostUsPerKernel', 'gpuUsPerKernel', 'blend'] as const) expect(fitted[k] / H200_FIT[k], k).toBeCloseTo(1, 1);
+  });
+
+  it('predicts every named block, head and Adam row within 15% (>= 1e12 FLOPs) or 25%', () => {
+    const cost = presetCost('h200');
+    const checked = named.flatMap((r) => compare(cost, r));
+    expect(checked.length).toBeGreaterThanOrEqual(25);
+    for (const c of checked) {
+      const error = c.modeledMs / c.measuredMs - 1;
+      console.log(`${c.row.padEnd(34)} measured ${c.measuredMs.toFixed(3)} ms, modeled ${c.modeledMs.toFixed(3)} ms (${(100 * error).toFixed(1)}%)`);
+      expect(Math.abs(error), c.row).toBeLessThanOrEqual(c.flops >= 1e12 ? 0.15 : 0.25);
+    }
+  });
+
+  it('keeps the floor: a tiny block costs its launches, not its FLOPs', () => {
+    const cost = presetCost('h200');
+    const tiny = compare(cost, { what: 'block', name: 'tiny', D: 64, B: 1, T: 16, step_ms: 1, flops_dense: 1 })[0];
+    expect(tiny.modeledMs).toBeGreaterThan(1.4);
+    expect(tiny.modeledMs).toBeLessThan(2);
+  });
+
+  it('scales other presets by their datasheets, and names the known ones when asked for another', () => {
+    const block = rows.find((r) => r.name === 'gpt-7b' && r.B === 4)!;
+    const [h200, a100] = ['h200', 'a100'].map((d) => compare(presetCost(d), block)[0].modeledMs);
+    expect(a100 / h200).toBeGreaterThan(2.8); // 989 vs 312 TFLOPS, FLOPs-bound
+    expect(() => presetCost('tpu9')).toThrow(/h200, h100, a100, l40s, rtx4090, mi300x/);
+  });
+});
