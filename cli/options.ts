@@ -4,7 +4,8 @@ import yargs, { type Argv } from 'yargs';
 import { LOG_LEVELS } from './log.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, type RunOptions } from '../shared/control/run-config.js';
+import { DEVICES, deviceNamed } from '../shared/whatif/devices.js';
+import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, modeledDevice, NAMED_SHAPES, type RunOptions } from '../shared/control/run-config.js';
 import { checkRecompute, modelSpec } from '../shared/training/model.js';
 import { parseBytes } from '../shared/accounting/units.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
@@ -57,7 +58,11 @@ export function runOptions<T>(y: Argv<T>) {
       default: 0,
       describe: 'hsdp: ranks per shard group (ZeRO-3 within it, replicas across groups); 0: the ranks of one host',
     })
-    .option('model', { type: 'string', default: DEFAULT_MODEL, describe: 'MLP layer widths, input first' })
+    .option('model', {
+      type: 'string',
+      default: DEFAULT_MODEL,
+      describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; or a real model's shape as our GPT block: ${Object.keys(NAMED_SHAPES).join(', ')}`,
+    })
     .option('steps', { type: 'number', default: 20 })
     .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
     .option('accumulate', {
@@ -71,10 +76,9 @@ export function runOptions<T>(y: Argv<T>) {
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
     .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })
     .option('compute', {
-      choices: ['auto', 'inline', 'thread'],
+      type: 'string',
       default: 'auto',
-      describe:
-        "where forward/backward run: the rank's own thread (the event loop turns between units), or a worker thread (auto: a thread with overlap on and two cores per rank, each rank deciding)",
+      describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, each rank deciding), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
     })
     .option('threads', {
       type: 'string',
@@ -190,6 +194,17 @@ export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: bo
     if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1)
       throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
     config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
+  }
+  const device = modeledDevice(config);
+  if (device) {
+    deviceNamed(device); // an unknown preset is refused with the list of known ones
+    // Modeled compute has no values to save, resume or dump.
+    const valueOptions = [
+      config.checkpoint && '--checkpoint-every/--checkpoint-dir',
+      a.resume !== undefined && '--resume',
+      a.dump !== undefined && '--dump',
+    ].filter(Boolean);
+    if (valueOptions.length) throw new ConfigError(`--compute ${config.compute} models compute and holds no values: drop ${valueOptions.join(', ')}`);
   }
   const world = parseWorld(a.world, allowAuto);
   if (world !== 'auto') checkWorld(config, world);

@@ -22,16 +22,16 @@ export class ProgressLine {
       this.scheme = scheme;
       this.losses = [];
     }
-    this.losses.push(m.loss);
+    if (m.loss !== null) this.losses.push(m.loss);
     this.bytes += m.sent.payload;
     this.ms += m.stepMs;
     if (ranksDone < this.world) return; // report a step once every rank has finished it
-    const loss = this.losses.reduce((a, b) => a + b, 0) / this.losses.length;
+    const loss = this.losses.length ? this.losses.reduce((a, b) => a + b, 0) / this.losses.length : null;
     this.losses = [];
     const rate = this.ms > 0 ? (this.bytes / this.ms) * 1000 : 0;
     this.bytes = 0;
     this.ms = 0;
-    const text = `${schemeTitle(scheme)} step ${step + 1}/${this.steps}  loss ${loss.toFixed(4)}  ${(rate / 1e6).toFixed(1)} MB/s sent per rank`;
+    const text = `${schemeTitle(scheme)} step ${step + 1}/${this.steps}  loss ${loss === null ? 'not computed (modeled)' : loss.toFixed(4)}  ${(rate / 1e6).toFixed(1)} MB/s sent per rank`;
     if (this.tty) {
       process.stderr.write(`\r\x1b[2K${text}`);
       this.shown = true;

@@ -23,6 +23,7 @@ import { productsBackend } from '../shared/tensor/blas.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
+import { ModeledCompute } from '../shared/whatif/modeled-compute.js';
 
 export interface SchemeRun {
   scheme: SchemeName;
@@ -106,16 +107,21 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   return s;
 }
 
+/** Where the scheme's bands live: its WebAssembly heap, or (modeled compute) nowhere: a ledger of extents,
+ *  the bands' sizes without their values. */
+function schemeLedger(plan: RunPlan, scheme: SchemeName): MemoryLedger {
+  return plan.modeled ? new MemoryLedger(null, true) : new MemoryLedger(WasmHeap.create(plan.heapBytes(scheme)));
+}
+
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const { scheme, plan, coll, data, compute, log } = run;
-  const c = plan.config;
-  const [ring, rings] = [coll.ring, allRings(run)];
+  const [c, ring, rings] = [plan.config, coll.ring, allRings(run)];
   const layout = plan.layoutFor(scheme, ring.rank);
   // What earlier schemes left (their heaps, the data set's teacher network) is garbage by now: collected, so
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
   collectGarbage();
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
-  const ledger = new MemoryLedger(WasmHeap.create(plan.heapBytes(scheme)));
+  const ledger = schemeLedger(plan, scheme);
   for (const r of rings) r.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {
@@ -125,6 +131,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     const resume = c.resume?.[scheme];
     const memory = new MemoryPeaks(ledger, processBefore);
     const steps: StepMetrics[] = [];
+    const modeledMs: number[] = [];
     let synced = performance.now();
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
       if (performance.now() - synced > CLOCK_RESYNC_MS) {
@@ -133,7 +140,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       }
       if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
-      if (!Number.isFinite(st.loss)) throw new Error(`training diverged: the loss is ${st.loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
+      if (compute instanceof ModeledCompute) modeledMs.push(compute.takeModeledMs());
+      else checkLoss(st.loss, t, scheme);
       memory.observe(st.processBytesPeak);
       const m = stepMetrics(t, st, ledger, run.clock());
       steps.push(m);
@@ -149,7 +157,6 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     if (run.iface) await coll.barrier('scheme end');
     const sock1 = socketTotals(rings);
     const iface1 = ifaceCounters(run);
-    const master = s.masterState().data;
     const summary: SchemeSummary = {
       scheme,
       rank: ring.rank,
@@ -161,7 +168,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       clock: run.clock(),
       products: productsBackend(),
       compute: run.computeMode,
-      master: new Uint8Array(master.buffer, master.byteOffset, master.byteLength),
+      master: masterBytes(plan, s),
+      ...(modeledMs.length ? { modeledMs } : {}),
     };
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
     return summary;
@@ -170,12 +178,23 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   }
 }
 
+/** This rank's final fp32 master weights as bytes; none under modeled compute (no values to compare). */
+function masterBytes(plan: RunPlan, s: Base): Uint8Array {
+  if (plan.modeled) return new Uint8Array(0);
+  const m = s.masterState().data;
+  return new Uint8Array(m.buffer, m.byteOffset, m.byteLength);
+}
+
+function checkLoss(loss: number, t: number, scheme: SchemeName): void {
+  if (!Number.isFinite(loss)) throw new Error(`training diverged: the loss is ${loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
+}
+
 /** What is reported of a step: its times, its bytes, its collectives and units on the run's common clock. */
 function stepMetrics(t: number, st: StepStats, ledger: MemoryLedger, clock: ClockEstimate): StepMetrics {
   const onClock = (ms: number) => performance.timeOrigin + ms + clock.offsetMs;
   return {
     step: t,
-    loss: st.loss,
+    loss: Number.isNaN(st.loss) ? null : st.loss,
     startAt: onClock(st.startMs),
     stepMs: st.stepMs,
     computeMs: st.computeMs,

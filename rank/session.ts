@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { Collectives } from '../shared/collectives/collectives.js';
 import type { TrainingData } from '../shared/training/data.js';
-import { inlineCompute, trainingData } from '../shared/training/model.js';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
@@ -18,7 +17,7 @@ import { Liveness, LIVENESS, livenessFor, type LivenessTiming } from '../shared/
 import { socketOf } from '../shared/transport/ws-internals.js';
 import { logKernels } from './kernels-log.js';
 import { runScheme } from './scheme-run.js';
-import { WorkerCompute } from './worker-compute.js';
+import { rankCompute, rankData } from './compute-choice.js';
 
 export interface RankOptions {
   coordinator: string; // ws://host:port
@@ -240,7 +239,7 @@ export class RankSession {
         this.threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
         this.computeMode = resolveCompute(c, availableParallelism(), msg.hostRanks * this.threads);
         logKernels(this.log, this.threads, this.computeMode);
-        this.data = trainingData(plan.spec, c);
+        this.data = rankData(this.computeMode, plan.spec, c);
         // The initial weights take seconds at 10^7 parameters on a busy host: made now, while nobody counts
         // this rank's silence (the run has not started, the ring is not wired), not inside the first step.
         plan.theta0();
@@ -279,8 +278,7 @@ export class RankSession {
     if (!plan || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
     await this.syncClock(); // again for every scheme: clocks drift over a long run
     const { config, spec } = plan;
-    const compute =
-      this.computeMode === 'thread' ? new WorkerCompute(spec, this.threads, undefined, config.recompute) : inlineCompute(spec, this.threads, config.recompute);
+    const compute = rankCompute(this.computeMode, spec, this.threads, config.recompute);
     const rank = coll.rank;
     try {
       const summary = await runScheme({

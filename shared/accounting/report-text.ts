@@ -6,6 +6,7 @@ import { modelKind, modelSpec } from '../training/model.js';
 import { gathersParameters, isReplicated } from '../training/schemes/table.js';
 import type { Report, SchemeRow } from './report.js';
 import { textTable } from './table.js';
+import { whatIfText } from './whatif-text.js';
 
 const kb = (b: number) => (b / 1024).toFixed(1);
 const f2 = (x: number) => x.toFixed(2);
@@ -25,6 +26,7 @@ const rowNoun = (c: RunConfig) => {
 
 /** Where the ranks computed, as they resolved --compute. */
 function computeNote(r: Report): string {
+  if (r.device) return `compute modeled on ${r.device.title}, no values (--compute model:${r.device.name})`;
   const modes = new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.compute ?? 'inline')));
   if (modes.size > 1) return 'compute inline on some ranks, on a worker thread on others';
   return modes.has('thread') ? 'compute on a worker thread' : 'compute inline, the event loop turning between units';
@@ -129,7 +131,7 @@ function tableRow(x: SchemeRow, hasIface: boolean): string[] {
     splitCell(x.time.waitMs, x),
     splitCell(x.time.transferMs, x),
     x.time.hiddenMs.toFixed(1),
-    x.finalLoss.toFixed(4),
+    Number.isNaN(x.finalLoss) ? '-' : x.finalLoss.toFixed(4),
   ];
 }
 
@@ -141,7 +143,9 @@ function reportNotes(r: Report): string[] {
   const z3 = r.rows.find((x) => gathersParameters(x.scheme));
   const notes = [
     `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, where)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
-    `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
+    r.device
+      ? 'losses: not computed (modeled compute has no values); the memory columns count the bands by their sizes, as the theory does, not memory this process held'
+      : `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
   ];
   if (c.accumulate > 1)
     notes.push(
@@ -170,7 +174,7 @@ function reportNotes(r: Report): string[] {
       `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
     );
   const act = r.rows[0]?.activations;
-  if (act && act.measured > 0)
+  if (act && act.measured > 0 && !r.device)
     notes.push(
       `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
@@ -191,5 +195,5 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
 
 export function formatReport(r: Report): string {
   const { header, rows, notes } = reportCells(r);
-  return `${textTable(header, rows)}\n\n${notes.join('\n')}`;
+  return [textTable(header, rows), '', notes.join('\n'), ...(r.device ? ['', ...whatIfText(r)] : [])].join('\n');
 }

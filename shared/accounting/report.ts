@@ -7,6 +7,7 @@ import { isHybrid, isReplicated, SCHEME_TABLE, schemeTitle } from '../training/s
 import { crossHostLinks, linkCrossesHosts } from './ring-links.js';
 import type { RingName } from '../transport/ring.js';
 import type { RunPlan } from './run-plan.js';
+import { deviceNote, whatIfRow, type DeviceNote, type WhatIfRow } from './whatif-report.js';
 
 export interface RankRecord {
   rank: number;
@@ -58,6 +59,7 @@ export interface SchemeRow {
   losses: number[]; // mean over ranks, per step
   finalLoss: number;
   maxParamDiff: number; // max |final params - first scheme's final params|
+  whatif: WhatIfRow | null; // --compute model:PRESET: modeled compute, MFU, bandwidths, fit on the device
 }
 
 export interface Report {
@@ -68,6 +70,7 @@ export interface Report {
   ranks: RankRecord[];
   ring: { crossHost: boolean[] }; // per rank: whether its link to the next rank leaves its host
   notes: string[]; // how the coordinator resolved the run (a scheme left out, and why)
+  device: DeviceNote | null; // the modeled accelerator (--compute model:PRESET), or null: compute ran here
   rows: SchemeRow[];
   agreement: { lossTolerance: number; maxLossDiff: number; maxParamDiff: number; agree: boolean };
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
@@ -158,10 +161,12 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   const split = splitExposed(sums);
   const mem = plan.memory(scheme);
   const perStep = (f: (s: SchemeSummary) => number) => mean(sums.map(f)) / Math.max(1, sums[0].steps.length);
-  const final = finalParameters(plan, scheme, sums);
+  // Modeled compute has no values: no weights to compare, no loss.
+  const final = plan.modeled ? null : finalParameters(plan, scheme, sums);
   let diff = 0;
-  for (let i = 0; i < P; i++) diff = Math.max(diff, Math.abs(final[i] - (firstFinal ?? final)[i]));
-  const losses = sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss))); // fewer than `steps` after a resume
+  if (final) for (let i = 0; i < P; i++) diff = Math.max(diff, Math.abs(final[i] - (firstFinal ?? final)[i]));
+  const losses = plan.modeled ? [] : sums[0].steps.map((_, i) => mean(sums.map((s) => s.steps[i].loss ?? NaN))); // fewer than `steps` after a resume
+  const time = stepTimes(sums, split);
   return {
     scheme,
     title: schemeTitle(scheme),
@@ -191,11 +196,12 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
     },
     interHost: interHostBytes(plan, scheme, sums, hosts),
     ratioToDp: null,
-    time: stepTimes(sums, split),
+    time,
     split,
     losses,
     finalLoss: losses[losses.length - 1] ?? NaN,
     maxParamDiff: diff,
+    whatif: whatIfRow(plan, scheme, sums, time.stepMs),
   };
 }
 
@@ -211,7 +217,7 @@ export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<S
       first,
       ranks.map((x) => x.host),
     );
-    first ??= finalParameters(plan, scheme, sums);
+    if (!plan.modeled) first ??= finalParameters(plan, scheme, sums);
     rows.push(row);
   }
   const dp = rows.find((r) => isReplicated(r.scheme));
@@ -229,6 +235,7 @@ export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<S
     ranks,
     ring: { crossHost: crossHostLinks(ranks.map((x) => x.host)) },
     notes,
+    device: deviceNote(plan),
     rows,
     agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
     perRank,

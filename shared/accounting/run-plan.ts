@@ -1,7 +1,8 @@
 // What a run is, resolved once from its config and world size: the model, how it is laid out and sharded,
 // and each scheme's theory (model states, peak, bytes per step, the heap a rank needs). The coordinator and
 // every rank make one and pass it down, so no one re-derives the model or the layout on the way.
-import type { RunConfig, SchemeName } from '../control/run-config.js';
+import { modeledDevice, type RunConfig, type SchemeName } from '../control/run-config.js';
+import { extentOf } from '../tensor/extent.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { modelSpec, type ModelSpec } from '../training/model.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
@@ -28,7 +29,13 @@ export class RunPlan {
   /** The initial parameters every rank derives from the seed (made once per run, shared by its schemes;
    *  setup copies them into its own bands, so they are never written). */
   theta0(): Float32Array {
-    return (this.theta ??= this.spec.init(this.config.seed));
+    // Modeled compute materializes no parameters: an extent of their size stands for them.
+    return (this.theta ??= this.modeled ? extentOf('fp32', this.spec.params) : this.spec.init(this.config.seed));
+  }
+
+  /** Whether compute is a modeled accelerator's (--compute model:...): no values exist anywhere. */
+  get modeled(): boolean {
+    return modeledDevice(this.config) !== null;
   }
 
   /** Rank `rank`'s layout: its units, padding and shards. */

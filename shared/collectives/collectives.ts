@@ -11,6 +11,8 @@ import { Chunks } from './chunks.js';
 import { exchange, type Phase, type Sender } from './exchange.js';
 import { addTraffic, measure, type CollectiveRecord, type Tally } from './record.js';
 import { reduceScatterPhase, type RingSeat } from './reduce-scatter.js';
+import { SyntheticPayload, syntheticPhase } from './synthetic.js';
+import { anyExtent } from '../tensor/extent.js';
 
 export interface CollectiveOptions {
   chunkBytes: number;
@@ -22,6 +24,8 @@ export class Collectives {
   private seq = 0;
   /** Records since the last takeRecords() (a step takes them, so a long run does not accumulate them). */
   private records: CollectiveRecord[] = [];
+  /** What a what-if rank's frames carry (its bands are extents: synthetic.ts). */
+  private readonly synthetic = new SyntheticPayload();
 
   constructor(
     readonly ring: Ring,
@@ -58,9 +62,9 @@ export class Collectives {
     const shardLen = paddedLength(buf.length, this.world) / this.world;
     if (shardLen * this.world === buf.length && this.world > 1) {
       const chunks = new Chunks(shardLen, this.opts.chunkBytes, dtypeOf(buf));
-      return this.push(
-        await measure(this.ring, 'all-reduce', label, buf, (t) => this.run(t, chunks, 2 * (this.world - 1), allReducePhase(this.seat(), buf, chunks))),
-      );
+      const steps = 2 * (this.world - 1);
+      const phase = anyExtent(buf) ? syntheticPhase(this.seat(), chunks, steps, this.synthetic) : allReducePhase(this.seat(), buf, chunks);
+      return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.run(t, chunks, steps, phase)));
     }
     const ledger = this.opts.ledger;
     const shard = ledger ? ledger.alloc('comm', dtypeOf(buf), shardLen) : emptyOf(dtypeOf(buf), shardLen);
@@ -121,6 +125,7 @@ export class Collectives {
       return Promise.resolve();
     }
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+    if (anyExtent(input, output)) return this.run(tally, chunks, N - 1, syntheticPhase(this.seat(), chunks, N - 1, this.synthetic));
     return this.run(tally, chunks, N - 1, reduceScatterPhase(this.seat(), input, output, chunks));
   }
 
@@ -130,6 +135,10 @@ export class Collectives {
     const dtype = dtypeOf(output);
     if (dtypeOf(input) !== dtype || input.length !== S)
       throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
+    if (N > 1 && anyExtent(input, output)) {
+      const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+      return this.run(tally, chunks, N - 1, syntheticPhase(this.seat(), chunks, N - 1, this.synthetic));
+    }
     const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + this.rank * S * input.BYTES_PER_ELEMENT;
     const mine = Math.min(S, output.length - this.rank * S); // the last segments may be cut short, or empty
     if (!aliased && mine > 0) output.set(input.subarray(0, mine) as never, this.rank * S);

@@ -45,7 +45,7 @@ const UnitSpanSchema = v.object({
 
 const StepMetricsSchema = v.object({
   step: int(),
-  loss: finite,
+  loss: v.nullable(finite), // null: not computed (modeled compute, --compute model:...)
   startAt: finite, // when the step began, on the run's common clock (ms)
   stepMs: finite,
   computeMs: finite, // the step minus exposed communication
@@ -84,7 +84,9 @@ const SchemeSummarySchema = v.object({
   clock: v.object({ offsetMs: finite, uncertaintyMs: v.pipe(v.number(), v.minValue(0)) }), // this rank's clock vs the coordinator's
   iface: v.optional(v.object({ name: text(), tx: finite, rx: finite })), // the kernel's interface counters, when readable
   products: v.optional(text(512)), // what computed the products: the machine's BLAS, or the WebAssembly kernels
-  compute: v.optional(v.picklist(['inline', 'thread'])), // where forward and backward ran (--compute, resolved by the rank)
+  // where forward and backward ran (--compute, resolved by the rank), or the modeled device (model:NAME)
+  compute: v.optional(v.union([v.picklist(['inline', 'thread']), v.pipe(v.string(), v.regex(/^model:[a-z0-9]+$/))])),
+  modeledMs: v.optional(v.array(finite)), // modeled compute per step (--compute model:...): the time waited for
   // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
   master: v.pipe(
     binary,

@@ -12,7 +12,9 @@ export type SchemeName = (typeof ALL_SCHEMES)[number];
 export const UNITS = ['layer', 'model'] as const;
 export type UnitMode = (typeof UNITS)[number];
 const COMPUTE_MODES = ['auto', 'inline', 'thread'] as const;
-export type ComputeMode = 'inline' | 'thread';
+/** Where a rank computes: here (inline, or on a worker thread), or on a modeled accelerator (shared/whatif). */
+export type ComputeMode = 'inline' | 'thread' | `model:${string}`;
+const MODELED = /^model:([a-z0-9]+)$/;
 
 /** Largest chunk payload a collective may send; peers refuse bigger WebSocket messages. */
 const MAX_CHUNK_BYTES = 64 << 20;
@@ -53,7 +55,8 @@ export const RunConfigSchema = v.object({
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
   // forward/backward on the rank's main thread, or on a worker thread; auto: each rank decides (resolveCompute)
-  compute: v.picklist(COMPUTE_MODES),
+  // model:PRESET: compute takes a modeled accelerator's time and no values exist (--compute model:h200)
+  compute: v.union([v.picklist(COMPUTE_MODES), v.pipe(v.string(), v.regex(MODELED, 'auto, inline, thread or model:PRESET'))]),
   // threads computing a rank's products; auto: this host's cores over the ranks on this host
   threads: v.union([int(1, 256), v.literal('auto')], 'a positive number of threads or auto'),
   // each rank writes its shards every `every` steps under dir/<scheme>/
@@ -89,7 +92,7 @@ export interface RunOptions {
   prefetch?: number; // both of the two below (the older option, kept as their alias)
   gatherAhead?: number;
   reduceBehind?: number;
-  compute: string; // auto|inline|thread
+  compute: string; // auto|inline|thread|model:PRESET
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
 }
@@ -130,8 +133,23 @@ function parseSchemes(list: string): SchemeName[] {
 
 const GPT_DEFAULT_VOCAB = 64;
 
-/** --model: MLP widths ("64,256,256,10") or a GPT shape ("gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]"). */
+/** Real models' shapes as our GPT block (same width, depth, heads, sequence and vocabulary): [L, D, H, T, V].
+ *  A Llama block (SwiGLU, RMSNorm, rotary) has about the same parameters and computes ~25% slower. */
+export const NAMED_SHAPES: Record<string, number[]> = {
+  'gpt2-xl': [48, 1600, 25, 1024, 50257],
+  'llama2-7b': [32, 4096, 32, 4096, 32000],
+  'llama3-8b': [32, 4096, 32, 8192, 128256],
+  'llama2-13b': [40, 5120, 40, 4096, 32000],
+  'llama2-70b': [80, 8192, 64, 4096, 32000],
+};
+
+/** Our data's token ids are 16-bit: a larger vocabulary needs modeled compute, which has no data. */
+const MAX_DATA_VOCAB = 65536;
+
+/** --model: MLP widths ("64,256,256,10"), a GPT shape ("gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]") or a named shape. */
 export function parseModel(text: string): { arch: (typeof ARCHS)[number]; model: number[] } {
+  const named = NAMED_SHAPES[String(text).trim().toLowerCase()];
+  if (named) return { arch: 'gpt', model: [...named] };
   const m = /^gpt:(.*)$/i.exec(String(text).trim());
   if (!m) return { arch: 'mlp', model: parseWidths(text) };
   const n = m[1].split(',').map((s) => Number(s.trim()));
@@ -139,7 +157,6 @@ export function parseModel(text: string): { arch: (typeof ARCHS)[number]; model:
     throw new ConfigError(`--model: "${text}" must be gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] with positive integers, e.g. gpt:2,64,4,32`);
   const [layers, dim, heads, seq, vocab = GPT_DEFAULT_VOCAB] = n;
   if (dim % heads !== 0) throw new ConfigError(`--model: "${text}": DIM ${dim} does not divide into ${heads} heads`);
-  if (vocab > 65536) throw new ConfigError(`--model: "${text}": VOCAB ${vocab} is more than 65536`);
   return { arch: 'gpt', model: [layers, dim, heads, seq, vocab] };
 }
 
@@ -148,7 +165,9 @@ export function parseWidths(list: string): number[] {
     .split(',')
     .map((s) => Number(s.trim()));
   if (widths.length < 2 || widths.some((w) => !Number.isInteger(w) || w < 1)) {
-    throw new ConfigError(`--model: "${list}" must be at least two positive integer layer widths, e.g. 64,256,256,10`);
+    throw new ConfigError(
+      `--model: "${list}" must be at least two positive integer layer widths (e.g. 64,256,256,10), gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] or one of ${Object.keys(NAMED_SHAPES).join(', ')}`,
+    );
   }
   return widths;
 }
@@ -156,6 +175,9 @@ export function parseWidths(list: string): number[] {
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
+  const modeled = MODELED.exec(String(o.compute))?.[1];
+  if (arch === 'gpt' && model[4] > MAX_DATA_VOCAB && !modeled)
+    throw new ConfigError(`--model: vocabulary ${model[4]} is more than ${MAX_DATA_VOCAB}: train it with --compute model:PRESET (no data, modeled compute)`);
   const overlap = parseOverlap(o);
   // Overlap on: ZeRO-3 gathers one unit ahead and one reduce-scatter runs behind, as FSDP's defaults do.
   const gatherAhead = o.gatherAhead ?? o.prefetch ?? (overlap ? 1 : 0);
@@ -215,9 +237,14 @@ export function resolveCompute(
   cores: number,
   busyThreadsOnHost: number,
 ): ComputeMode {
-  if (c.compute !== 'auto') return c.compute;
+  if (c.compute !== 'auto') return c.compute as ComputeMode;
   const overlaps = c.overlap || c.gatherAhead > 0 || c.reduceBehind > 0;
   return overlaps && cores >= 2 * busyThreadsOnHost ? 'thread' : 'inline';
+}
+
+/** The accelerator preset a run models (--compute model:NAME), or null when it computes for real. */
+export function modeledDevice(c: Pick<RunConfig, 'compute'>): string | null {
+  return MODELED.exec(c.compute)?.[1] ?? null;
 }
 
 /** A run config that arrived over the wire. */

@@ -10,6 +10,7 @@ export function bytesPerElement(dtype: WireDtype): number {
 }
 
 export function dtypeOf(x: Elems): WireDtype {
+  if ('dtype' in x) return x.dtype as WireDtype; // an extent (extent.ts): no values, a dtype
   return x instanceof Float32Array ? 'fp32' : 'bf16';
 }
 

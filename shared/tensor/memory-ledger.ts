@@ -3,6 +3,7 @@
 // derived from a formula.
 import { bytesPerElement, emptyOf, type Elems, type WireDtype } from './dtype.js';
 import type { WasmHeap } from './heap.js';
+import { extentOf } from './extent.js';
 
 export const MODEL_BANDS = ['params16', 'grads', 'master', 'm', 'v', 'accum'] as const;
 /** Transient bands that exist only inside a step: a gathered unit (ZeRO-3) and a unit's full gradient before
@@ -62,12 +63,18 @@ export class MemoryLedger {
   private owned = new WeakMap<object, Band>();
   private readonly external = new Map<object, { band: Band; bytes: number }>();
 
-  /** `heap`: where arrays are allocated while it has room (so the kernels can work on them in place). */
-  constructor(private readonly heap: WasmHeap | null = null) {
+  /** `heap`: where arrays are allocated while it has room (so the kernels can work on them in place).
+   *  `modeled`: a what-if rank's ledger, which hands out extents (sizes without values) and accounts them,
+   *  so its bands are the theory's, not memory this process holds. */
+  constructor(
+    private readonly heap: WasmHeap | null = null,
+    readonly modeled = false,
+  ) {
     if (heap) this.account(HEAP_IDLE_BAND, heap, heap.idleBytes);
   }
 
   alloc(band: Band, dtype: WireDtype, n: number): Elems {
+    if (this.modeled) return this.track(band, extentOf(dtype, n));
     const heap = this.heap;
     const at = heap?.take(n * bytesPerElement(dtype)) ?? null;
     if (at === null) return this.track(band, emptyOf(dtype, n));

@@ -21,6 +21,8 @@ export interface Compute {
   readonly otherThreadBytes: number;
   /** Fills `grad` (the layer's size) with the layer's parameter gradient. */
   backward(layer: number, params: Elems, grad: Float32Array): Promise<void>;
+  /** A modeled device's optimizer time over `params` owned parameters (this thread runs no update for it). */
+  optimizer?(params: number, gradBytes: number): Promise<void>;
   close(): Promise<void>;
 }
 

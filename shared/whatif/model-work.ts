@@ -51,8 +51,3 @@ export function linearWork(inputs: number, outputs: number, rows: number, last: 
 export function adamWork(params: number, gradBytes: number, copyBytes: number): Work {
   return { kernels: 3, flops: 0, bytes: params * (24 + gradBytes + copyBytes) };
 }
-
-/** A reduction inside a collective: read two chunks, write one. */
-export function reductionWork(elements: number, bytesPerElement: number): Work {
-  return { kernels: 1, flops: 0, bytes: 3 * elements * bytesPerElement };
-}

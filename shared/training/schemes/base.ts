@@ -3,7 +3,7 @@
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
 import { adamUpdate, type OptimizerState } from '../adam.js';
 import { fromF32 } from '../../tensor/convert.js';
-import type { Elems } from '../../tensor/dtype.js';
+import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
 import type { Unit } from '../layout.js';
 import type { Compute } from '../compute.js';
 import { inlineCompute } from '../model.js';
@@ -123,7 +123,7 @@ export class Base {
       this.lastMicro = k === K - 1;
       loss += (await this.microStep(microBatch(batch, k, K))) / K; // equal micro-batches: the mean of means
     }
-    await this.probe.optimizer(async () => this.update());
+    await this.probe.optimizer(() => this.update());
     await this.waitFor(this.refreshWorkingCopy());
     this.probe.sample();
     return this.probe.finish(loss);
@@ -199,12 +199,13 @@ export class Base {
     return { reduced }; // wrapped: an async function returning the promise itself would wait for it
   }
 
-  /** Adam on the gradients this rank owns. */
-  private update(): void {
+  /** Adam on the gradients this rank owns (on a modeled device: its time). */
+  private async update(): Promise<void> {
     this.t++;
     const owned = this.gradients.forAdam();
     this.probe.sample(); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
     adamUpdate(this.master, this.m, this.v, owned, this.t, this.ctx.hyper);
+    await this.compute.optimizer?.(owned.length, bytesPerElement(this.ctx.dtype));
     this.gradients.consumed();
   }
 

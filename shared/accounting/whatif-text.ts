@@ -1,0 +1,36 @@
+// The what-if table (--compute model:PRESET), printed under the main one: what was modeled beside what the
+// network really did with it.
+import type { Report } from './report.js';
+import { textTable } from './table.js';
+
+const gb = (b: number) => (b / 1e9).toFixed(1);
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** The table's lines and its notes, or nothing when compute ran here. */
+export function whatIfText(r: Report): string[] {
+  const d = r.device;
+  if (!d) return [];
+  const header = [
+    ['', 'compute ms', 'step ms', '', 'MFU', '', `per GPU GB (theory, ${d.memoryGB} GB card)`, '', 'busbw GB/s'],
+    ['scheme', 'modeled', 'measured', 'tokens/s', 'modeled', 'achieved', 'states+activations', 'fits', 'per collective'],
+  ];
+  const rows = r.rows.map((x) => {
+    const w = x.whatif!;
+    return [
+      x.title,
+      w.modeledComputeMs.toFixed(1),
+      x.time.stepMs.toFixed(1),
+      w.tokensPerSecond.toFixed(0),
+      pct(w.modeledMfu),
+      pct(w.achievedMfu),
+      `${gb(w.memory.statesBytes)}+${gb(w.memory.activationsBytes)}=${gb(w.memory.total)}`,
+      w.memory.fits ? 'yes' : 'NO',
+      w.collectives.map((c) => `${c.kind} ${c.busbwGBps.toFixed(3)}`).join(', '),
+    ];
+  });
+  return [
+    `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense bf16, ${d.memoryGB} GB; ${d.source}); every collective really ran over this run's sockets`,
+    textTable(header, rows),
+    'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (modeled: over modeled compute; achieved: over the measured step); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (nccl-tests)',
+  ];
+}

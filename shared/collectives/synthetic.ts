@@ -1,0 +1,36 @@
+// A what-if rank's collectives (--compute model:...; its bands are extents without values): every frame the
+// real ring algorithm sends, of the same size, at the same step and in the same order, carrying bytes that
+// mean nothing. Reduce-scatter, all-gather and the fused all-reduce all look alike on the wire: the first
+// step's chunks go out at once, and every chunk that arrives before the last step is passed on to the next
+// rank. The reductions are the modeled device's work, not this CPU's.
+import { emptyOf, type Elems, type WireDtype } from '../tensor/dtype.js';
+import type { Chunks } from './chunks.js';
+import type { Phase } from './exchange.js';
+import { payloadView, type RingSeat } from './reduce-scatter.js';
+
+/** One chunk of zeros per dtype: the synthetic payload every frame sends a view of. */
+export class SyntheticPayload {
+  private readonly zeros = new Map<WireDtype, Elems>();
+
+  of(dtype: WireDtype, elements: number): Elems {
+    let z = this.zeros.get(dtype);
+    if (!z || z.length < elements) this.zeros.set(dtype, (z = emptyOf(dtype, elements)));
+    return z.subarray(0, elements);
+  }
+}
+
+export function syntheticPhase(seat: RingSeat, chunks: Chunks, steps: number, payload: SyntheticPayload): Phase {
+  const { pool } = seat;
+  const like = payload.of(chunks.dtype, 0);
+  return {
+    start: (send) => {
+      for (let j = 0; j < chunks.count; j++) send(0, j, payload.of(chunks.dtype, chunks.length(j)));
+    },
+    frame: (f, send) => {
+      const release = () => pool.give(f.payload);
+      if (f.step + 1 < steps) send(f.step + 1, f.chunk, payloadView(like, f.payload), release);
+      else release();
+    },
+    destination: (h) => pool.take(h.elements * like.BYTES_PER_ELEMENT),
+  };
+}

@@ -1,0 +1,101 @@
+// Compute on a modeled GPU (--compute model:PRESET): each layer's forward and backward take the time the cost
+// model gives them, and nothing else happens. The wait is a timer, so the event loop keeps moving ring frames
+// meanwhile, as a GPU leaves the NIC running. No parameters, activations or gradients exist: the scheme's
+// bands are extents (tensor/extent.ts), and the loss is not computed (NaN).
+import type { Elems } from '../tensor/dtype.js';
+import type { Compute } from '../training/compute.js';
+import type { ModelSpec } from '../training/model.js';
+import { addWork, type GpuCost, type Work } from './gpu-cost.js';
+import { activationBytes, layerWork, optimizerWork, recomputes } from './model-passes.js';
+
+/** Wait `ms` without holding the event loop: a timer for all but the last millisecond, then turns of the loop
+ *  (I/O included) until the deadline, since timers round to whole milliseconds. */
+async function idle(ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  if (ms > 1.5) await new Promise((r) => setTimeout(r, ms - 1));
+  while (performance.now() < end) await new Promise((r) => setImmediate(r));
+}
+
+interface PassTimes {
+  forward: number[]; // ms per layer
+  backward: number[];
+}
+
+export class ModeledCompute implements Compute {
+  private rows = 0;
+  private times: PassTimes = { forward: [], backward: [] };
+  /** Modeled milliseconds waited since the last take(): what the report calls modeled compute. */
+  private waited = 0;
+  activationBytes = 0;
+  readonly arenaBytes = 0;
+  readonly otherThreadBytes = 0;
+
+  constructor(
+    readonly spec: ModelSpec,
+    readonly cost: GpuCost,
+    readonly recompute = false,
+  ) {}
+
+  async start(_x: Float32Array, rows: number): Promise<void> {
+    if (rows === this.rows) return;
+    this.rows = rows;
+    this.times = passTimes(this.spec, this.cost, rows, this.recompute);
+    this.activationBytes = activationBytes(this.spec, rows, this.recompute);
+  }
+
+  forward(layer: number, _params: Elems): Promise<void> {
+    return this.wait(this.times.forward[layer]);
+  }
+
+  /** The cross-entropy is part of the head's (or the last layer's) modeled work. */
+  async loss(): Promise<number> {
+    return NaN;
+  }
+
+  backward(layer: number, _params: Elems, _grad: Float32Array): Promise<void> {
+    return this.wait(this.times.backward[layer]);
+  }
+
+  /** Adam over this rank's `params` owned parameters, fused, on the device. */
+  optimizer(params: number, gradBytes: number): Promise<void> {
+    return this.wait(this.cost.chainMs(optimizerWork(params, gradBytes)));
+  }
+
+  /** Modeled milliseconds since the last call. */
+  takeModeledMs(): number {
+    const ms = this.waited;
+    this.waited = 0;
+    return ms;
+  }
+
+  async close(): Promise<void> {}
+
+  private wait(ms: number): Promise<void> {
+    this.waited += ms;
+    return idle(ms);
+  }
+}
+
+/**
+ * Each layer's share of its pass. A pass is one chain of kernels: the host launches ahead while the GPU
+ * works, so the pass takes the cost model's chain time, and each layer gets the part of it that its GPU time
+ * (or, when the host is the bottleneck, its host time) is of the whole.
+ */
+export function passTimes(spec: ModelSpec, cost: GpuCost, rows: number, recompute: boolean): PassTimes {
+  const layers = spec.layers.map((_, i) => i);
+  const forward = layers.map((i) => layerWork(spec, i, rows, 'forward'));
+  const backward = layers.map((i) => {
+    const w = layerWork(spec, i, rows, 'backward');
+    return recompute && recomputes(spec, i) ? addWork(forward[i], w, { kernels: 0, flops: 0, bytes: 0, hostMs: cost.eff.recomputeHostMs }) : w;
+  });
+  return { forward: shares(cost, forward), backward: shares(cost, backward) };
+}
+
+function shares(cost: GpuCost, works: Work[]): number[] {
+  const total = cost.chainMs(...works);
+  const host = works.map((w) => cost.hostMs(w));
+  const gpu = works.map((w) => cost.gpuMs(w));
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const weights = sum(gpu) >= sum(host) ? gpu : host;
+  return weights.map((w) => (total * w) / sum(weights));
+}

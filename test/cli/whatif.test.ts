@@ -1,0 +1,85 @@
+// --compute model:PRESET as a user runs it: real processes and sockets, every collective's bytes on the wire,
+// compute as the modeled GPU's time, no values anywhere; and the refusals that name the problem.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/accounting/report.js';
+import { RunPlan } from '../../shared/accounting/run-plan.js';
+import { SCHEME_TABLE } from '../../shared/training/schemes/table.js';
+import { passTimes } from '../../shared/whatif/modeled-compute.js';
+import { optimizerWork } from '../../shared/whatif/model-passes.js';
+import { presetCost } from '../../shared/whatif/preset.js';
+import { smallConfig } from '../helpers/config.js';
+import { runCli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'zerowire-whatif-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// A vocabulary beyond our 16-bit token ids: only modeled compute can run it (it has no data).
+const MODEL = 'gpt:3,256,4,128,100000';
+
+describe('zerowire local --compute model:h200', () => {
+  it('runs every scheme with modeled compute: bytes equal theory, compute equals the model, no values', async () => {
+    const out = join(dir, 'whatif.json');
+    const args = [
+      'local',
+      '--world',
+      '4',
+      '--model',
+      MODEL,
+      '--compute',
+      'model:h200',
+      '--scheme',
+      'all',
+      '--steps',
+      '3',
+      '--batch',
+      '16',
+      '--accumulate',
+      '2',
+      '--recompute',
+    ];
+    const r = await runCli([...args, '--out', out], 120_000);
+    expect(r.stderr).not.toMatch(/"level":50/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/what-if: compute modeled on NVIDIA H200 SXM/);
+    expect(r.stdout).toMatch(/losses: not computed/);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    expect(report.device?.name).toBe('h200');
+    expect(report.rows.map((x) => x.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
+
+    // What the model says one rank computes per step: 2 micro-batches of 2 sequences, each forward + backward
+    // (with the blocks recomputed), then Adam over the parameters this rank updates.
+    const config = smallConfig({ model: MODEL, compute: 'model:h200', batch: 16, accumulate: 2, recompute: true, wireDtype: 'bf16' });
+    const plan = new RunPlan(config, 4);
+    const cost = presetCost('h200');
+    const t = passTimes(plan.spec, cost, 2, true);
+    const passes = [...t.forward, ...t.backward].reduce((a, b) => a + b, 0);
+    for (const x of report.rows) {
+      expect(x.sentPerStep.payload, x.scheme).toBe(x.sentPerStep.theory);
+      expect(x.finalLoss).toBeNull(); // NaN in the report: no loss without values
+      const owned = SCHEME_TABLE[x.scheme].shardOptimizer ? plan.sizes.shardTotal : plan.sizes.paddedTotal;
+      const expected = 2 * passes + cost.chainMs(optimizerWork(owned, 2));
+      expect(x.whatif!.modeledComputeMs / expected, x.scheme).toBeCloseTo(1, 9);
+      // The step waited for the modeled compute, and the network came on top of it.
+      expect(x.time.stepMs).toBeGreaterThan(expected);
+      expect(x.time.forwardMs + x.time.backwardMs).toBeGreaterThanOrEqual(2 * passes * 0.99);
+      expect(x.whatif!.achievedMfu).toBeLessThan(x.whatif!.modeledMfu);
+      expect(x.whatif!.collectives.length).toBeGreaterThan(0);
+    }
+  }, 150_000);
+
+  it('refuses what it cannot model, naming the problem', async () => {
+    const base = ['local', '--world', '2', '--steps', '1'];
+    const unknown = await runCli([...base, '--compute', 'model:tpu9']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no such device preset; known: h200, h100, a100, l40s, rtx4090, mi300x/);
+    const dump = await runCli([...base, '--compute', 'model:h100', '--dump', join(dir, 'd')]);
+    expect(dump.code).toBe(2);
+    expect(dump.stderr).toMatch(/models compute and holds no values: drop --dump/);
+    const vocab = await runCli([...base, '--model', 'llama3-8b']);
+    expect(vocab.code).toBe(2);
+    expect(vocab.stderr).toMatch(/vocabulary 128256 is more than 65536: train it with --compute model:PRESET/);
+  });
+});
