@@ -4,6 +4,34 @@ import { modelSpec } from '../../shared/training/model.js';
 import { parseBytes, parseCount } from '../../shared/accounting/units.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import { envWorld, type Cli } from '../options.js';
+import { compareWithRun, whatIfPlan } from '../plan-whatif.js';
+
+interface WhatIfArgv {
+  run?: string;
+  compute?: string;
+  model?: string;
+  world: number;
+  batch?: number;
+  accumulate: number;
+  recompute: boolean;
+  wireDtype: string;
+  overlap: string;
+  bucketMib: number;
+  chunkKib: number;
+  gbit: number;
+  latencyUs: number;
+}
+
+/** --compute model:PRESET (predict a run) or --run REPORT (predicted beside measured). */
+function whatIf(a: WhatIfArgv): void {
+  if (!(a.gbit > 0)) throw new RangeError(`--gbit: ${a.gbit} must be a positive rate in Gbit/s`);
+  if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
+  const link = { gbit: a.gbit, latencyUs: a.latencyUs };
+  if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, link)}\n`);
+  if (a.model === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b)');
+  const text = whatIfPlan({ ...a, compute: a.compute!, model: a.model, batch: a.batch ?? a.world }, link);
+  process.stdout.write(`${text}\n`);
+}
 
 export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
   return y.command(
@@ -13,7 +41,10 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       y
         .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
         .option('model', { type: 'string', describe: 'a model instead: MLP widths, or gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] (adds the activations per rank)' })
-        .option('batch', { type: 'number', default: 64, describe: 'with --model: the global batch (rows, or sequences of SEQ tokens)' })
+        .option('batch', {
+          type: 'number',
+          describe: 'with --model: the global batch (rows, or sequences of SEQ tokens); default 64 rows, or one sequence per rank',
+        })
         .option('accumulate', {
           type: 'number',
           default: 1,
@@ -25,19 +56,32 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
         .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
         .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const })
         .option('k8s', { type: 'boolean', default: false, describe: "also print a rank container's Kubernetes resources block (deploy/k8s/ranks.yaml)" })
-        .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' }),
+        .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' })
+        .option('compute', {
+          type: 'string',
+          describe: "model:PRESET: predict each scheme's step on that modeled device (with --model) and say what fits its memory",
+        })
+        .option('gbit', { type: 'number', default: 10, describe: 'with --compute or --run: ring link rate each way, Gbit/s' })
+        .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
+        .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
+        .option('bucket-mib', { type: 'number', default: 25, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
+        .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
+        .option('run', {
+          type: 'string',
+          describe: "a what-if run's JSON report (--out): its step predicted for --gbit/--latency-us, beside what it measured",
+        }),
     (a) => {
+      if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
       if ((a.params === undefined) === (a.model === undefined)) throw new ConfigError('plan: give --params or --model (one of them)');
       if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);
-      if (!Number.isInteger(a.batch) || a.batch < 1) throw new RangeError(`--batch: ${a.batch} must be a positive integer`);
       const spec = a.model === undefined ? null : modelSpec(parseModel(a.model));
       const params = spec ? spec.params : parseCount(a.params!, '--params');
       if (!Number.isInteger(a.accumulate) || a.accumulate < 1) throw new RangeError(`--accumulate: ${a.accumulate} must be a positive integer`);
-      const perRank = Math.ceil(a.batch / (a.world * a.accumulate)); // rows of one micro-batch
+      const batch = a.batch ?? (spec?.kind === 'gpt' ? a.world : 64);
+      if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`--batch: ${batch} must be a positive integer`);
+      const perRank = Math.ceil(batch / (a.world * a.accumulate)); // rows of one micro-batch
       const bytes = spec?.activationBytes(perRank, a.recompute) ?? 0;
-      const activations = spec
-        ? { bytes, model: `${spec.describe()}${a.recompute ? ', --recompute' : ''}`, batch: a.batch, accumulate: a.accumulate }
-        : undefined;
+      const activations = spec ? { bytes, model: `${spec.describe()}${a.recompute ? ', --recompute' : ''}`, batch, accumulate: a.accumulate } : undefined;
       if (!(a.cpu > 0)) throw new RangeError(`--cpu: ${a.cpu} must be a positive number of cores`);
       const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
       const G = a.shardGroup;

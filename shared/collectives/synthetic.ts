@@ -19,12 +19,23 @@ export class SyntheticPayload {
   }
 }
 
+/** Chunks of the first step in flight at once. */
+const SEND_WINDOW = 8;
+
 export function syntheticPhase(seat: RingSeat, chunks: Chunks, steps: number, payload: SyntheticPayload): Phase {
   const { pool } = seat;
   const like = payload.of(chunks.dtype, 0);
   return {
+    // The first step's chunks go out a window at a time, the next as one is written: the real algorithm hands
+    // the socket a whole segment at once, which costs nothing extra there (the band holds it anyway) but here
+    // would queue a segment's worth of masked copies (hundreds of MB for a 7B block) with no band behind them.
     start: (send) => {
-      for (let j = 0; j < chunks.count; j++) send(0, j, payload.of(chunks.dtype, chunks.length(j)));
+      let next = 0;
+      const more = () => {
+        const j = next++;
+        if (j < chunks.count) send(0, j, payload.of(chunks.dtype, chunks.length(j)), more);
+      };
+      for (let k = 0; k < SEND_WINDOW; k++) more();
     },
     frame: (f, send) => {
       const release = () => pool.give(f.payload);

@@ -1,0 +1,131 @@
+// `zerowire plan --compute model:PRESET`: a run predicted on a link (rate, latency) with a modeled device,
+// scheme by scheme: modeled compute, communication, what stays exposed, the step, and whether model states
+// and activations fit the device; with --run REPORT, the prediction beside what that what-if run measured.
+import { readFileSync } from 'node:fs';
+import type { Report } from '../shared/accounting/report.js';
+import { RunPlan } from '../shared/accounting/run-plan.js';
+import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
+import { textTable } from '../shared/accounting/table.js';
+import { ConfigError, makeRunConfig, modeledDevice, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { schemeTitle } from '../shared/training/schemes/table.js';
+import { deviceNamed } from '../shared/whatif/devices.js';
+import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
+import { presetCost } from '../shared/whatif/preset.js';
+
+export interface WhatIfPlanArgs {
+  compute: string;
+  model: string;
+  world: number;
+  batch: number;
+  accumulate: number;
+  recompute: boolean;
+  wireDtype: string;
+  overlap: string;
+  bucketMib: number;
+  chunkKib: number;
+}
+
+const gb = (b: number) => (b / 1e9).toFixed(1);
+
+/** The run config `local` would make of these options (the schemes and the schedule as a run has them). */
+function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
+  return makeRunConfig({
+    scheme: SCHEMES.join(','),
+    model: a.model,
+    steps: 1,
+    batch: a.batch,
+    accumulate: a.accumulate,
+    lr: 1e-3,
+    seed: 0,
+    samples: 1,
+    wireDtype: a.wireDtype,
+    unit: 'layer',
+    chunkKib: a.chunkKib,
+    timeout: 60,
+    overlap: a.overlap,
+    bucketMib: a.bucketMib,
+    compute: a.compute,
+    threads: '1',
+    recompute: a.recompute,
+  });
+}
+
+interface Predicted {
+  scheme: SchemeName;
+  step: StepPrediction;
+  states: number;
+  activations: number;
+}
+
+function predictAll(plan: RunPlan, link: Link): Predicted[] {
+  const c = plan.config;
+  const cost = presetCost(modeledDevice(c)!);
+  const rows = c.batch / (plan.world * c.accumulate);
+  return c.schemes.map((scheme) => ({
+    scheme,
+    step: predictStep(plan, scheme, cost, link),
+    states: plan.memory(scheme).peak,
+    activations: activationBytes(plan.spec, rows, c.recompute),
+  }));
+}
+
+export function whatIfPlan(a: WhatIfPlanArgs, link: Link): string {
+  const config = whatIfConfig(a);
+  const device = deviceNamed(modeledDevice(config)!);
+  const plan = new RunPlan(config, a.world);
+  const card = device.memoryGB * 1e9;
+  const predicted = predictAll(plan, link);
+  const tokens = tokensOf(plan.spec, config.batch);
+  const head = [
+    ['', `per GPU GB (${device.memoryGB} GB card)`, '', '', 'predicted ms per step', '', '', '', ''],
+    ['scheme', 'states', 'activations', 'fits', 'compute', 'comm', 'exposed', 'step', 'tokens/s'],
+  ];
+  const body = predicted.map((p) => [
+    schemeTitle(p.scheme),
+    gb(p.states),
+    gb(p.activations),
+    p.states + p.activations <= card ? 'yes' : `NO (${gb(p.states + p.activations)})`,
+    p.step.computeMs.toFixed(1),
+    p.step.commMs.toFixed(1),
+    p.step.exposedMs.toFixed(1),
+    p.step.stepMs.toFixed(1),
+    ((tokens * 1000) / p.step.stepMs).toFixed(0),
+  ]);
+  const rowsPerRank = config.batch / (a.world * config.accumulate);
+  return [
+    `${plan.spec.describe()} (${plan.spec.params.toExponential(3)} parameters) on ${a.world} ${device.title} (modeled; docs/what-if.md), global batch ${config.batch} (${rowsPerRank} per rank${config.accumulate > 1 ? ` in each of ${config.accumulate} micro-batches` : ''}), ring links of ${link.gbit} Gbit/s and ${link.latencyUs} µs, overlap ${config.overlap ? 'on' : 'off'}`,
+    textTable(head, body),
+    `states: model states at the step's peak (${config.wireDtype} params and grads, fp32 master, m, v); activations as a bf16 framework with flash attention keeps them (32 bytes per token per unit of width per block${config.recompute ? ', checkpointed: 2' : ''}, plus fp32 logits); compute modeled; comm: each ring collective at steps x latency + bytes (with frame and TCP/IP overhead) at the link rate, one collective at a time per ring.`,
+  ].join('\n');
+}
+
+/** The prediction for a what-if run's own config and link, beside what it measured. */
+export function compareWithRun(file: string, link: Link): string {
+  const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
+  if (!report.device) throw new ConfigError(`--run ${file}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);
+  const plan = new RunPlan(report.config, report.world);
+  const predicted = new Map(predictAll(plan, link).map((p) => [p.scheme, p.step]));
+  const head = [
+    ['', 'step ms', '', '', 'exposed ms', '', 'compute ms', ''],
+    ['scheme', 'predicted', 'measured', 'error', 'predicted', 'measured', 'modeled', 'measured'],
+  ];
+  const body = report.rows
+    .filter((x) => predicted.has(x.scheme))
+    .map((x) => {
+      const p = predicted.get(x.scheme)!;
+      return [
+        x.title,
+        p.stepMs.toFixed(1),
+        x.time.stepMs.toFixed(1),
+        `${((100 * (p.stepMs - x.time.stepMs)) / x.time.stepMs).toFixed(1)}%`,
+        p.exposedMs.toFixed(1),
+        x.time.exposedMs.toFixed(1),
+        p.computeMs.toFixed(1),
+        x.time.computeMs.toFixed(1),
+      ];
+    });
+  return [
+    `${file}: ${plan.spec.describe()} on ${report.world} ranks, ${report.device.title} (modeled), predicted for links of ${link.gbit} Gbit/s and ${link.latencyUs} µs`,
+    textTable(head, body),
+  ].join('\n');
+}
