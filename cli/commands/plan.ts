@@ -3,6 +3,7 @@ import { ConfigError, parseModel } from '../../shared/control/run-config.js';
 import { modelSpec } from '../../shared/training/model.js';
 import { parseBytes, parseCount } from '../../shared/accounting/units.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
+import type { Argv } from 'yargs';
 import { envWorld, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan } from '../plan-whatif.js';
 
@@ -33,12 +34,30 @@ function whatIf(a: WhatIfArgv): void {
   process.stdout.write(`${text}\n`);
 }
 
+/** The options of a prediction on a modeled device. */
+function whatIfOptions<T>(y: Argv<T>) {
+  return y
+    .option('compute', {
+      type: 'string',
+      describe: "model:PRESET: predict each scheme's step on that modeled device (with --model) and say what fits its memory",
+    })
+    .option('gbit', { type: 'number', default: 10, describe: 'with --compute or --run: ring link rate each way, Gbit/s' })
+    .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
+    .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
+    .option('bucket-mib', { type: 'number', default: 25, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
+    .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
+    .option('run', {
+      type: 'string',
+      describe: "a what-if run's JSON report (--out): its step predicted for --gbit/--latency-us, beside what it measured",
+    });
+}
+
 export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
   return y.command(
     'plan',
     'model states per rank for each scheme, and whether they fit',
     (y) =>
-      y
+      whatIfOptions(y)
         .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
         .option('model', { type: 'string', describe: 'a model instead: MLP widths, or gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] (adds the activations per rank)' })
         .option('batch', {
@@ -56,20 +75,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
         .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
         .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const })
         .option('k8s', { type: 'boolean', default: false, describe: "also print a rank container's Kubernetes resources block (deploy/k8s/ranks.yaml)" })
-        .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' })
-        .option('compute', {
-          type: 'string',
-          describe: "model:PRESET: predict each scheme's step on that modeled device (with --model) and say what fits its memory",
-        })
-        .option('gbit', { type: 'number', default: 10, describe: 'with --compute or --run: ring link rate each way, Gbit/s' })
-        .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
-        .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
-        .option('bucket-mib', { type: 'number', default: 25, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
-        .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
-        .option('run', {
-          type: 'string',
-          describe: "a what-if run's JSON report (--out): its step predicted for --gbit/--latency-us, beside what it measured",
-        }),
+        .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' }),
     (a) => {
       if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
       if ((a.params === undefined) === (a.model === undefined)) throw new ConfigError('plan: give --params or --model (one of them)');

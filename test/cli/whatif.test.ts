@@ -70,6 +70,15 @@ describe('zerowire local --compute model:h200', () => {
     }
   }, 150_000);
 
+  it('plan --compute: DP does not fit an 80 GB card for a 7B shape on 4 ranks, ZeRO-3 does, with the numbers', async () => {
+    const r = await runCli(['plan', '--compute', 'model:h100', '--model', 'llama2-7b', '--world', '4']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/on 4 NVIDIA H100 SXM 80GB \(modeled/);
+    // states + activations per GPU: DP 107.6 + 17.8 GB; ZeRO-3 28.1 + 17.8 GB (flash attention: no T x T scores)
+    expect(r.stdout).toMatch(/^DP +107\.6 +17\.8 +NO \(125\.3\)/m);
+    expect(r.stdout).toMatch(/^ZeRO-3 +28\.1 +17\.8 +yes/m);
+  });
+
   it('refuses what it cannot model, naming the problem', async () => {
     const base = ['local', '--world', '2', '--steps', '1'];
     const unknown = await runCli([...base, '--compute', 'model:tpu9']);
