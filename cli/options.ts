@@ -80,6 +80,11 @@ export function runOptions<T>(y: Argv<T>) {
       default: 'auto',
       describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, each rank deciding), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
     })
+    .option('link-scale', {
+      type: 'number',
+      default: 1,
+      describe: 'with --compute model:PRESET: every collective sends 1/K of its bytes, so each link stands for one K times faster (same latency)',
+    })
     .option('threads', {
       type: 'string',
       default: '1',

@@ -15,7 +15,7 @@ export interface HybridRings {
 export async function wireHybridRings(
   msg: Extract<ControlMessage, { type: 'assign' }>,
   listener: PeerListener,
-  limits: { chunkBytes: number; timeoutMs: number },
+  limits: { chunkBytes: number; timeoutMs: number; linkScale: number },
 ): Promise<HybridRings | null> {
   const c = msg.config;
   if (!c.schemes.includes('hsdp')) return null;

@@ -254,7 +254,7 @@ export class RankSession {
           chunkBytes: c.chunkBytes,
           keepOpen: true,
         });
-        const limits = { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs };
+        const limits = { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs, linkScale: c.linkScale };
         this.hybrid = await wireHybridRings(msg, this.listener!, limits);
         this.listener!.seal();
         for (const ring of [this.ring, ...(this.hybrid?.rings ?? [])]) for (const link of [ring.next, ring.prev]) link?.keepalive(this.liveness);

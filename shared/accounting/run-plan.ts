@@ -69,9 +69,9 @@ export class RunPlan {
    *  group's ring and its cross ring. */
   trafficSplit(scheme: SchemeName): { group: number; cross: number } {
     const c = this.config;
-    const group = trafficTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate);
+    const group = trafficTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate, c.linkScale);
     if (!isHybrid(scheme)) return { group, cross: 0 };
-    return { group, cross: crossGroupTraffic(this.sizesFor(scheme), this.world / c.shardGroup, c.wireDtype, c.accumulate) };
+    return { group, cross: crossGroupTraffic(this.sizesFor(scheme), this.world / c.shardGroup, c.wireDtype, c.accumulate, c.linkScale) };
   }
 
   /** Payload bytes one rank sends per optimizer step. */

@@ -43,6 +43,7 @@ class RingQueue {
     private readonly link: Link,
     private readonly world: number,
     private readonly chunkBytes: number,
+    private readonly linkScale: number,
   ) {}
 
   /** A reduce-scatter or all-gather (passes 1) or all-reduce (passes 2) of `padded` elements of `b` bytes,
@@ -50,7 +51,7 @@ class RingQueue {
   run(at: number, padded: number, b: number, passes: 1 | 2): number {
     const N = this.world;
     if (N < 2) return at;
-    const segment = (padded / N) * b;
+    const segment = Math.ceil(padded / N / this.linkScale) * b; // --link-scale K: 1/K of it on the wire
     const chunks = Math.ceil(segment / this.chunkBytes);
     const bytes = passes * (N - 1) * (segment + chunks * FRAME_BYTES) * TCP_OVERHEAD;
     const ms = passes * (N - 1) * (this.link.latencyUs / 1000) + ((bytes * 8) / (this.link.gbit * 1e9)) * 1000;
@@ -71,9 +72,9 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   const t = passTimes(plan.spec, cost, rows, c.recompute);
   const sum = (u: Unit, xs: number[]) => u.layers.reduce((s, l) => s + xs[l.index], 0);
   const hybrid = plan.shardWorld(scheme) !== plan.world;
-  const ring = new RingQueue(hybrid ? intraHost : link, layout.world, c.chunkBytes);
+  const ring = new RingQueue(hybrid ? intraHost : link, layout.world, c.chunkBytes, c.linkScale);
   const M = plan.world / layout.world; // the hybrid's groups: its cross ring's world
-  const cross = hybrid ? new RingQueue(link, M, c.chunkBytes) : null;
+  const cross = hybrid ? new RingQueue(link, M, c.chunkBytes, c.linkScale) : null;
   const owned = f.shardOptimizer ? layout.shardTotal : layout.paddedTotal;
   const optimizerMs = cost.chainMs(optimizerWork(owned, b));
   const units = layout.units;

@@ -84,19 +84,20 @@ export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, over
 /** Payload bytes one rank sends per optimizer step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b.
  *  With K micro-batches, DP and ZeRO-1 still reduce once; ZeRO-2 reduce-scatters every micro-batch (K+1
  *  passes with the parameters' all-gather); ZeRO-3 gathers twice and reduce-scatters every micro-batch (3K). */
-export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1): number {
+export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1, linkScale = 1): number {
   const passes = f.shardParameters ? 3 * accumulate : f.shardGradients ? accumulate + 1 : 2;
-  const perPass = s.unitPadded.reduce((t, p) => t + ((s.world - 1) / s.world) * p, 0);
+  // Each unit's ring segment (p/N elements) crosses N-1 links; with --link-scale K, 1/K of it, rounded up.
+  const perPass = s.unitPadded.reduce((t, p) => t + (s.world - 1) * Math.ceil(p / s.world / linkScale), 0);
   return passes * perPass * bytesPerElement(dtype);
 }
 
 /** The hybrid's bytes across groups, per rank per optimizer step: each unit's reduced shard (`s` is laid out
  *  over the shard group) all-reduced over the M groups every micro-batch, 2(M-1)/M of it, padded (as every
  *  collective pads) to a multiple of M. */
-export function crossGroupTraffic(s: LayoutSizes, groups: number, dtype: WireDtype, accumulate = 1): number {
+export function crossGroupTraffic(s: LayoutSizes, groups: number, dtype: WireDtype, accumulate = 1, linkScale = 1): number {
   const M = groups;
-  const shards = s.unitPadded.reduce((t, p) => t + Math.ceil(p / s.world / M) * M, 0);
-  return ((2 * (M - 1)) / M) * shards * bytesPerElement(dtype) * accumulate;
+  const segments = s.unitPadded.reduce((t, p) => t + Math.ceil(Math.ceil(p / s.world / M) / linkScale), 0);
+  return 2 * (M - 1) * segments * bytesPerElement(dtype) * accumulate;
 }
 
 /** Sizes for a model of `params` parameters in one unit, without padding (for `plan`). */

@@ -28,7 +28,15 @@ export function whatIfText(r: Report): string[] {
       w.collectives.map((c) => `${c.kind} ${c.busbwGBps.toFixed(3)}`).join(', '),
     ];
   });
+  const K = r.config.linkScale;
+  const scaled =
+    K > 1
+      ? [
+          `--link-scale ${K}: every collective carried 1/${K} of its bytes (the theory column too), so each link stood for one ${K}× faster with the same latency; busbw is the model's bytes over the measured time`,
+        ]
+      : [];
   return [
+    ...scaled,
     `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense bf16, ${d.memoryGB} GB; ${d.source}); every collective really ran over this run's sockets`,
     textTable(header, rows),
     'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (modeled: over modeled compute; achieved: over the measured step); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (nccl-tests)',

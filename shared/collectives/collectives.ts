@@ -1,7 +1,7 @@
 // The collectives a scheme calls: reduce-scatter, all-gather, all-reduce and a barrier over one ring. Each
 // call is numbered (every rank calls them in the same order, so the numbers pair up on the wire), measured
 // (record.ts) and run as a ring exchange (exchange.ts) of one or two algorithm phases.
-import { dtypeOf, emptyOf, paddedLength, type Elems } from '../tensor/dtype.js';
+import { dtypeOf, emptyOf, paddedLength, type Elems, type WireDtype } from '../tensor/dtype.js';
 import type { MemoryLedger } from '../tensor/memory-ledger.js';
 import type { PeerChannel } from '../transport/channel.js';
 import type { Ring } from '../transport/ring.js';
@@ -18,6 +18,9 @@ export interface CollectiveOptions {
   chunkBytes: number;
   timeoutMs: number;
   ledger?: MemoryLedger; // staging copies are accounted in its 'comm' band
+  /** A what-if rank's collectives carry 1/linkScale of each segment (rounded up): each link then stands for
+   *  one linkScale times faster (--link-scale; only with values that do not exist, extents). */
+  linkScale?: number;
 }
 
 export class Collectives {
@@ -61,10 +64,10 @@ export class Collectives {
   async allReduce(buf: Elems, label = ''): Promise<CollectiveRecord> {
     const shardLen = paddedLength(buf.length, this.world) / this.world;
     if (shardLen * this.world === buf.length && this.world > 1) {
-      const chunks = new Chunks(shardLen, this.opts.chunkBytes, dtypeOf(buf));
       const steps = 2 * (this.world - 1);
-      const phase = anyExtent(buf) ? syntheticPhase(this.seat(), chunks, steps, this.synthetic) : allReducePhase(this.seat(), buf, chunks);
-      return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.run(t, chunks, steps, phase)));
+      if (anyExtent(buf)) return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.runSynthetic(t, shardLen, dtypeOf(buf), steps)));
+      const chunks = new Chunks(shardLen, this.opts.chunkBytes, dtypeOf(buf));
+      return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.run(t, chunks, steps, allReducePhase(this.seat(), buf, chunks))));
     }
     const ledger = this.opts.ledger;
     const shard = ledger ? ledger.alloc('comm', dtypeOf(buf), shardLen) : emptyOf(dtypeOf(buf), shardLen);
@@ -114,6 +117,12 @@ export class Collectives {
     return exchange({ ring: this.ring, coll: this.seq++, tally, timeoutMs: this.opts.timeoutMs, chunks, steps, phase });
   }
 
+  /** A what-if collective: the real algorithm's frames for a segment of S elements (scaled by linkScale). */
+  private runSynthetic(tally: Tally, S: number, dtype: WireDtype, steps: number): Promise<void> {
+    const chunks = new Chunks(Math.ceil(S / (this.opts.linkScale ?? 1)), this.opts.chunkBytes, dtype);
+    return this.run(tally, chunks, steps, syntheticPhase(this.seat(), chunks, steps, this.synthetic));
+  }
+
   private rs(tally: Tally, input: Elems, output: Elems): Promise<void> {
     const N = this.world;
     const S = paddedLength(input.length, N) / N;
@@ -124,8 +133,8 @@ export class Collectives {
       if (output !== input) output.set(input as never);
       return Promise.resolve();
     }
+    if (anyExtent(input, output)) return this.runSynthetic(tally, S, dtype, N - 1);
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
-    if (anyExtent(input, output)) return this.run(tally, chunks, N - 1, syntheticPhase(this.seat(), chunks, N - 1, this.synthetic));
     return this.run(tally, chunks, N - 1, reduceScatterPhase(this.seat(), input, output, chunks));
   }
 
@@ -135,10 +144,7 @@ export class Collectives {
     const dtype = dtypeOf(output);
     if (dtypeOf(input) !== dtype || input.length !== S)
       throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
-    if (N > 1 && anyExtent(input, output)) {
-      const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
-      return this.run(tally, chunks, N - 1, syntheticPhase(this.seat(), chunks, N - 1, this.synthetic));
-    }
+    if (N > 1 && anyExtent(input, output)) return this.runSynthetic(tally, S, dtype, N - 1);
     const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + this.rank * S * input.BYTES_PER_ELEMENT;
     const mine = Math.min(S, output.length - this.rank * S); // the last segments may be cut short, or empty
     if (!aliased && mine > 0) output.set(input.subarray(0, mine) as never, this.rank * S);

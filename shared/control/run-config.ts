@@ -56,6 +56,8 @@ export const RunConfigSchema = v.object({
   recompute: v.boolean(), // GPT: activation checkpointing per block
   // forward/backward on the rank's main thread, or on a worker thread; auto: each rank decides (resolveCompute)
   // model:PRESET: compute takes a modeled accelerator's time and no values exist (--compute model:h200)
+  // modeled compute: every collective carries 1/linkScale of its bytes, so each link stands for a faster one
+  linkScale: int(1, 1e6),
   compute: v.union([v.picklist(COMPUTE_MODES), v.pipe(v.string(), v.regex(MODELED, 'auto, inline, thread or model:PRESET'))]),
   // threads computing a rank's products; auto: this host's cores over the ranks on this host
   threads: v.union([int(1, 256), v.literal('auto')], 'a positive number of threads or auto'),
@@ -93,6 +95,7 @@ export interface RunOptions {
   gatherAhead?: number;
   reduceBehind?: number;
   compute: string; // auto|inline|thread|model:PRESET
+  linkScale?: number; // with model:PRESET: collectives carry 1/K of their bytes
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
 }
@@ -117,6 +120,7 @@ const OPTION: Record<string, string> = {
   gatherAhead: '--gather-ahead',
   reduceBehind: '--reduce-behind',
   compute: '--compute',
+  linkScale: '--link-scale',
   threads: '--threads',
 };
 
@@ -178,6 +182,8 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   const modeled = MODELED.exec(String(o.compute))?.[1];
   if (arch === 'gpt' && model[4] > MAX_DATA_VOCAB && !modeled)
     throw new ConfigError(`--model: vocabulary ${model[4]} is more than ${MAX_DATA_VOCAB}: train it with --compute model:PRESET (no data, modeled compute)`);
+  if ((o.linkScale ?? 1) !== 1 && !modeled)
+    throw new ConfigError(`--link-scale ${o.linkScale}: only with --compute model:PRESET (a run with values sends all of them)`);
   const overlap = parseOverlap(o);
   // Overlap on: ZeRO-3 gathers one unit ahead and one reduce-scatter runs behind, as FSDP's defaults do.
   const gatherAhead = o.gatherAhead ?? o.prefetch ?? (overlap ? 1 : 0);
@@ -206,6 +212,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     gatherAhead,
     reduceBehind,
     compute: o.compute,
+    linkScale: o.linkScale ?? 1,
     threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });

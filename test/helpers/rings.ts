@@ -33,7 +33,7 @@ export async function localRings(world: number, opts: Partial<CollectiveOptions>
     const ledger = new MemoryLedger();
     return {
       ledger,
-      coll: new Collectives(ring, { chunkBytes, timeoutMs: opts.timeoutMs ?? 10_000, ledger }),
+      coll: new Collectives(ring, { chunkBytes, timeoutMs: opts.timeoutMs ?? 10_000, ledger, linkScale: opts.linkScale }),
       close: async () => {
         ring.close();
         await listeners[rank].close();

@@ -29,6 +29,16 @@ async function run(kind: Kind, n: number, dtype: WireDtype, synthetic: boolean):
 }
 
 describe('synthetic collectives', () => {
+  it('with --link-scale K carry 1/K of each segment, rounded up', async () => {
+    ranks = await localRings(3, { chunkBytes: 4096, linkScale: 7 });
+    const n = 30_000; // segments of 10,000 elements: 1,429 on the wire
+    for (const kind of ['reduceScatter', 'allGather', 'allReduce'] as const) {
+      const sent = await run(kind, n, 'bf16', true);
+      const passes = kind === 'allReduce' ? 2 : 1;
+      for (const r of sent) expect(r.sent.payload, kind).toBe(passes * 2 * Math.ceil(10_000 / 7) * 2);
+    }
+  });
+
   for (const kind of ['reduceScatter', 'allGather', 'allReduce'] as const)
     for (const n of [4096 * 3, 10_001])
       it(`${kind} of ${n} elements sends what the real one sends`, async () => {
