@@ -23,6 +23,8 @@ export interface Compute {
   backward(layer: number, params: Elems, grad: Float32Array): Promise<void>;
   /** A modeled device's optimizer time over `params` owned parameters (this thread runs no update for it). */
   optimizer?(params: number, gradBytes: number): Promise<void>;
+  /** The scheme waited for communication until `at` (performance.now() ms): a modeled device waited too. */
+  inputsReady?(at: number): void;
   close(): Promise<void>;
 }
 

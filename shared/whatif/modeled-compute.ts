@@ -16,6 +16,27 @@ async function idle(ms: number): Promise<void> {
   while (performance.now() < end) await new Promise((r) => setImmediate(r));
 }
 
+/**
+ * The modeled device's timeline (performance.now() ms): work starts when the work before it ends or when its
+ * inputs arrived, whichever is later, as kernels queued behind a stream's wait do. This thread's own lateness
+ * (a timer's overshoot, the ring's frames handled between units) is the emulation's, not the device's: the
+ * queue does not wait for it.
+ */
+export class DeviceQueue {
+  private end = 0; // when the device finishes what it was given
+  private readyAt = 0; // when the inputs of the next work arrived: a batch, a gathered unit, reduced gradients
+
+  inputsReady(at: number): void {
+    this.readyAt = Math.max(this.readyAt, at);
+  }
+
+  /** Queue `ms` of work; returns when it ends. */
+  run(ms: number): number {
+    this.end = Math.max(this.end, this.readyAt) + ms;
+    return this.end;
+  }
+}
+
 interface PassTimes {
   forward: number[]; // ms per layer
   backward: number[];
@@ -26,6 +47,7 @@ export class ModeledCompute implements Compute {
   private times: PassTimes = { forward: [], backward: [] };
   /** Modeled milliseconds waited since the last take(): what the report calls modeled compute. */
   private waited = 0;
+  private readonly queue = new DeviceQueue();
   activationBytes = 0;
   readonly arenaBytes = 0;
   readonly otherThreadBytes = 0;
@@ -37,6 +59,7 @@ export class ModeledCompute implements Compute {
   ) {}
 
   async start(_x: Float32Array, rows: number): Promise<void> {
+    this.queue.inputsReady(performance.now()); // a batch is given now: nothing of it ran before
     if (rows === this.rows) return;
     this.rows = rows;
     this.times = passTimes(this.spec, this.cost, rows, this.recompute);
@@ -70,9 +93,14 @@ export class ModeledCompute implements Compute {
 
   async close(): Promise<void> {}
 
+  /** The scheme waited for communication until `at`: the device could not start what follows before then. */
+  inputsReady(at: number): void {
+    this.queue.inputsReady(at);
+  }
+
   private wait(ms: number): Promise<void> {
     this.waited += ms;
-    return idle(ms);
+    return idle(this.queue.run(ms) - performance.now());
   }
 }
 

@@ -64,7 +64,6 @@ describe('zerowire local --compute model:h200', () => {
       expect(x.whatif!.modeledComputeMs / expected, x.scheme).toBeCloseTo(1, 9);
       // The step waited for the modeled compute, and the network came on top of it.
       expect(x.time.stepMs).toBeGreaterThan(expected);
-      expect(x.time.forwardMs + x.time.backwardMs).toBeGreaterThanOrEqual(2 * passes * 0.99);
       expect(x.whatif!.achievedMfu).toBeLessThan(x.whatif!.modeledMfu);
       expect(x.whatif!.collectives.length).toBeGreaterThan(0);
     }

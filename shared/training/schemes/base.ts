@@ -22,6 +22,9 @@ export type { StepStats } from './step-probe.js';
  *  and send their next chunks, so communication progresses between units even when compute runs inline. */
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
+/** Longer than awaiting a promise that has already settled takes: communication was really waited for. */
+const REAL_WAIT_MS = 0.2;
+
 /** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
 export interface UnitParams {
   elems: Elems; // the unit's unpadded parameters in the working dtype: the compute widens bf16 itself
@@ -209,9 +212,14 @@ export class Base {
     this.gradients.consumed();
   }
 
-  /** Await communication, counting the time the step stands still for it. */
-  protected waitFor<T>(p: Promise<T>): Promise<T> {
-    return this.probe.wait(p);
+  /** Await communication, counting the time the step stands still for it (and telling a modeled device,
+   *  which stood still too, when it really waited). */
+  protected async waitFor<T>(p: Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const v = await this.probe.wait(p);
+    const t1 = performance.now();
+    if (t1 - t0 > REAL_WAIT_MS) this.compute.inputsReady?.(t1);
+    return v;
   }
 
   /** Parameters of unit `u` for compute. Without sharded parameters they are already here. */
