@@ -80,6 +80,12 @@ export function runOptions<T>(y: Argv<T>) {
       default: 'auto',
       describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, each rank deciding), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
     })
+    .option('tflops', { type: 'number', describe: "with --compute model:PRESET: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
+    .option('mfu', {
+      type: 'number',
+      describe:
+        'with --compute model:PRESET: the fraction of the peak its matrix products reach (the H200 fit: 0.754; norms, activations and launches come on top)',
+    })
     .option('link-scale', {
       type: 'number',
       default: 1,

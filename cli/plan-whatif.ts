@@ -6,11 +6,10 @@ import type { Report } from '../shared/accounting/report.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
 import { textTable } from '../shared/accounting/table.js';
-import { ConfigError, makeRunConfig, modeledDevice, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { ConfigError, makeRunConfig, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
-import { deviceNamed } from '../shared/whatif/devices.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
-import { presetCost } from '../shared/whatif/preset.js';
+import { runDevice } from '../shared/whatif/preset.js';
 
 export interface WhatIfPlanArgs {
   compute: string;
@@ -23,6 +22,9 @@ export interface WhatIfPlanArgs {
   overlap: string;
   bucketMib: number;
   chunkKib: number;
+  tflops?: number;
+  mfu?: number;
+  shardGroup: number; // hsdp too, over groups of this many ranks (0: not)
 }
 
 const gb = (b: number) => (b / 1e9).toFixed(1);
@@ -30,7 +32,8 @@ const gb = (b: number) => (b / 1e9).toFixed(1);
 /** The run config `local` would make of these options (the schemes and the schedule as a run has them). */
 function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
   return makeRunConfig({
-    scheme: SCHEMES.join(','),
+    scheme: [...SCHEMES, ...(a.shardGroup ? ['hsdp'] : [])].join(','),
+    shardGroup: a.shardGroup,
     model: a.model,
     steps: 1,
     batch: a.batch,
@@ -47,6 +50,8 @@ function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
     compute: a.compute,
     threads: '1',
     recompute: a.recompute,
+    tflops: a.tflops,
+    mfu: a.mfu,
   });
 }
 
@@ -57,24 +62,25 @@ interface Predicted {
   activations: number;
 }
 
-function predictAll(plan: RunPlan, link: Link): Predicted[] {
+/** `intra`: the links between ranks of one host (the hybrid's group ring). */
+function predictAll(plan: RunPlan, link: Link, intra: Link): Predicted[] {
   const c = plan.config;
-  const cost = presetCost(modeledDevice(c)!);
+  const { cost } = runDevice(c);
   const rows = c.batch / (plan.world * c.accumulate);
   return c.schemes.map((scheme) => ({
     scheme,
-    step: predictStep(plan, scheme, cost, link),
+    step: predictStep(plan, scheme, cost, link, intra),
     states: plan.memory(scheme).peak,
     activations: activationBytes(plan.spec, rows, c.recompute),
   }));
 }
 
-export function whatIfPlan(a: WhatIfPlanArgs, link: Link): string {
+export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
   const config = whatIfConfig(a);
-  const device = deviceNamed(modeledDevice(config)!);
+  const { device } = runDevice(config);
   const plan = new RunPlan(config, a.world);
   const card = device.memoryGB * 1e9;
-  const predicted = predictAll(plan, link);
+  const predicted = predictAll(plan, link, intra);
   const tokens = tokensOf(plan.spec, config.batch);
   const head = [
     ['', `per GPU GB (${device.memoryGB} GB card)`, '', '', 'predicted ms per step', '', '', '', ''],
@@ -100,11 +106,11 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link): string {
 }
 
 /** The prediction for a what-if run's own config and link, beside what it measured. */
-export function compareWithRun(file: string, link: Link): string {
+export function compareWithRun(file: string, link: Link, intra: Link): string {
   const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
   if (!report.device) throw new ConfigError(`--run ${file}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);
   const plan = new RunPlan(report.config, report.world);
-  const predicted = new Map(predictAll(plan, link).map((p) => [p.scheme, p.step]));
+  const predicted = new Map(predictAll(plan, link, intra).map((p) => [p.scheme, p.step]));
   const head = [
     ['', 'step ms', '', '', 'exposed ms', '', 'compute ms', ''],
     ['scheme', 'predicted', 'measured', 'error', 'predicted', 'measured', 'modeled', 'measured'],

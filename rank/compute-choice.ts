@@ -6,13 +6,14 @@ import type { TrainingData } from '../shared/training/data.js';
 import { inlineCompute, trainingData, type ModelSpec } from '../shared/training/model.js';
 import { ModeledCompute } from '../shared/whatif/modeled-compute.js';
 import { ModeledData } from '../shared/whatif/modeled-data.js';
-import { presetCost } from '../shared/whatif/preset.js';
+import { runDevice } from '../shared/whatif/preset.js';
 import { WorkerCompute } from './worker-compute.js';
 
 const MODEL_PREFIX = 'model:';
 
-export function rankCompute(mode: ComputeMode, spec: ModelSpec, threads: number, recompute: boolean): Compute {
-  if (mode.startsWith(MODEL_PREFIX)) return new ModeledCompute(spec, presetCost(mode.slice(MODEL_PREFIX.length)), recompute);
+export function rankCompute(mode: ComputeMode, spec: ModelSpec, threads: number, c: Pick<RunConfig, 'recompute' | 'tflops' | 'mfu'>): Compute {
+  const recompute = c.recompute ?? false;
+  if (mode.startsWith(MODEL_PREFIX)) return new ModeledCompute(spec, runDevice({ ...c, compute: mode }).cost, recompute);
   return mode === 'thread' ? new WorkerCompute(spec, threads, undefined, recompute) : inlineCompute(spec, threads, recompute);
 }
 

@@ -278,7 +278,7 @@ export class RankSession {
     if (!plan || !coll || !data) throw new RankError(`told to run ${scheme} before being assigned a rank`);
     await this.syncClock(); // again for every scheme: clocks drift over a long run
     const { config, spec } = plan;
-    const compute = rankCompute(this.computeMode, spec, this.threads, config.recompute);
+    const compute = rankCompute(this.computeMode, spec, this.threads, config);
     const rank = coll.rank;
     try {
       const summary = await runScheme({

@@ -21,6 +21,15 @@ interface WhatIfArgv {
   chunkKib: number;
   gbit: number;
   latencyUs: number;
+  tflops?: number;
+  mfu?: number;
+  intraGbit: number;
+  shardGroup: number;
+}
+
+function checkShardGroup(G: number, world: number): void {
+  if (G !== 0 && !(Number.isInteger(G) && G >= 2 && world % G === 0 && world / G >= 2))
+    throw new RangeError(`--shard-group: ${G} must divide --world ${world} into at least 2 groups of at least 2 ranks`);
 }
 
 /** --compute model:PRESET (predict a run) or --run REPORT (predicted beside measured). */
@@ -28,18 +37,31 @@ function whatIf(a: WhatIfArgv): void {
   if (!(a.gbit > 0)) throw new RangeError(`--gbit: ${a.gbit} must be a positive rate in Gbit/s`);
   if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
   const link = { gbit: a.gbit, latencyUs: a.latencyUs };
-  if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, link)}\n`);
+  if (!(a.intraGbit > 0)) throw new RangeError(`--intra-gbit: ${a.intraGbit} must be a positive rate in Gbit/s`);
+  const intra = { gbit: a.intraGbit, latencyUs: a.latencyUs };
+  if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, link, intra)}\n`);
   if (a.model === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b)');
-  const text = whatIfPlan({ ...a, compute: a.compute!, model: a.model, batch: a.batch ?? a.world }, link);
+  checkShardGroup(a.shardGroup, a.world);
+  const text = whatIfPlan({ ...a, compute: a.compute!, model: a.model, batch: a.batch ?? a.world }, link, intra);
   process.stdout.write(`${text}\n`);
 }
 
 /** The options of a prediction on a modeled device. */
 function whatIfOptions<T>(y: Argv<T>) {
   return y
+    .option('tflops', { type: 'number', describe: "with --compute: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
+    .option('mfu', {
+      type: 'number',
+      describe: 'with --compute: the fraction of the peak its matrix products reach (the H200 fit: 0.754; norms, activations and launches come on top)',
+    })
     .option('compute', {
       type: 'string',
       describe: "model:PRESET: predict each scheme's step on that modeled device (with --model) and say what fits its memory",
+    })
+    .option('intra-gbit', {
+      type: 'number',
+      default: 100,
+      describe: "with --compute or --run: ring links between ranks of one host (the hybrid's group ring), Gbit/s",
     })
     .option('gbit', { type: 'number', default: 10, describe: 'with --compute or --run: ring link rate each way, Gbit/s' })
     .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
@@ -91,8 +113,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       if (!(a.cpu > 0)) throw new RangeError(`--cpu: ${a.cpu} must be a positive number of cores`);
       const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
       const G = a.shardGroup;
-      if (G !== 0 && !(Number.isInteger(G) && G >= 2 && a.world % G === 0 && a.world / G >= 2))
-        throw new RangeError(`--shard-group: ${G} must divide --world ${a.world} into at least 2 groups of at least 2 ranks`);
+      checkShardGroup(G, a.world);
       const rows = plan(params, a.world, memory, a.wireDtype, a.accumulate, G);
       process.stdout.write(`${formatPlan(rows, params, a.world, memory, a.wireDtype, activations, a.accumulate)}\n`);
       if (a.k8s)

@@ -5,6 +5,7 @@ import * as vega from 'vega';
 import { compile } from 'vega-lite';
 import { figures, type LabelledReport } from './charts.js';
 import { reportCells } from './report-text.js';
+import { whatIfCells } from './whatif-text.js';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -44,9 +45,10 @@ export async function renderHtmlReport(runs: LabelledReport[], title: string): P
   const sections: string[] = [];
   for (const { label, report } of runs) {
     const { header, rows, notes } = reportCells(report);
-    sections.push(
-      `<section class="run">${label ? `<h2>${escape(label)}</h2>` : ''}${table(header, rows)}<ul class="notes">${notes.map((n) => `<li>${escape(n)}</li>`).join('')}</ul></section>`,
-    );
+    const list = (xs: string[]) => `<ul class="notes">${xs.map((n) => `<li>${escape(n)}</li>`).join('')}</ul>`;
+    const w = whatIfCells(report); // the modeled device's table, every modeled figure said to be modeled
+    const whatIf = w ? `<h3>What-if: compute modeled</h3>${list(w.before)}${table(w.header, w.rows)}${list(w.after)}` : '';
+    sections.push(`<section class="run">${label ? `<h2>${escape(label)}</h2>` : ''}${table(header, rows)}${list(notes)}${whatIf}</section>`);
   }
   const figs: string[] = [];
   for (const f of figures(runs)) {

@@ -4,7 +4,7 @@
 import type { SchemeSummary } from '../control/messages.js';
 import { modeledDevice, type SchemeName } from '../control/run-config.js';
 import { bytesPerElement } from '../tensor/dtype.js';
-import { deviceNamed } from '../whatif/devices.js';
+import { runDevice } from '../whatif/preset.js';
 import { activationBytes, modelFlops, tokensOf } from '../whatif/model-passes.js';
 import type { RunPlan } from './run-plan.js';
 
@@ -34,9 +34,8 @@ export interface WhatIfRow {
 }
 
 export function deviceNote(plan: RunPlan): DeviceNote | null {
-  const name = modeledDevice(plan.config);
-  if (!name) return null;
-  const d = deviceNamed(name);
+  if (!modeledDevice(plan.config)) return null;
+  const d = runDevice(plan.config).device;
   return { name: d.name, title: d.title, peakTflops: d.peakTflops, memoryGB: d.memoryGB, source: d.source };
 }
 

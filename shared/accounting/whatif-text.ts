@@ -6,10 +6,11 @@ import { textTable } from './table.js';
 const gb = (b: number) => (b / 1e9).toFixed(1);
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-/** The table's lines and its notes, or nothing when compute ran here. */
-export function whatIfText(r: Report): string[] {
+/** The what-if table's cells, the lines before it and after it (for text and HTML alike); null when compute
+ *  ran here. */
+export function whatIfCells(r: Report): { before: string[]; header: string[][]; rows: string[][]; after: string[] } | null {
   const d = r.device;
-  if (!d) return [];
+  if (!d) return null;
   const header = [
     ['', 'compute ms', 'step ms', '', 'MFU', '', `per GPU GB (theory, ${d.memoryGB} GB card)`, '', 'busbw GB/s'],
     ['scheme', 'modeled', 'measured', 'tokens/s', 'modeled', 'achieved', 'states+activations', 'fits', 'per collective'],
@@ -35,10 +36,21 @@ export function whatIfText(r: Report): string[] {
           `--link-scale ${K}: every collective carried 1/${K} of its bytes (the theory column too), so each link stood for one ${K}× faster with the same latency; busbw is the model's bytes over the measured time`,
         ]
       : [];
-  return [
-    ...scaled,
-    `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense bf16, ${d.memoryGB} GB; ${d.source}); every collective really ran over this run's sockets`,
-    textTable(header, rows),
-    'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (modeled: over modeled compute; achieved: over the measured step); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (nccl-tests)',
-  ];
+  return {
+    before: [
+      ...scaled,
+      `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense bf16, ${d.memoryGB} GB; ${d.source}); every collective really ran over this run's sockets`,
+    ],
+    header,
+    rows,
+    after: [
+      'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (modeled: over modeled compute; achieved: over the measured step); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (nccl-tests)',
+    ],
+  };
+}
+
+/** The what-if table as text lines, or nothing when compute ran here. */
+export function whatIfText(r: Report): string[] {
+  const c = whatIfCells(r);
+  return c ? [...c.before, textTable(c.header, c.rows), ...c.after] : [];
 }

@@ -58,6 +58,9 @@ export const RunConfigSchema = v.object({
   // model:PRESET: compute takes a modeled accelerator's time and no values exist (--compute model:h200)
   // modeled compute: every collective carries 1/linkScale of its bytes, so each link stands for a faster one
   linkScale: int(1, 1e6),
+  // modeled compute: the device's dense peak, and the fraction of it its products reach, instead of the preset's
+  tflops: v.optional(v.pipe(finite, v.gtValue(0))),
+  mfu: v.optional(v.pipe(finite, v.gtValue(0), v.maxValue(1))),
   compute: v.union([v.picklist(COMPUTE_MODES), v.pipe(v.string(), v.regex(MODELED, 'auto, inline, thread or model:PRESET'))]),
   // threads computing a rank's products; auto: this host's cores over the ranks on this host
   threads: v.union([int(1, 256), v.literal('auto')], 'a positive number of threads or auto'),
@@ -96,6 +99,8 @@ export interface RunOptions {
   reduceBehind?: number;
   compute: string; // auto|inline|thread|model:PRESET
   linkScale?: number; // with model:PRESET: collectives carry 1/K of their bytes
+  tflops?: number; // with model:PRESET: its dense peak instead of the preset's
+  mfu?: number; // with model:PRESET: the fraction of the peak its products reach
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
 }
@@ -121,6 +126,8 @@ const OPTION: Record<string, string> = {
   reduceBehind: '--reduce-behind',
   compute: '--compute',
   linkScale: '--link-scale',
+  tflops: '--tflops',
+  mfu: '--mfu',
   threads: '--threads',
 };
 
@@ -184,6 +191,9 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     throw new ConfigError(`--model: vocabulary ${model[4]} is more than ${MAX_DATA_VOCAB}: train it with --compute model:PRESET (no data, modeled compute)`);
   if ((o.linkScale ?? 1) !== 1 && !modeled)
     throw new ConfigError(`--link-scale ${o.linkScale}: only with --compute model:PRESET (a run with values sends all of them)`);
+  const deviceOptions = [o.tflops !== undefined && '--tflops', o.mfu !== undefined && '--mfu'].filter(Boolean);
+  if (deviceOptions.length && !modeled)
+    throw new ConfigError(`${deviceOptions.join(' and ')}: only with --compute model:PRESET (they describe a modeled device)`);
   const overlap = parseOverlap(o);
   // Overlap on: ZeRO-3 gathers one unit ahead and one reduce-scatter runs behind, as FSDP's defaults do.
   const gatherAhead = o.gatherAhead ?? o.prefetch ?? (overlap ? 1 : 0);
@@ -213,6 +223,8 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     reduceBehind,
     compute: o.compute,
     linkScale: o.linkScale ?? 1,
+    ...(o.tflops !== undefined ? { tflops: o.tflops } : {}),
+    ...(o.mfu !== undefined ? { mfu: o.mfu } : {}),
     threads: o.threads === 'auto' ? 'auto' : Number(o.threads),
   };
   const r = v.safeParse(RunConfigSchema, candidate, { abortEarly: true });

@@ -2,7 +2,8 @@
 // (calibration.ts, fitEfficiencies; test/shared/whatif/calibration.test.ts refits them and holds them
 // against the named rows). Other devices share the fraction of peak and bandwidth they reach and the host's
 // per-kernel cost: an assumption, stated in docs/what-if.md.
-import { deviceNamed } from './devices.js';
+import type { RunConfig } from '../control/run-config.js';
+import { deviceNamed, type Device } from './devices.js';
 import { GpuCost, type Efficiencies } from './gpu-cost.js';
 
 export const H200_FIT: Efficiencies = {
@@ -19,4 +20,21 @@ export const H200_FIT: Efficiencies = {
 /** The cost model of `--compute model:NAME`. */
 export function presetCost(name: string): GpuCost {
   return new GpuCost(deviceNamed(name), H200_FIT);
+}
+
+/** A run's modeled device: the preset, with --tflops for its dense peak and --mfu for the fraction of it the
+ *  products reach, when given (any device: the preset's memory, bandwidth and host figures stay). */
+export function runDevice(c: Pick<RunConfig, 'compute' | 'tflops' | 'mfu'>): { device: Device; cost: GpuCost } {
+  const name = /^model:(.+)$/.exec(c.compute)?.[1];
+  if (!name) throw new Error(`compute ${c.compute} is not modeled`);
+  const preset = deviceNamed(name);
+  const device: Device =
+    c.tflops === undefined && c.mfu === undefined
+      ? preset
+      : {
+          ...preset,
+          peakTflops: c.tflops ?? preset.peakTflops,
+          title: `${preset.title} with ${[c.tflops !== undefined && `a ${c.tflops} TFLOPS peak`, c.mfu !== undefined && `products at ${c.mfu} of it`].filter(Boolean).join(' and ')} (given)`,
+        };
+  return { device, cost: new GpuCost(device, { ...H200_FIT, gemm: c.mfu ?? H200_FIT.gemm }) };
 }

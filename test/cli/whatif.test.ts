@@ -40,13 +40,18 @@ describe('zerowire local --compute model:h200', () => {
       '2',
       '--recompute',
     ];
-    const r = await runCli([...args, '--out', out], 120_000);
+    const html = join(dir, 'whatif.html');
+    const r = await runCli([...args, '--out', out, '--html', html], 120_000);
     expect(r.stderr).not.toMatch(/"level":50/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/what-if: compute modeled on NVIDIA H200 SXM/);
     expect(r.stdout).toMatch(/losses: not computed/);
     const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
     expect(report.device?.name).toBe('h200');
+    // The page says which figures are modeled, as the text does.
+    const page = readFileSync(html, 'utf8');
+    expect(page).toMatch(/What-if: compute modeled/);
+    expect(page).toMatch(/modeled = the cost model/);
     expect(report.rows.map((x) => x.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
 
     // What the model says one rank computes per step: 2 micro-batches of 2 sequences, each forward + backward
@@ -86,6 +91,9 @@ describe('zerowire local --compute model:h200', () => {
     const dump = await runCli([...base, '--compute', 'model:h100', '--dump', join(dir, 'd')]);
     expect(dump.code).toBe(2);
     expect(dump.stderr).toMatch(/models compute and holds no values: drop --dump/);
+    const tflops = await runCli([...base, '--tflops', '500']);
+    expect(tflops.code).toBe(2);
+    expect(tflops.stderr).toMatch(/--tflops: only with --compute model:PRESET/);
     const vocab = await runCli([...base, '--model', 'llama3-8b']);
     expect(vocab.code).toBe(2);
     expect(vocab.stderr).toMatch(/vocabulary 128256 is more than 65536: train it with --compute model:PRESET/);

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compare, fitEfficiencies, isSweepRow, type CalibrationRow } from '../../../shared/whatif/calibration.js';
-import { H200_FIT, presetCost } from '../../../shared/whatif/preset.js';
+import { H200_FIT, presetCost, runDevice } from '../../../shared/whatif/preset.js';
+import { GpuCost } from '../../../shared/whatif/gpu-cost.js';
 
 const rows: CalibrationRow[] = readFileSync(new URL('../../fixtures/gpu/h200.jsonl', import.meta.url), 'utf8')
   .trim()
@@ -44,5 +45,16 @@ describe('the H200 preset', () => {
     const [h200, a100] = ['h200', 'a100'].map((d) => compare(presetCost(d), block)[0].modeledMs);
     expect(a100 / h200).toBeGreaterThan(2.8); // 989 vs 312 TFLOPS, FLOPs-bound
     expect(() => presetCost('tpu9')).toThrow(/h200, h100, a100, l40s, rtx4090, mi300x/);
+  });
+
+  it('takes --tflops and --mfu for any device: products at mfu x tflops, the rest of the preset kept', () => {
+    const { device, cost } = runDevice({ compute: 'model:h100', tflops: 400, mfu: 0.5 });
+    expect(device.peakTflops).toBe(400);
+    expect(device.memoryGB).toBe(80);
+    expect(device.title).toMatch(/H100 SXM 80GB with a 400 TFLOPS peak and products at 0.5 of it \(given\)/);
+    const products = { kernels: 0, flops: 1e15, bytes: 0 };
+    expect(cost.gpuMs(products)).toBeCloseTo((1e15 / (400e12 * 0.5)) * 1000, 6);
+    expect(cost).toBeInstanceOf(GpuCost);
+    expect(runDevice({ compute: 'model:h100' }).cost.gpuMs(products)).toBeCloseTo((1e15 / (989.4e12 * H200_FIT.gemm)) * 1000, 6);
   });
 });
