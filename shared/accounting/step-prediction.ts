@@ -74,7 +74,10 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   const hybrid = plan.shardWorld(scheme) !== plan.world;
   const ring = new RingQueue(hybrid ? intraHost : link, layout.world, c.chunkBytes, c.linkScale);
   const M = plan.world / layout.world; // the hybrid's groups: its cross ring's world
-  const cross = hybrid ? new RingQueue(link, M, c.chunkBytes, c.linkScale) : null;
+  // A group is a host's ranks: each of them is on a cross ring of its own, and all G of them leave the host
+  // through its one link at once, so each cross ring has 1/G of it.
+  const shared = { ...link, gbit: link.gbit / layout.world };
+  const cross = hybrid ? new RingQueue(shared, M, c.chunkBytes, c.linkScale) : null;
   const owned = f.shardOptimizer ? layout.shardTotal : layout.paddedTotal;
   const optimizerMs = cost.chainMs(optimizerWork(owned, b));
   const units = layout.units;
