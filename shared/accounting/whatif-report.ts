@@ -29,7 +29,7 @@ export interface WhatIfRow {
   tokensPerSecond: number; // the global batch over the measured step
   modeledMfu: number; // model FLOPs over modeled compute time at the dense peak (modeled)
   achievedMfu: number; // model FLOPs over the measured step at the dense peak
-  memory: { statesBytes: number; activationsBytes: number; total: number; fits: boolean }; // per GPU, by theory
+  theoryMemory: { statesBytes: number; activationsBytes: number; total: number; fits: boolean }; // per GPU, by theory (nothing is held)
   collectives: CollectiveBandwidth[];
 }
 
@@ -57,7 +57,7 @@ export function whatIfRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary
     tokensPerSecond: stepMs > 0 ? (tokensOf(spec, c.batch) * 1000) / stepMs : 0,
     modeledMfu: modeledComputeMs > 0 ? flops / ((modeledComputeMs / 1000) * peak) : 0,
     achievedMfu: stepMs > 0 ? flops / ((stepMs / 1000) * peak) : 0,
-    memory: { statesBytes, activationsBytes, total: statesBytes + activationsBytes, fits: statesBytes + activationsBytes <= device.memoryGB * 1e9 },
+    theoryMemory: { statesBytes, activationsBytes, total: statesBytes + activationsBytes, fits: statesBytes + activationsBytes <= device.memoryGB * 1e9 },
     collectives: bandwidths(plan, scheme, sums, bytesPerElement(c.wireDtype)),
   };
 }

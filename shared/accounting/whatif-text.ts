@@ -24,8 +24,8 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
       w.tokensPerSecond.toFixed(0),
       pct(w.modeledMfu),
       pct(w.achievedMfu),
-      `${gb(w.memory.statesBytes)}+${gb(w.memory.activationsBytes)}=${gb(w.memory.total)}`,
-      w.memory.fits ? 'yes' : 'NO',
+      `${gb(w.theoryMemory.statesBytes)}+${gb(w.theoryMemory.activationsBytes)}=${gb(w.theoryMemory.total)}`,
+      w.theoryMemory.fits ? 'yes' : 'NO',
       w.collectives.map((c) => `${c.kind} ${c.busbwGBps.toFixed(3)}`).join(', '),
     ];
   });
