@@ -12,7 +12,7 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
   const d = r.device;
   if (!d) return null;
   const header = [
-    ['', 'compute ms', 'step ms', '', 'MFU', '', `per GPU GB (theory, ${d.memoryGB} GB card)`, '', 'busbw GB/s'],
+    ['', 'compute ms', 'step ms', '', 'MFU', '', `per GPU GB (theory, ${d.memoryGB} GB card)`, '', 'algbw/busbw GB/s'],
     ['scheme', 'modeled', 'measured', 'tokens/s', 'modeled', 'achieved', 'states+activations', 'fits', 'per collective'],
   ];
   const rows = r.rows.map((x) => {
@@ -26,7 +26,7 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
       pct(w.achievedMfu),
       `${gb(w.theoryMemory.statesBytes)}+${gb(w.theoryMemory.activationsBytes)}=${gb(w.theoryMemory.total)}`,
       w.theoryMemory.fits ? 'yes' : 'NO',
-      w.collectives.map((c) => `${c.kind} ${c.busbwGBps.toFixed(3)}`).join(', '),
+      w.collectives.map((c) => `${c.kind} ${c.algbwGBps.toFixed(3)}/${c.busbwGBps.toFixed(3)}`).join(', '),
     ];
   });
   const K = r.config.linkScale;
@@ -44,7 +44,7 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
     header,
     rows,
     after: [
-      'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (modeled: over modeled compute; achieved: over the measured step); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (nccl-tests)',
+      'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (modeled: over modeled compute; achieved: over the measured step); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; algbw = the model bytes of a collective over its time, busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (as nccl-tests defines them)',
     ],
   };
 }
