@@ -24,9 +24,15 @@ interface ElementwiseKernels {
   widen_bf16(src: number, dst: number, n: number): void;
 }
 
+/** wasm/activations.wat: $n a multiple of 4. */
+interface ActivationKernels {
+  gelu(x: number, out: number, n: number): void;
+  gelu_backward(x: number, act: number, g: number, n: number): void;
+}
+
 export class KernelArena {
   readonly memory: WebAssembly.Memory;
-  readonly k: ComputeKernels & ElementwiseKernels;
+  readonly k: ComputeKernels & ElementwiseKernels & ActivationKernels;
   readonly flavour: SimdFlavour;
   private readonly regions = new Map<string, { at: number; bytes: number }>();
   private end = 0;
@@ -48,8 +54,9 @@ export class KernelArena {
     this.memory = threads > 1 ? newMemory({ initial: 1, maximum: MAX_PAGES, shared: true }) : newMemory({ initial: 1 });
     const products = instantiate<ComputeKernels>('matmul', this.memory, flavour);
     const elementwise = instantiate<ElementwiseKernels>('elementwise', this.memory);
-    if (!products || !elementwise) throw new Error('the compute kernels need WebAssembly SIMD, which this JavaScript engine does not offer');
-    this.k = { ...products.exports, ...elementwise.exports };
+    const activations = instantiate<ActivationKernels>('activations', this.memory);
+    if (!products || !elementwise || !activations) throw new Error('the compute kernels need WebAssembly SIMD, which this JavaScript engine does not offer');
+    this.k = { ...products.exports, ...elementwise.exports, ...activations.exports };
     this.flavour = products.flavour;
     this.par = threads > 1 ? new KernelThreads(products.exports, this.memory, products.flavour, threads, opts.threadScript) : null;
   }

@@ -6,7 +6,8 @@ import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
 import type { Compute } from './compute.js';
 import type { GptGroup, GptSpec } from './gpt.js';
-import { crossEntropy, gelu, geluBackward, layerNorm, layerNormBackward } from './ops.js';
+import { crossEntropy, layerNorm, layerNormBackward } from './ops.js';
+import { arenaGelu, arenaGeluBackward } from './activations.js';
 import { gptRegions, type BlockName, type BlockRegion, type GptRegion, type GptViews } from './gpt-regions.js';
 import { attentionBackward, attentionForward } from './gpt-attention.js';
 
@@ -190,7 +191,7 @@ export class Gpt extends ArenaModel {
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
     layerNorm(xmid, w('ln_2.weight'), w('ln_2.bias'), N, D, a('ln2'), a('st2'));
     this.linear(at('ln2'), o['mlp.fc.weight'], o['mlp.fc.bias'], at('hpre'), N, D, 4 * D);
-    gelu(a('hpre'), a('hact'));
+    arenaGelu(this.arena, a('hpre'), a('hact'));
     this.linear(at('hact'), o['mlp.proj.weight'], o['mlp.proj.bias'], at('out'), N, 4 * D, D);
     const out = a('out');
     for (let i = 0; i < N * D; i++) out[i] += xmid[i];
@@ -211,7 +212,7 @@ export class Gpt extends ArenaModel {
     const { d, dx, d4 } = this.v;
     // MLP half: out = xmid + proj(gelu(fc(ln2(xmid)))). d is dOut; the residual passes it on to xmid.
     this.linearBack(at('hact'), 'd', o['mlp.proj.weight'], o['mlp.proj.bias'], 'd4', N, 4 * D, D);
-    geluBackward(a('hpre'), a('hact'), d4);
+    arenaGeluBackward(this.arena, a('hpre'), a('hact'), d4);
     this.linearBack(at('ln2'), 'd4', o['mlp.fc.weight'], o['mlp.fc.bias'], 'dx', N, D, 4 * D);
     layerNormBackward(a('xmid'), w('ln_2.weight'), a('st2'), dx, N, D, dw('ln_2.weight'), dw('ln_2.bias'), d); // d = dxmid
     // Attention half: xmid = x + proj(attn(qkv(ln1(x)))).

@@ -1,7 +1,8 @@
 // An MLP laid out like torch.nn.Linear layers (weight (out, in) row-major, then bias), exact-erf GELU between
 // layers, softmax cross-entropy with mean reduction. Pure compute: it knows nothing about ranks or shards.
 import { ArenaModel } from './arena-model.js';
-import { crossEntropy, gelu, geluBackward } from './ops.js';
+import { crossEntropy } from './ops.js';
+import { arenaGelu, arenaGeluBackward } from './activations.js';
 import type { NamedTensor, ParamGroup } from './param-group.js';
 import { Rng } from './rng.js';
 
@@ -118,7 +119,7 @@ export class Mlp extends ArenaModel {
     const a = this.arena;
     a.load('p', p);
     a.linearForward(a.at(`in${l}`), a.at('p'), a.at('p') + L.outputs * L.inputs * 4, a.at(`pre${l}`), this.rows, L.inputs, L.outputs);
-    if (l < this.spec.layers.length - 1) gelu(this.pre(l), a.f32(`in${l + 1}`, this.rows * L.outputs));
+    if (l < this.spec.layers.length - 1) arenaGelu(a, this.pre(l), a.f32(`in${l + 1}`, this.rows * L.outputs));
   }
 
   /** Layer `l`'s pre-activation of the current batch (a view, valid until the next start()). */
@@ -144,7 +145,7 @@ export class Mlp extends ArenaModel {
     const L = this.layer(l, p);
     const a = this.arena;
     const rows = this.rows;
-    if (l < this.spec.layers.length - 1) geluBackward(this.pre(l), a.f32(`in${l + 1}`, rows * L.outputs), a.f32(this.dIn, rows * L.outputs));
+    if (l < this.spec.layers.length - 1) arenaGeluBackward(a, this.pre(l), a.f32(`in${l + 1}`, rows * L.outputs), a.f32(this.dIn, rows * L.outputs));
     const nw = L.outputs * L.inputs;
     a.matmulTN(a.at(this.dIn), a.at(`in${l}`), a.at('g'), L.outputs, L.inputs, rows); // dW = dYᵀ·X
     a.k.colsum(a.at(this.dIn), a.at('g') + nw * 4, rows, L.outputs); // db = Σ rows of dY
