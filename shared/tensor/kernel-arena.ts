@@ -24,10 +24,12 @@ interface ElementwiseKernels {
   widen_bf16(src: number, dst: number, n: number): void;
 }
 
-/** wasm/activations.wat: $n a multiple of 4. */
+/** wasm/activations.wat: $n and $D multiples of 4. */
 interface ActivationKernels {
   gelu(x: number, out: number, n: number): void;
   gelu_backward(x: number, act: number, g: number, n: number): void;
+  layer_norm(x: number, w: number, b: number, out: number, stats: number, N: number, D: number): void;
+  layer_norm_backward(x: number, w: number, stats: number, dy: number, dw: number, db: number, dx: number, N: number, D: number): void;
 }
 
 export class KernelArena {

@@ -6,8 +6,8 @@ import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
 import type { Compute } from './compute.js';
 import type { GptGroup, GptSpec } from './gpt.js';
-import { crossEntropy, layerNorm, layerNormBackward } from './ops.js';
-import { arenaGelu, arenaGeluBackward } from './activations.js';
+import { crossEntropy } from './ops.js';
+import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from './activations.js';
 import { gptRegions, type BlockName, type BlockRegion, type GptRegion, type GptViews } from './gpt-regions.js';
 import { attentionBackward, attentionForward } from './gpt-attention.js';
 
@@ -183,13 +183,13 @@ export class Gpt extends ArenaModel {
     const at = (name: BlockName) => this.actName(b, name);
     const x = this.input(b);
     const a = (name: BlockName) => this.act(b, name);
-    layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), N, D, a('ln1'), a('st1'));
+    arenaLayerNorm(this.arena, x, w('ln_1.weight'), w('ln_1.bias'), N, D, a('ln1'), a('st1'));
     this.linear(at('ln1'), o['attn.qkv.weight'], o['attn.qkv.bias'], at('qkv'), N, D, 3 * D);
     attentionForward(this.attentionHost(), (name) => this.actName(b, name));
     this.linear(at('y'), o['attn.proj.weight'], o['attn.proj.bias'], at('xmid'), N, D, D);
     const xmid = a('xmid');
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
-    layerNorm(xmid, w('ln_2.weight'), w('ln_2.bias'), N, D, a('ln2'), a('st2'));
+    arenaLayerNorm(this.arena, xmid, w('ln_2.weight'), w('ln_2.bias'), N, D, a('ln2'), a('st2'));
     this.linear(at('ln2'), o['mlp.fc.weight'], o['mlp.fc.bias'], at('hpre'), N, D, 4 * D);
     arenaGelu(this.arena, a('hpre'), a('hact'));
     this.linear(at('hact'), o['mlp.proj.weight'], o['mlp.proj.bias'], at('out'), N, 4 * D, D);
@@ -214,7 +214,7 @@ export class Gpt extends ArenaModel {
     this.linearBack(at('hact'), 'd', o['mlp.proj.weight'], o['mlp.proj.bias'], 'd4', N, 4 * D, D);
     arenaGeluBackward(this.arena, a('hpre'), a('hact'), d4);
     this.linearBack(at('ln2'), 'd4', o['mlp.fc.weight'], o['mlp.fc.bias'], 'dx', N, D, 4 * D);
-    layerNormBackward(a('xmid'), w('ln_2.weight'), a('st2'), dx, N, D, dw('ln_2.weight'), dw('ln_2.bias'), d); // d = dxmid
+    arenaLayerNormBackward(this.arena, a('xmid'), w('ln_2.weight'), a('st2'), dx, N, D, dw('ln_2.weight'), dw('ln_2.bias'), d); // d = dxmid
     // Attention half: xmid = x + proj(attn(qkv(ln1(x)))).
     this.linearBack(at('y'), 'd', o['attn.proj.weight'], o['attn.proj.bias'], 'dx', N, D, D);
     attentionBackward(this.attentionHost(), (name) => this.actName(b, name));
@@ -223,7 +223,7 @@ export class Gpt extends ArenaModel {
     // and what the sum above leaves there is rounding noise (~1e-10), which Adam (dividing by sqrt(v) + eps)
     // would turn into steps of up to lr. It is set to the zero it is.
     dw('attn.qkv.bias').fill(0, D, 2 * D);
-    layerNormBackward(this.input(b), w('ln_1.weight'), a('st1'), dx, N, D, dw('ln_1.weight'), dw('ln_1.bias'), d); // d = dx
+    arenaLayerNormBackward(this.arena, this.input(b), w('ln_1.weight'), a('st1'), dx, N, D, dw('ln_1.weight'), dw('ln_1.bias'), d); // d = dx
   }
 
   private attentionHost() {
@@ -234,7 +234,7 @@ export class Gpt extends ArenaModel {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     const o = this.offsets(g);
-    layerNorm(this.input(L), this.view('p', g, 'ln_f.weight'), this.view('p', g, 'ln_f.bias'), N, D, this.v.lnf, this.v.stf);
+    arenaLayerNorm(this.arena, this.input(L), this.view('p', g, 'ln_f.weight'), this.view('p', g, 'ln_f.bias'), N, D, this.v.lnf, this.v.stf);
     this.linear('lnf', o['head.weight'], null, 'logits', N, D, V);
   }
 
@@ -244,7 +244,8 @@ export class Gpt extends ArenaModel {
     const o = this.offsets(g);
     this.linearBack('lnf', 'dl', o['head.weight'], null, 'dx', N, D, V);
     this.v.d.fill(0);
-    layerNormBackward(
+    arenaLayerNormBackward(
+      this.arena,
       this.input(L),
       this.view('p', g, 'ln_f.weight'),
       this.v.stf,

@@ -1,7 +1,9 @@
-;; The GELU of the MLP and the GPT (exact, with erf, as torch.nn.functional.gelu), four lanes at a time, on
-;; the kernel arena; $n a multiple of 4 (the caller does a remainder in JavaScript: training/activations.ts).
-;;   gelu            out = x·Φ(x) = ½·x·(1 + erf(x/√2))
+;; The models' work that is not a product, four lanes at a time, on the kernel arena (training/activations.ts
+;; calls them, and does in JavaScript what they do not take: a remainder, a width not a multiple of 4).
+;;   gelu            out = x·Φ(x) = ½·x·(1 + erf(x/√2)), exact as torch.nn.functional.gelu; $n a multiple of 4
 ;;   gelu_backward   g *= Φ(x) + x·φ(x), Φ(x) read back from the forward's output as act/x (near 0: ½ + x·φ(0))
+;;   layer_norm, layer_norm_backward   over rows of $D (a multiple of 4) elements, as ops.ts: stats keep each
+;;                   row's mean and 1/sqrt(var + 1e-5); the backward accumulates dw, db and adds into dx
 ;; erf is Numerical Recipes' Chebyshev fit of erfc (|relative error| < 1.2e-7), as ops.ts computes it in
 ;; JavaScript; e^x is Cephes' expf (x = k·ln2 + r, a polynomial in r, 2^k put into the exponent bits). In fp32
 ;; throughout, so the results differ from ops.ts's (double precision, rounded once) in the last bits.
@@ -60,4 +62,94 @@
       (local.set $x (i32.add (local.get $x) (i32.const 16)))
       (local.set $act (i32.add (local.get $act) (i32.const 16)))
       (local.set $g (i32.add (local.get $g) (i32.const 16)))
-      (br $turn)))))
+      (br $turn))))
+  ;; The sum of four lanes.
+  (func $hsum (param $v v128) (result f32)
+    (f32.add
+      (f32.add (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))
+      (f32.add (f32x4.extract_lane 2 (local.get $v)) (f32x4.extract_lane 3 (local.get $v)))))
+
+  (func (export "layer_norm") (param $x i32) (param $w i32) (param $b i32) (param $out i32) (param $stats i32) (param $N i32) (param $D i32)
+    (local $n i32) (local $i i32) (local $row i32) (local $acc v128) (local $d v128) (local $mean v128) (local $rstd v128) (local $m f32) (local $r f32) (local $bytes i32)
+    (local.set $bytes (i32.shl (local.get $D) (i32.const 2)))
+    (block $rows_done (loop $row_loop
+      (br_if $rows_done (i32.ge_u (local.get $n) (local.get $N)))
+      (local.set $row (i32.add (local.get $x) (i32.mul (local.get $n) (local.get $bytes))))
+      ;; mean
+      (local.set $acc (v128.const f32x4 0 0 0 0))
+      (local.set $i (i32.const 0))
+      (block $d1 (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $i) (local.get $bytes)))
+        (local.set $acc (f32x4.add (local.get $acc) (v128.load align=4 (i32.add (local.get $row) (local.get $i)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l1)))
+      (local.set $m (f32.div (call $hsum (local.get $acc)) (f32.convert_i32_u (local.get $D))))
+      (local.set $mean (f32x4.splat (local.get $m)))
+      ;; variance, about the mean
+      (local.set $acc (v128.const f32x4 0 0 0 0))
+      (local.set $i (i32.const 0))
+      (block $d2 (loop $l2
+        (br_if $d2 (i32.ge_u (local.get $i) (local.get $bytes)))
+        (local.set $d (f32x4.sub (v128.load align=4 (i32.add (local.get $row) (local.get $i))) (local.get $mean)))
+        (local.set $acc (f32x4.add (local.get $acc) (f32x4.mul (local.get $d) (local.get $d))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l2)))
+      (local.set $r (f32.div (f32.const 1) (f32.sqrt (f32.add (f32.div (call $hsum (local.get $acc)) (f32.convert_i32_u (local.get $D))) (f32.const 1e-5)))))
+      (local.set $rstd (f32x4.splat (local.get $r)))
+      (f32.store (i32.add (local.get $stats) (i32.shl (local.get $n) (i32.const 3))) (local.get $m))
+      (f32.store offset=4 (i32.add (local.get $stats) (i32.shl (local.get $n) (i32.const 3))) (local.get $r))
+      ;; out = (x - mean)·rstd·w + b
+      (local.set $i (i32.const 0))
+      (block $d3 (loop $l3
+        (br_if $d3 (i32.ge_u (local.get $i) (local.get $bytes)))
+        (v128.store align=4 (i32.add (i32.add (local.get $out) (i32.mul (local.get $n) (local.get $bytes))) (local.get $i))
+          (f32x4.add
+            (f32x4.mul (f32x4.mul (f32x4.sub (v128.load align=4 (i32.add (local.get $row) (local.get $i))) (local.get $mean)) (local.get $rstd))
+              (v128.load align=4 (i32.add (local.get $w) (local.get $i))))
+            (v128.load align=4 (i32.add (local.get $b) (local.get $i)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l3)))
+      (local.set $n (i32.add (local.get $n) (i32.const 1)))
+      (br $row_loop))))
+
+  (func (export "layer_norm_backward") (param $x i32) (param $w i32) (param $stats i32) (param $dy i32) (param $dw i32) (param $db i32) (param $dx i32) (param $N i32) (param $D i32)
+    (local $n i32) (local $i i32) (local $o i32) (local $bytes i32) (local $mean v128) (local $rstd v128)
+    (local $xhat v128) (local $dyv v128) (local $g v128) (local $accG v128) (local $accGX v128) (local $sG v128) (local $sGX v128) (local $Df f32)
+    (local.set $bytes (i32.shl (local.get $D) (i32.const 2)))
+    (local.set $Df (f32.convert_i32_u (local.get $D)))
+    (block $rows_done (loop $row_loop
+      (br_if $rows_done (i32.ge_u (local.get $n) (local.get $N)))
+      (local.set $o (i32.mul (local.get $n) (local.get $bytes)))
+      (local.set $mean (f32x4.splat (f32.load (i32.add (local.get $stats) (i32.shl (local.get $n) (i32.const 3))))))
+      (local.set $rstd (f32x4.splat (f32.load offset=4 (i32.add (local.get $stats) (i32.shl (local.get $n) (i32.const 3))))))
+      (local.set $accG (v128.const f32x4 0 0 0 0))
+      (local.set $accGX (v128.const f32x4 0 0 0 0))
+      (local.set $i (i32.const 0))
+      (block $d1 (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $i) (local.get $bytes)))
+        (local.set $xhat (f32x4.mul (f32x4.sub (v128.load align=4 (i32.add (i32.add (local.get $x) (local.get $o)) (local.get $i))) (local.get $mean)) (local.get $rstd)))
+        (local.set $dyv (v128.load align=4 (i32.add (i32.add (local.get $dy) (local.get $o)) (local.get $i))))
+        (local.set $g (f32x4.mul (local.get $dyv) (v128.load align=4 (i32.add (local.get $w) (local.get $i)))))
+        (v128.store align=4 (i32.add (local.get $dw) (local.get $i))
+          (f32x4.add (v128.load align=4 (i32.add (local.get $dw) (local.get $i))) (f32x4.mul (local.get $dyv) (local.get $xhat))))
+        (v128.store align=4 (i32.add (local.get $db) (local.get $i))
+          (f32x4.add (v128.load align=4 (i32.add (local.get $db) (local.get $i))) (local.get $dyv)))
+        (local.set $accG (f32x4.add (local.get $accG) (local.get $g)))
+        (local.set $accGX (f32x4.add (local.get $accGX) (f32x4.mul (local.get $g) (local.get $xhat))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l1)))
+      (local.set $sG (f32x4.splat (f32.div (call $hsum (local.get $accG)) (local.get $Df))))
+      (local.set $sGX (f32x4.splat (f32.div (call $hsum (local.get $accGX)) (local.get $Df))))
+      (local.set $i (i32.const 0))
+      (block $d2 (loop $l2
+        (br_if $d2 (i32.ge_u (local.get $i) (local.get $bytes)))
+        (local.set $xhat (f32x4.mul (f32x4.sub (v128.load align=4 (i32.add (i32.add (local.get $x) (local.get $o)) (local.get $i))) (local.get $mean)) (local.get $rstd)))
+        (local.set $g (f32x4.mul (v128.load align=4 (i32.add (i32.add (local.get $dy) (local.get $o)) (local.get $i))) (v128.load align=4 (i32.add (local.get $w) (local.get $i)))))
+        (v128.store align=4 (i32.add (i32.add (local.get $dx) (local.get $o)) (local.get $i))
+          (f32x4.add (v128.load align=4 (i32.add (i32.add (local.get $dx) (local.get $o)) (local.get $i)))
+            (f32x4.mul (local.get $rstd) (f32x4.sub (f32x4.sub (local.get $g) (local.get $sG)) (f32x4.mul (local.get $xhat) (local.get $sGX))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l2)))
+      (local.set $n (i32.add (local.get $n) (i32.const 1)))
+      (br $row_loop))))
+)

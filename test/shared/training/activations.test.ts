@@ -3,8 +3,8 @@
 // that is not a multiple of four, and arrays outside the arena, take the reference itself.
 import { describe, expect, it } from 'vitest';
 import { KernelArena } from '../../../shared/tensor/kernel-arena.js';
-import { arenaGelu, arenaGeluBackward } from '../../../shared/training/activations.js';
-import { gelu, geluBackward } from '../../../shared/training/ops.js';
+import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from '../../../shared/training/activations.js';
+import { gelu, geluBackward, layerNorm, layerNormBackward } from '../../../shared/training/ops.js';
 import { Rng } from '../../../shared/training/rng.js';
 import { seeded } from '../../helpers/seed.js';
 
@@ -31,4 +31,41 @@ describe(`GELU on the SIMD kernels (seed ${seed})`, () => {
       geluBackward(x, ref, gRef);
       for (let i = 0; i < n; i++) expect(Math.abs(g[i] - gRef[i]), `gelu'(${x[i]})`).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(gRef[i])));
     });
+
+  it('LayerNorm forward and backward match ops.ts', () => {
+    const rng = new Rng(seed + 1);
+    const [N, D] = [37, 64];
+    const arena = new KernelArena({ blas: null });
+    arena.layout({ x: N * D, w: D, b: D, out: N * D, st: 2 * N, dy: N * D, dw: D, db: D, dx: N * D });
+    const view = (name: string, n: number, f: () => number) => {
+      const v = arena.f32(name, n);
+      for (let i = 0; i < n; i++) v[i] = f();
+      return v;
+    };
+    const views = {
+      x: view('x', N * D, () => 3 + 2 * rng.normal()),
+      w: view('w', D, () => 1 + 0.1 * rng.normal()),
+      b: view('b', D, () => 0.1 * rng.normal()),
+      dy: view('dy', N * D, () => rng.normal()),
+      dw: view('dw', D, () => rng.normal()),
+      db: view('db', D, () => rng.normal()),
+      dx: view('dx', N * D, () => rng.normal()),
+    };
+    const copy = (x: Float32Array) => Float32Array.from(x);
+    const [out, st] = [arena.f32('out', N * D), arena.f32('st', 2 * N)];
+    const [outRef, stRef] = [new Float32Array(N * D), new Float32Array(2 * N)];
+    arenaLayerNorm(arena, views.x, views.w, views.b, N, D, out, st);
+    layerNorm(views.x, views.w, views.b, N, D, outRef, stRef);
+    const close = (a: Float32Array, b: Float32Array, what: string) => {
+      for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i]), `${what}[${i}]`).toBeLessThanOrEqual(2e-6 * Math.max(1, Math.abs(b[i])));
+    };
+    close(out, outRef, 'out');
+    close(st, stRef, 'stats');
+    const [dw, db, dx] = [copy(views.dw), copy(views.db), copy(views.dx)];
+    arenaLayerNormBackward(arena, views.x, views.w, st, views.dy, N, D, views.dw, views.db, views.dx);
+    layerNormBackward(views.x, views.w, stRef, views.dy, N, D, dw, db, dx);
+    close(views.dw, dw, 'dw');
+    close(views.db, db, 'db');
+    close(views.dx, dx, 'dx');
+  });
 });
