@@ -30,6 +30,8 @@ interface ActivationKernels {
   gelu_backward(x: number, act: number, g: number, n: number): void;
   layer_norm(x: number, w: number, b: number, out: number, stats: number, N: number, D: number): void;
   layer_norm_backward(x: number, w: number, stats: number, dy: number, dw: number, db: number, dx: number, N: number, D: number): void;
+  causal_softmax(p: number, T: number, scale: number): void;
+  causal_softmax_backward(p: number, dp: number, T: number, scale: number): void;
 }
 
 export class KernelArena {

@@ -1,8 +1,8 @@
-// GELU and LayerNorm, forward and backward, on the kernel arena's SIMD kernels (tensor/wasm/activations.wat)
+// GELU, LayerNorm and the attention's causal softmax, forward and backward, on the kernel arena's SIMD kernels (tensor/wasm/activations.wat)
 // where the arrays live in the arena, in multiples of four elements; the JavaScript of ops.ts for the rest.
 // In JavaScript, erf cost a GELU about 36 ns per element: 3 ms of an 18 ms DP step of the default MLP.
 import type { KernelArena } from '../tensor/kernel-arena.js';
-import { gelu, geluBackward, layerNorm, layerNormBackward } from './ops.js';
+import { causalSoftmax, causalSoftmaxBackward, gelu, geluBackward, layerNorm, layerNormBackward } from './ops.js';
 
 const inArena = (arena: KernelArena, ...xs: Float32Array[]) => xs.every((x) => x.buffer === arena.memory.buffer);
 
@@ -51,4 +51,16 @@ export function arenaLayerNormBackward(
   if (D % 4 === 0 && inArena(arena, x, w, stats, dy, dw, db, dx))
     arena.k.layer_norm_backward(x.byteOffset, w.byteOffset, stats.byteOffset, dy.byteOffset, dw.byteOffset, db.byteOffset, dx.byteOffset, N, D);
   else layerNormBackward(x, w, stats, dy, N, D, dw, db, dx);
+}
+
+/** A T x T block of attention scores into probabilities, causal, in place. */
+export function arenaCausalSoftmax(arena: KernelArena, P: Float32Array, T: number, scale: number): void {
+  if (inArena(arena, P)) arena.k.causal_softmax(P.byteOffset, T, scale);
+  else causalSoftmax(P, T, scale);
+}
+
+/** dP into dS, in place, from the probabilities P. */
+export function arenaCausalSoftmaxBackward(arena: KernelArena, P: Float32Array, dP: Float32Array, T: number, scale: number): void {
+  if (inArena(arena, P, dP)) arena.k.causal_softmax_backward(P.byteOffset, dP.byteOffset, T, scale);
+  else causalSoftmaxBackward(P, dP, T, scale);
 }

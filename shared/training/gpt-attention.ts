@@ -1,6 +1,7 @@
 // Causal multi-head attention of a GPT block, forward and backward: per sequence and head, the products
-// (q·kᵀ, P·v and their backward) in the SIMD kernels on contiguous head slices, softmax in JavaScript.
+// (q·kᵀ, P·v and their backward) and the causal softmax in the SIMD kernels on contiguous head slices.
 import type { KernelArena } from '../tensor/kernel-arena.js';
+import { arenaCausalSoftmax, arenaCausalSoftmaxBackward } from './activations.js';
 import type { GptShape } from './gpt.js';
 import type { BlockName, BlockRegion, GptRegion, GptViews } from './gpt-regions.js';
 
@@ -25,7 +26,7 @@ function headSlice(shape: GptShape, src: Float32Array, stride: number, col: numb
 }
 
 /** Causal multi-head attention of one block (its regions by `act`): per sequence and head, S = q·kᵀ and y = P·v in the SIMD
- *  kernels, P = softmax(S / sqrt(hd)) over u <= t in JavaScript. P is kept for the backward pass. */
+ *  kernels, P = softmax(S / sqrt(hd)) over u <= t. P is kept for the backward pass. */
 export function attentionForward(host: AttentionHost, act: (name: BlockName) => BlockRegion): void {
   const { arena: ar, v, shape, rows } = host;
   const { seq: T, dim: D, heads: H } = shape;
@@ -43,15 +44,7 @@ export function attentionForward(host: AttentionHost, act: (name: BlockName) => 
       headSlice(shape, qkv, 3 * D, 2 * D + h * hd, hv, s);
       const Pptr = ar.at(act('P')) + 4 * base;
       ar.linearForward(ar.at('hq'), ar.at('hk'), ar.at('zero'), Pptr, T, hd, T); // S = q·kᵀ
-      for (let t = 0; t < T; t++) {
-        const row = base + t * T;
-        let max = -Infinity;
-        for (let u = 0; u <= t; u++) max = Math.max(max, Pall[row + u] * scale);
-        let sum = 0;
-        for (let u = 0; u <= t; u++) sum += Pall[row + u] = Math.exp(Pall[row + u] * scale - max);
-        for (let u = 0; u <= t; u++) Pall[row + u] /= sum;
-        for (let u = t + 1; u < T; u++) Pall[row + u] = 0;
-      }
+      arenaCausalSoftmax(ar, Pall.subarray(base, base + T * T), T, scale);
       ar.matmulNN(Pptr, ar.at('hv'), ar.at('hy'), T, hd, T); // y = P·v
       headSlice(shape, y, D, h * hd, hy, s, true);
     }
@@ -77,13 +70,7 @@ export function attentionBackward(host: AttentionHost, act: (name: BlockName) =>
       headSlice(shape, dy, D, h * hd, hdy, s);
       ar.linearForward(at('hdy'), at('hv'), at('zero'), at('hdP'), T, hd, T); // dP = dy·vᵀ
       ar.matmulTN(Pptr, at('hdy'), at('hdv'), T, hd, T); // dv = Pᵀ·dy
-      for (let t = 0; t < T; t++) {
-        const row = base + t * T;
-        let dot = 0;
-        for (let u = 0; u <= t; u++) dot += Pall[row + u] * hdP[t * T + u];
-        for (let u = 0; u <= t; u++) hdP[t * T + u] = Pall[row + u] * (hdP[t * T + u] - dot) * scale; // dS
-        for (let u = t + 1; u < T; u++) hdP[t * T + u] = 0;
-      }
+      arenaCausalSoftmaxBackward(ar, Pall.subarray(base, base + T * T), hdP, T, scale); // dS
       ar.matmulNN(at('hdP'), at('hk'), at('hdq'), T, hd, T); // dq = dS·k
       ar.matmulTN(at('hdP'), at('hq'), at('hdk'), T, hd, T); // dk = dSᵀ·q
       headSlice(shape, dqkv, 3 * D, h * hd, hdq, s, true);

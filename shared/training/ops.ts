@@ -91,6 +91,31 @@ export function geluBackward(pre: Float32Array, act: Float32Array, g: Float32Arr
   }
 }
 
+/** The attention's probabilities in place: each row t of a T x T block of scores becomes softmax(S·scale) over
+ *  u <= t, and zero beyond (causal). */
+export function causalSoftmax(P: Float32Array, T: number, scale: number): void {
+  for (let t = 0; t < T; t++) {
+    const row = t * T;
+    let max = -Infinity;
+    for (let u = 0; u <= t; u++) max = Math.max(max, P[row + u] * scale);
+    let sum = 0;
+    for (let u = 0; u <= t; u++) sum += P[row + u] = Math.exp(P[row + u] * scale - max);
+    for (let u = 0; u <= t; u++) P[row + u] /= sum;
+    for (let u = t + 1; u < T; u++) P[row + u] = 0;
+  }
+}
+
+/** Its backward in place: dP (T x T) becomes dS = P·(dP - Σ_u P·dP)·scale over u <= t, zero beyond. */
+export function causalSoftmaxBackward(P: Float32Array, dP: Float32Array, T: number, scale: number): void {
+  for (let t = 0; t < T; t++) {
+    const row = t * T;
+    let dot = 0;
+    for (let u = 0; u <= t; u++) dot += P[row + u] * dP[row + u];
+    for (let u = 0; u <= t; u++) dP[row + u] = P[row + u] * (dP[row + u] - dot) * scale;
+    for (let u = t + 1; u < T; u++) dP[row + u] = 0;
+  }
+}
+
 /** Mean softmax cross-entropy over rows, and its gradient with respect to the logits. */
 export function crossEntropy(logits: Float32Array, labels: Int32Array, rows: number, classes: number, dLogits: Float32Array): number {
   let total = 0;

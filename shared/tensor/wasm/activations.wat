@@ -4,6 +4,8 @@
 ;;   gelu_backward   g *= Φ(x) + x·φ(x), Φ(x) read back from the forward's output as act/x (near 0: ½ + x·φ(0))
 ;;   layer_norm, layer_norm_backward   over rows of $D (a multiple of 4) elements, as ops.ts: stats keep each
 ;;                   row's mean and 1/sqrt(var + 1e-5); the backward accumulates dw, db and adds into dx
+;;   causal_softmax, causal_softmax_backward   the attention's P = softmax(S·scale) over u <= t in each row of
+;;                   a T x T block (zero beyond), and dS = P·(dP - Σ P·dP)·scale, as gpt-attention.ts did
 ;; erf is Numerical Recipes' Chebyshev fit of erfc (|relative error| < 1.2e-7), as ops.ts computes it in
 ;; JavaScript; e^x is Cephes' expf (x = k·ln2 + r, a polynomial in r, 2^k put into the exponent bits). In fp32
 ;; throughout, so the results differ from ops.ts's (double precision, rounded once) in the last bits.
@@ -152,4 +154,128 @@
         (br $l2)))
       (local.set $n (i32.add (local.get $n) (i32.const 1)))
       (br $row_loop))))
+
+  ;; $n zeros from $at (no bulk memory: the modules are built for SIMD alone).
+  (func $zero (param $at i32) (param $n i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $at) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done (loop $l
+      (br_if $done (i32.ge_u (local.get $at) (local.get $end)))
+      (f32.store (local.get $at) (f32.const 0))
+      (local.set $at (i32.add (local.get $at) (i32.const 4)))
+      (br $l))))
+
+  ;; e^x of one value (lane 0 of the four-lane version): for the last elements of a row.
+  (func $exp1 (param $x f32) (result f32)
+    (f32x4.extract_lane 0 (call $exp4 (f32x4.splat (local.get $x)))))
+
+  (func (export "causal_softmax") (param $p i32) (param $T i32) (param $scale f32)
+    (local $t i32) (local $row i32) (local $len i32) (local $end4 i32) (local $end i32) (local $i i32)
+    (local $vmax v128) (local $m f32) (local $acc v128) (local $sum f32) (local $e v128) (local $ef f32) (local $sc v128)
+    (local.set $sc (f32x4.splat (local.get $scale)))
+    (block $rows_done (loop $rows
+      (br_if $rows_done (i32.ge_u (local.get $t) (local.get $T)))
+      (local.set $row (i32.add (local.get $p) (i32.shl (i32.mul (local.get $t) (local.get $T)) (i32.const 2))))
+      (local.set $len (i32.add (local.get $t) (i32.const 1)))
+      (local.set $end4 (i32.add (local.get $row) (i32.shl (i32.and (local.get $len) (i32.const -4)) (i32.const 2))))
+      (local.set $end (i32.add (local.get $row) (i32.shl (local.get $len) (i32.const 2))))
+      ;; the row's largest scaled score
+      (local.set $vmax (v128.const f32x4 -inf -inf -inf -inf))
+      (local.set $i (local.get $row))
+      (block $d1 (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $i) (local.get $end4)))
+        (local.set $vmax (f32x4.max (local.get $vmax) (f32x4.mul (v128.load align=4 (local.get $i)) (local.get $sc))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l1)))
+      (local.set $m (f32.max (f32.max (f32x4.extract_lane 0 (local.get $vmax)) (f32x4.extract_lane 1 (local.get $vmax)))
+                             (f32.max (f32x4.extract_lane 2 (local.get $vmax)) (f32x4.extract_lane 3 (local.get $vmax)))))
+      (block $d2 (loop $l2
+        (br_if $d2 (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $m (f32.max (local.get $m) (f32.mul (f32.load (local.get $i)) (local.get $scale))))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $l2)))
+      ;; e^(s·scale - max), and their sum
+      (local.set $acc (v128.const f32x4 0 0 0 0))
+      (local.set $i (local.get $row))
+      (block $d3 (loop $l3
+        (br_if $d3 (i32.ge_u (local.get $i) (local.get $end4)))
+        (local.set $e (call $exp4 (f32x4.sub (f32x4.mul (v128.load align=4 (local.get $i)) (local.get $sc)) (f32x4.splat (local.get $m)))))
+        (v128.store align=4 (local.get $i) (local.get $e))
+        (local.set $acc (f32x4.add (local.get $acc) (local.get $e)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l3)))
+      (local.set $sum (call $hsum (local.get $acc)))
+      (block $d4 (loop $l4
+        (br_if $d4 (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $ef (call $exp1 (f32.sub (f32.mul (f32.load (local.get $i)) (local.get $scale)) (local.get $m))))
+        (f32.store (local.get $i) (local.get $ef))
+        (local.set $sum (f32.add (local.get $sum) (local.get $ef)))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $l4)))
+      ;; divided by the sum; zero beyond t
+      (local.set $acc (f32x4.splat (local.get $sum)))
+      (local.set $i (local.get $row))
+      (block $d5 (loop $l5
+        (br_if $d5 (i32.ge_u (local.get $i) (local.get $end4)))
+        (v128.store align=4 (local.get $i) (f32x4.div (v128.load align=4 (local.get $i)) (local.get $acc)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l5)))
+      (block $d6 (loop $l6
+        (br_if $d6 (i32.ge_u (local.get $i) (local.get $end)))
+        (f32.store (local.get $i) (f32.div (f32.load (local.get $i)) (local.get $sum)))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $l6)))
+      (call $zero (local.get $end) (i32.sub (local.get $T) (local.get $len)))
+      (local.set $t (i32.add (local.get $t) (i32.const 1)))
+      (br $rows))))
+
+  (func (export "causal_softmax_backward") (param $p i32) (param $dp i32) (param $T i32) (param $scale f32)
+    (local $t i32) (local $off i32) (local $len i32) (local $n4 i32) (local $j i32) (local $acc v128) (local $dot f32) (local $vd v128) (local $sc v128)
+    (local.set $sc (f32x4.splat (local.get $scale)))
+    (block $rows_done (loop $rows
+      (br_if $rows_done (i32.ge_u (local.get $t) (local.get $T)))
+      (local.set $off (i32.shl (i32.mul (local.get $t) (local.get $T)) (i32.const 2)))
+      (local.set $len (i32.shl (i32.add (local.get $t) (i32.const 1)) (i32.const 2)))
+      (local.set $n4 (i32.and (local.get $len) (i32.const -16)))
+      ;; Σ P·dP over u <= t
+      (local.set $acc (v128.const f32x4 0 0 0 0))
+      (local.set $j (i32.const 0))
+      (block $d1 (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $j) (local.get $n4)))
+        (local.set $acc (f32x4.add (local.get $acc)
+          (f32x4.mul (v128.load align=4 (i32.add (local.get $p) (i32.add (local.get $off) (local.get $j))))
+                     (v128.load align=4 (i32.add (local.get $dp) (i32.add (local.get $off) (local.get $j)))))))
+        (local.set $j (i32.add (local.get $j) (i32.const 16)))
+        (br $l1)))
+      (local.set $dot (call $hsum (local.get $acc)))
+      (block $d2 (loop $l2
+        (br_if $d2 (i32.ge_u (local.get $j) (local.get $len)))
+        (local.set $dot (f32.add (local.get $dot)
+          (f32.mul (f32.load (i32.add (local.get $p) (i32.add (local.get $off) (local.get $j))))
+                   (f32.load (i32.add (local.get $dp) (i32.add (local.get $off) (local.get $j)))))))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $l2)))
+      ;; dS = P·(dP - dot)·scale
+      (local.set $vd (f32x4.splat (local.get $dot)))
+      (local.set $j (i32.const 0))
+      (block $d3 (loop $l3
+        (br_if $d3 (i32.ge_u (local.get $j) (local.get $n4)))
+        (v128.store align=4 (i32.add (local.get $dp) (i32.add (local.get $off) (local.get $j)))
+          (f32x4.mul (f32x4.mul (v128.load align=4 (i32.add (local.get $p) (i32.add (local.get $off) (local.get $j))))
+                                (f32x4.sub (v128.load align=4 (i32.add (local.get $dp) (i32.add (local.get $off) (local.get $j)))) (local.get $vd)))
+                     (local.get $sc)))
+        (local.set $j (i32.add (local.get $j) (i32.const 16)))
+        (br $l3)))
+      (block $d4 (loop $l4
+        (br_if $d4 (i32.ge_u (local.get $j) (local.get $len)))
+        (f32.store (i32.add (local.get $dp) (i32.add (local.get $off) (local.get $j)))
+          (f32.mul (f32.mul (f32.load (i32.add (local.get $p) (i32.add (local.get $off) (local.get $j))))
+                            (f32.sub (f32.load (i32.add (local.get $dp) (i32.add (local.get $off) (local.get $j)))) (local.get $dot)))
+                   (local.get $scale)))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $l4)))
+      (call $zero (i32.add (local.get $dp) (i32.add (local.get $off) (local.get $len)))
+        (i32.shr_u (i32.sub (i32.shl (local.get $T) (i32.const 2)) (local.get $len)) (i32.const 2)))
+      (local.set $t (i32.add (local.get $t) (i32.const 1)))
+      (br $rows))))
 )

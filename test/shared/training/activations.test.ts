@@ -1,16 +1,23 @@
-// GELU on the SIMD kernels against the JavaScript reference of ops.ts (itself checked against PyTorch through
+// GELU, LayerNorm and the causal softmax on the SIMD kernels against the JavaScript reference of ops.ts (itself checked against PyTorch through
 // the MLP and GPT vectors): fp32 arithmetic against double precision, so equal to a few ulps; the remainder
 // that is not a multiple of four, and arrays outside the arena, take the reference itself.
 import { describe, expect, it } from 'vitest';
 import { KernelArena } from '../../../shared/tensor/kernel-arena.js';
-import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from '../../../shared/training/activations.js';
-import { gelu, geluBackward, layerNorm, layerNormBackward } from '../../../shared/training/ops.js';
+import {
+  arenaCausalSoftmax,
+  arenaCausalSoftmaxBackward,
+  arenaGelu,
+  arenaGeluBackward,
+  arenaLayerNorm,
+  arenaLayerNormBackward,
+} from '../../../shared/training/activations.js';
+import { causalSoftmax, causalSoftmaxBackward, gelu, geluBackward, layerNorm, layerNormBackward } from '../../../shared/training/ops.js';
 import { Rng } from '../../../shared/training/rng.js';
 import { seeded } from '../../helpers/seed.js';
 
 const { seed } = seeded();
 
-describe(`GELU on the SIMD kernels (seed ${seed})`, () => {
+describe(`the non-product kernels (seed ${seed})`, () => {
   for (const n of [4096, 4099])
     it(`matches ops.ts's GELU and its backward, ${n} elements`, () => {
       const rng = new Rng(seed + n);
@@ -57,7 +64,7 @@ describe(`GELU on the SIMD kernels (seed ${seed})`, () => {
     arenaLayerNorm(arena, views.x, views.w, views.b, N, D, out, st);
     layerNorm(views.x, views.w, views.b, N, D, outRef, stRef);
     const close = (a: Float32Array, b: Float32Array, what: string) => {
-      for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i]), `${what}[${i}]`).toBeLessThanOrEqual(2e-6 * Math.max(1, Math.abs(b[i])));
+      for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i]), `${what}[${i}]`).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(b[i])));
     };
     close(out, outRef, 'out');
     close(st, stRef, 'stats');
@@ -67,5 +74,25 @@ describe(`GELU on the SIMD kernels (seed ${seed})`, () => {
     close(views.dw, dw, 'dw');
     close(views.db, db, 'db');
     close(views.dx, dx, 'dx');
+  });
+
+  it('the causal softmax and its backward match ops.ts, rows of every length mod 4', () => {
+    const rng = new Rng(seed + 2);
+    const T = 13;
+    const scale = 0.35;
+    const arena = new KernelArena({ blas: null });
+    arena.layout({ P: T * T, dP: T * T });
+    const [P, dP] = [arena.f32('P', T * T), arena.f32('dP', T * T)];
+    for (let i = 0; i < T * T; i++) [P[i], dP[i]] = [5 * rng.normal(), rng.normal()];
+    const [Pref, dPref] = [Float32Array.from(P), Float32Array.from(dP)];
+    arenaCausalSoftmax(arena, P, T, scale);
+    causalSoftmax(Pref, T, scale);
+    arenaCausalSoftmaxBackward(arena, P, dP, T, scale);
+    causalSoftmaxBackward(Pref, dPref, T, scale);
+    for (let i = 0; i < T * T; i++) {
+      expect(Math.abs(P[i] - Pref[i]), `P[${i}]`).toBeLessThanOrEqual(1e-6);
+      expect(Math.abs(dP[i] - dPref[i]), `dS[${i}]`).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(dPref[i])));
+    }
+    expect(P[1]).toBe(0); // row 0 attends to position 0 alone
   });
 });
