@@ -33,7 +33,7 @@ const CheckpointIndexSchema = v.object({
 });
 export type CheckpointIndex = v.InferOutput<typeof CheckpointIndexSchema>;
 
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 const stepDir = (dir: string, scheme: SchemeName, step: number) => join(dir, scheme, `step-${String(step).padStart(8, '0')}`);
 const rankFile = (rank: number) => `rank-${String(rank).padStart(5, '0')}.safetensors`;
@@ -142,7 +142,7 @@ export async function latestIndex(dir: string, scheme: SchemeName): Promise<{ in
     } catch (err) {
       throw new Error(`checkpoint index ${path}: not JSON (${(err as Error).message})`, { cause: err });
     }
-    const index = parse(CheckpointIndexSchema, json, `checkpoint index ${path}`);
+    const index = parseIndex(json, path);
     if (index.scheme !== scheme || `step-${String(index.step).padStart(8, '0')}` !== name)
       throw new Error(`checkpoint index ${path}: it describes ${index.scheme} step ${index.step}, not this folder`);
     if (index.files.length !== index.world || index.sha256.length !== index.world)
@@ -150,6 +150,11 @@ export async function latestIndex(dir: string, scheme: SchemeName): Promise<{ in
     return { index, incomplete };
   }
   return { index: null, incomplete };
+}
+
+/** A checkpoint index read from `path`, checked, or an error naming the file and the field. */
+export function parseIndex(json: unknown, path: string): CheckpointIndex {
+  return parse(CheckpointIndexSchema, json, `checkpoint index ${path}`);
 }
 
 /** Check that a checkpoint can continue this run, naming the first difference. */

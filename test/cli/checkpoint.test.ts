@@ -97,3 +97,32 @@ describe('checkpoint, interrupt, resume', () => {
     expect(r.stderr).toMatch(/cannot resume zero3 from its step-\d+ checkpoint: world 4 vs 2/);
   });
 });
+
+describe('zerowire checkpoint inspect', () => {
+  it('says what each checkpoint holds, whether it is complete, and names a damaged shard', async () => {
+    const ck = join(dir, 'inspect');
+    const run = await runCli([...base('zero3', 4), '--checkpoint-every', '2', '--checkpoint-dir', ck]);
+    expect(run.code).toBe(0);
+    mkdirSync(join(ck, 'zero3', 'step-00000006'), { recursive: true }); // a run stopped while writing
+    writeFileSync(join(ck, 'zero3', 'step-00000006', 'rank-00000.safetensors'), 'half');
+
+    const ok = await runCli(['checkpoint', 'inspect', ck]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/step-00000006: incomplete: no index.json \(1 shard file\(s\) written\)/);
+    expect(ok.stdout).toMatch(/step-00000004: complete; zero3 at step 4, world 4, model 24,128,128,6 \(\d+ params\), unit layer, fp32 wire/);
+    expect(ok.stdout.match(/rank-0000\d\.safetensors +\d+ bytes +sha256 [0-9a-f]{64} +ok/g)).toHaveLength(8); // two steps of four shards
+
+    const shard = join(ck, 'zero3', 'step-00000002', 'rank-00002.safetensors');
+    const bytes = readFileSync(shard);
+    bytes[bytes.length - 1] ^= 1;
+    writeFileSync(shard, bytes);
+    const damaged = await runCli(['checkpoint', 'inspect', ck]);
+    expect(damaged.code).toBe(1);
+    expect(damaged.stdout).toMatch(/step-00000002: DAMAGED/);
+    expect(damaged.stdout).toMatch(/rank-00002\.safetensors .* SHA-256 differs from the index/);
+
+    const none = await runCli(['checkpoint', 'inspect', join(dir, 'no-such-dir')]);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toMatch(/no-such-dir: cannot read it \(ENOENT\)/);
+  });
+});
