@@ -2,9 +2,9 @@
 // network really did with it.
 import type { Report } from './report.js';
 import { textTable } from './table.js';
+import { formatBytes } from './units.js';
 
-const gb = (b: number) => (b / 1e9).toFixed(1);
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const pct = (x: number) => (x >= 0.001 ? `${(100 * x).toFixed(1)}%` : `${(100 * x).toPrecision(2)}%`);
 
 /** The what-if table's cells, the lines before it and after it (for text and HTML alike); null when compute
  *  ran here. */
@@ -12,7 +12,7 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
   const d = r.device;
   if (!d) return null;
   const header = [
-    ['', 'compute ms', 'step ms', '', 'MFU', '', `per GPU GB (theory, ${d.memoryGB} GB card)`, '', 'algbw/busbw GB/s'],
+    ['', 'compute ms', 'step ms', '', 'MFU', '', `per GPU (theory, ${d.memoryGB} GB card)`, '', 'algbw/busbw GB/s'],
     ['scheme', 'modeled', 'measured', 'tokens/s', 'modeled', 'achieved', 'states+activations', 'fits', 'per collective'],
   ];
   const rows = r.rows.map((x) => {
@@ -24,7 +24,7 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
       w.tokensPerSecond.toFixed(0),
       pct(w.modeledMfu),
       pct(w.achievedMfu),
-      `${gb(w.theoryMemory.statesBytes)}+${gb(w.theoryMemory.activationsBytes)}=${gb(w.theoryMemory.total)}`,
+      `${formatBytes(w.theoryMemory.statesBytes)} + ${formatBytes(w.theoryMemory.activationsBytes)} = ${formatBytes(w.theoryMemory.total)}`,
       w.theoryMemory.fits ? 'yes' : 'NO',
       w.collectives.map((c) => `${c.kind} ${c.algbwGBps.toFixed(3)}/${c.busbwGBps.toFixed(3)}`).join(', '),
     ];
