@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { writeDump } from '../shared/io/dump.js';
 import { checkResumable, latestIndex } from '../shared/io/checkpoint.js';
-import { ConfigError } from '../shared/control/run-config.js';
+import { ConfigError, SCHEMES } from '../shared/control/run-config.js';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
@@ -27,17 +27,32 @@ export interface CoordinatorJobOptions extends CoordinatorOptions {
 
 /** Find, for every scheme of the run, the newest complete checkpoint under `dir`, and check it fits. */
 async function resolveResume(opts: CoordinatorJobOptions, dir: string, log: Logger): Promise<void> {
-  if (opts.world === 'auto') throw new ConfigError('--resume needs a fixed --world: a checkpoint is sharded for one world size');
+  if (opts.world === 'auto') throw new ConfigError('--resume needs a fixed --world: the checkpoint is resharded for it as it loads');
   const resume: NonNullable<RunConfig['resume']> = {};
+  const world = opts.world;
   for (const scheme of opts.config.schemes) {
-    const { index, incomplete } = await latestIndex(dir, scheme);
+    const { index, incomplete } = await checkpointFor(dir, scheme);
     const skipped = incomplete.length ? ` (newer ${incomplete.join(', ')} passed over: no index.json, so incomplete)` : '';
-    if (!index) throw new ConfigError(`--resume ${dir}: no complete ${scheme} checkpoint there (complete = its index.json exists)${skipped}`);
-    checkResumable(index, opts.config, opts.world);
-    resume[scheme] = { step: index.step, dir, sha256: index.sha256 };
-    log.info({ scheme, step: index.step }, `resuming ${scheme} from step ${index.step}${skipped}`);
+    if (!index) throw new ConfigError(`--resume ${dir}: no complete checkpoint there (complete = its index.json exists)${skipped}`);
+    // Written by this scheme at this world size and unit: loaded as it is; otherwise resharded as it loads.
+    const resharded = index.scheme !== scheme || index.world !== world || index.unit !== opts.config.unit;
+    checkResumable(index, opts.config, world, resharded);
+    const from = { scheme: index.scheme, world: index.world, unit: index.unit, sharded: index.sharded };
+    resume[scheme] = { step: index.step, dir, sha256: index.sha256, ...(resharded ? { from } : {}) };
+    const how = resharded ? `, resharded from ${index.scheme} at world ${index.world}` : '';
+    log.info({ scheme, step: index.step, from: resharded ? from : undefined }, `resuming ${scheme} from step ${index.step}${how}${skipped}`);
   }
   opts.config.resume = resume;
+}
+
+/** The scheme's own newest complete checkpoint under `dir`, or else the newest of any other scheme's (the
+ *  hybrid's only as itself): what a run of `scheme` resumes from. */
+async function checkpointFor(dir: string, scheme: SchemeName): ReturnType<typeof latestIndex> {
+  const own = await latestIndex(dir, scheme);
+  if (own.index) return own;
+  const others = await Promise.all(SCHEMES.filter((s) => s !== scheme).map((s) => latestIndex(dir, s)));
+  const newest = others.filter((o) => o.index).sort((a, b) => b.index!.step - a.index!.step)[0];
+  return newest ?? own;
 }
 
 /** Refuse, before anything starts, a run that cannot fit or cannot write where it was told to: no rank is

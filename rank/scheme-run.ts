@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { addTraffic, zeroTraffic, type CollectiveRecord } from '../shared/collectives/record.js';
 import { readRankShard, writeRankShard } from '../shared/io/checkpoint.js';
+import { readFullState, stateFor } from '../shared/io/reshard.js';
 import type { Collectives } from '../shared/collectives/collectives.js';
 import type { Compute } from '../shared/training/compute.js';
 import type { TrainingData } from '../shared/training/data.js';
@@ -100,7 +101,12 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   });
   await yieldToEventLoop(); // after the collection, the new heap and the loaded bands: heartbeats first
   const resume = c.resume?.[scheme];
-  if (resume) {
+  if (resume?.from) {
+    // Another scheme's or world size's checkpoint: read whole, cut to this rank's layout.
+    const full = await readFullState(resume.dir, { ...resume, ...resume.from, arch: c.arch, model: c.model });
+    await s.loadOptimizerState(stateFor(full, layout, s.masterState().sharded));
+    log.info({ scheme, step: resume.step, from: resume.from }, 'resumed from checkpoint, resharded');
+  } else if (resume) {
     await s.loadOptimizerState(await readRankShard(resume.dir, { scheme, ...resume }, ring.rank, s.optimizerState().master.length));
     log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
   }

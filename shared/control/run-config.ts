@@ -67,7 +67,18 @@ export const RunConfigSchema = v.object({
   // each rank writes its shards every `every` steps under dir/<scheme>/
   checkpoint: v.optional(v.object({ every: int(1), dir: checkpointDir })),
   // continue a scheme from a complete checkpoint
-  resume: v.optional(v.record(scheme, v.object({ step: int(1), dir: checkpointDir, sha256: v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))) }))),
+  // (from: a checkpoint of another scheme or world size, resharded as it is loaded)
+  resume: v.optional(
+    v.record(
+      scheme,
+      v.object({
+        step: int(1),
+        dir: checkpointDir,
+        sha256: v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
+        from: v.optional(v.object({ scheme, world: int(1), unit: v.picklist(UNITS), sharded: v.boolean() })),
+      }),
+    ),
+  ),
 });
 
 /** Everything a rank needs to know to train; the coordinator broadcasts one of these. */

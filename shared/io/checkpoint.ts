@@ -157,14 +157,15 @@ export function parseIndex(json: unknown, path: string): CheckpointIndex {
   return parse(CheckpointIndexSchema, json, `checkpoint index ${path}`);
 }
 
-/** Check that a checkpoint can continue this run, naming the first difference. */
-export function checkResumable(index: CheckpointIndex, config: RunConfig, world: number): void {
+/** Check that a checkpoint can continue this run, naming the first difference. Resharded (another scheme or
+ *  world size), only the model, the data's seed and the step must fit; as written, everything. */
+export function checkResumable(index: CheckpointIndex, config: RunConfig, world: number, resharded = false): void {
   const diffs: string[] = [];
-  if (index.world !== world) diffs.push(`world ${index.world} vs ${world}`);
+  if (index.world !== world && !resharded) diffs.push(`world ${index.world} vs ${world}`);
   const model = (c: Pick<RunConfig, 'arch' | 'model'>) => modelSpec(c).describe();
   if (model(index) !== model(config)) diffs.push(`model ${model(index)} vs ${model(config)}`);
-  if (index.unit !== config.unit) diffs.push(`unit ${index.unit} vs ${config.unit}`);
-  if (index.wireDtype !== config.wireDtype) diffs.push(`wire dtype ${index.wireDtype} vs ${config.wireDtype}`);
+  if (index.unit !== config.unit && !resharded) diffs.push(`unit ${index.unit} vs ${config.unit}`);
+  if (index.wireDtype !== config.wireDtype && !resharded) diffs.push(`wire dtype ${index.wireDtype} vs ${config.wireDtype}`);
   if (index.seed !== config.seed) diffs.push(`seed ${index.seed} vs ${config.seed}`);
   if (index.step >= config.steps) diffs.push(`it is at step ${index.step}, the run ends at step ${config.steps}`);
   if (diffs.length) throw new Error(`cannot resume ${index.scheme} from its step-${index.step} checkpoint: ${diffs.join('; ')}`);

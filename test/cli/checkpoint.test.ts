@@ -4,6 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
+import { latestIndex } from '../../shared/io/checkpoint.js';
+import { readFullState } from '../../shared/io/reshard.js';
+import { fromStateDict } from '../../shared/io/state-dict.js';
+import { adamUpdate } from '../../shared/training/adam.js';
+import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
+import { maxAbsDiff } from '../helpers/train.js';
 import { eventually, runCli, startCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'zerowire-ckpt-'));
@@ -73,7 +79,7 @@ describe('checkpoint, interrupt, resume', () => {
     });
   }
 
-  it('refuses to resume with another world size, naming the difference', async () => {
+  it('refuses to resume another model, naming the difference (another world size would be resharded)', async () => {
     const r = await runCli([
       'local',
       '--world',
@@ -81,7 +87,7 @@ describe('checkpoint, interrupt, resume', () => {
       '--scheme',
       'zero3',
       '--model',
-      '24,128,128,6',
+      '24,128,64,6',
       '--steps',
       '40',
       '--batch',
@@ -94,7 +100,7 @@ describe('checkpoint, interrupt, resume', () => {
       join(dir, 'ck-zero3'),
     ]);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/cannot resume zero3 from its step-\d+ checkpoint: world 4 vs 2/);
+    expect(r.stderr).toMatch(/cannot resume zero3 from its step-\d+ checkpoint: model 24,128,128,6 vs 24,128,64,6/);
   });
 });
 
@@ -124,5 +130,49 @@ describe('zerowire checkpoint inspect', () => {
     const none = await runCli(['checkpoint', 'inspect', join(dir, 'no-such-dir')]);
     expect(none.code).not.toBe(0);
     expect(none.stderr).toMatch(/no-such-dir: cannot read it \(ENOENT\)/);
+  });
+});
+
+describe('--resume with another scheme and world size', () => {
+  it('a ZeRO-3 world-4 checkpoint resumed as DP at world 2 and as ZeRO-2 at world 3: the next steps are full-batch Adam from its state', async () => {
+    const ck = join(dir, 'reshard');
+    const widths = [24, 61, 33, 7]; // no layer divisible by 4 or 3: every layout pads differently
+    const B = ['--model', widths.join(','), '--batch', '48', '--samples', '192', '--lr', '0.01', '--wire-dtype', 'fp32'];
+    const first = await runCli(['local', '--world', '4', '--scheme', 'zero3', '--steps', '3', ...B, '--checkpoint-every', '3', '--checkpoint-dir', ck]);
+    expect(first.code).toBe(0);
+    const { index } = await latestIndex(ck, 'zero3');
+    const start = await readFullState(ck, index!); // the checkpoint, consolidated: master, m, v at step 3
+    expect(start.step).toBe(3);
+    const spec = new MlpSpec(widths);
+    for (const [scheme, world] of [
+      ['dp', 2],
+      ['zero2', 3],
+    ] as const) {
+      const dump = join(dir, `reshard-${scheme}`);
+      const r = await runCli(['local', '--world', String(world), '--scheme', scheme, '--steps', '6', ...B, '--resume', ck, '--dump', dump]);
+      expect(r.code, r.stderr.slice(-400)).toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`resuming ${scheme} from step 3, resharded from zero3 at world 4`));
+      // Steps 4..6 replayed in one process: full-batch Adam on the dumped batches, from the checkpoint's state.
+      const data = parseSafetensors(readFileSync(join(dump, 'data.safetensors')));
+      const x = data.get('x')!.data as Float32Array;
+      const y = Int32Array.from(data.get('y')!.data as BigInt64Array, Number);
+      const order = data.get('batch_rows')!.data as Int32Array;
+      const [theta, m, v] = [Float32Array.from(start.master), Float32Array.from(start.m), Float32Array.from(start.v)];
+      const mlp = new Mlp(spec);
+      for (let t = 3; t < 6; t++) {
+        const rows = order.subarray(t * 48, (t + 1) * 48);
+        const bx = new Float32Array(48 * spec.inputs);
+        const by = new Int32Array(48);
+        rows.forEach((row, i) => {
+          bx.set(x.subarray(row * spec.inputs, (row + 1) * spec.inputs), i * spec.inputs);
+          by[i] = y[row];
+        });
+        const g = new Float32Array(spec.params);
+        mlp.lossAndGradient(theta, bx, 48, by, g);
+        adamUpdate(theta, m, v, g, t + 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
+      }
+      const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
+      expect(maxAbsDiff(final, theta), scheme).toBeLessThanOrEqual(1e-5);
+    }
   });
 });
