@@ -10,10 +10,15 @@ export class CheckpointQuorum {
   private readonly writes: Promise<void>[] = [];
 
   constructor(
-    private readonly config: RunConfig,
+    private config: RunConfig,
     private readonly written: (scheme: SchemeName, step: number, index: string) => void,
     private readonly failed: (why: string) => void,
   ) {}
+
+  /** The config the ranks run (the hybrid's shard group resolved): what the indexes record. */
+  resolved(config: RunConfig): void {
+    this.config = config;
+  }
 
   /** Rank `rank` of `world` has its shard of `scheme` at `step` on disk. */
   add(dir: string, world: number, shard: { scheme: SchemeName; step: number; rank: number; sha256: string }): void {

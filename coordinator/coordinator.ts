@@ -98,6 +98,7 @@ export class Coordinator {
     this.phase = 'running';
     this.seatRanks();
     const config = this.hybridConfig();
+    this.checkpoints.resolved(config);
     const plan = new RunPlan(config, world);
     if (config.batch % (world * config.accumulate) !== 0)
       this.failWith(

@@ -1,6 +1,7 @@
 // `zerowire consolidate`: the full model of a sharded checkpoint as one safetensors file (torch names).
 import { ConfigError } from '../../shared/control/run-config.js';
-import { consolidate, latestIndex } from '../../shared/io/checkpoint.js';
+import { latestIndex } from '../../shared/io/checkpoint.js';
+import { consolidate } from '../../shared/io/reshard.js';
 import { serializeSafetensors, writeFileAtomic } from '../../shared/io/safetensors.js';
 import type { Cli } from '../options.js';
 
@@ -11,7 +12,7 @@ export function consolidateCommand(y: Cli, _exit: (code: number) => void): Cli {
     (y) =>
       y
         .option('dir', { type: 'string', demandOption: true, describe: 'the --checkpoint-dir of the run' })
-        .option('scheme', { choices: ['dp', 'zero1', 'zero2', 'zero3'] as const, demandOption: true })
+        .option('scheme', { choices: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'] as const, demandOption: true })
         .option('out', { type: 'string', demandOption: true, describe: 'where to write model.safetensors' }),
     async (a) => {
       const { index } = await latestIndex(a.dir, a.scheme);

@@ -9,13 +9,11 @@ import { ARCHS, ALL_SCHEMES, UNITS } from '../control/run-config.js';
 import { int, parse } from '../control/schema.js';
 import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { join } from 'node:path';
-import { ShardLayout } from '../training/layout.js';
 import { modelSpec } from '../training/model.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { parseSafetensors, serializeSafetensors, writeFileAtomic, type StTensor } from './safetensors.js';
-import { SCHEME_TABLE } from '../training/schemes/table.js';
+import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
 import type { OptimizerState } from '../training/adam.js';
-import { toStateDict } from './state-dict.js';
 
 const CheckpointIndexSchema = v.object({
   format: v.literal('zerowire-checkpoint-2'),
@@ -28,6 +26,7 @@ const CheckpointIndexSchema = v.object({
   wireDtype: v.picklist(WIRE_DTYPES),
   seed: int(0, 2 ** 32 - 1),
   sharded: v.boolean(), // false: every rank holds the whole padded model (DP)
+  shardGroup: v.optional(int(2)), // hsdp: the ranks a shard group has (ranks 0..G-1 hold one whole model)
   files: v.array(v.pipe(v.string(), v.regex(/^rank-\d{5}\.safetensors$/))), // relative to the index, in rank order
   sha256: v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))), // of each file, in rank order
 });
@@ -105,6 +104,7 @@ export async function writeIndex(dir: string, config: RunConfig, world: number, 
     wireDtype: config.wireDtype,
     seed: config.seed,
     sharded,
+    ...(isHybrid(scheme) ? { shardGroup: config.shardGroup } : {}),
     files: Array.from({ length: world }, (_, r) => rankFile(r)),
     sha256: checksums,
   };
@@ -169,15 +169,4 @@ export function checkResumable(index: CheckpointIndex, config: RunConfig, world:
   if (index.seed !== config.seed) diffs.push(`seed ${index.seed} vs ${config.seed}`);
   if (index.step >= config.steps) diffs.push(`it is at step ${index.step}, the run ends at step ${config.steps}`);
   if (diffs.length) throw new Error(`cannot resume ${index.scheme} from its step-${index.step} checkpoint: ${diffs.join('; ')}`);
-}
-
-/** The full model of a complete checkpoint, as torch-style named tensors. */
-export async function consolidate(dir: string, index: CheckpointIndex): Promise<Map<string, StTensor>> {
-  const spec = modelSpec(index);
-  const layout = new ShardLayout(spec, index.world, 0, index.unit);
-  const len = index.sharded ? layout.shardTotal : layout.paddedTotal;
-  if (!index.sharded) return toStateDict(spec, layout.unpad((await readRankShard(dir, index, 0, len)).master));
-  const shards = [];
-  for (let r = 0; r < index.world; r++) shards.push((await readRankShard(dir, index, r, len)).master);
-  return toStateDict(spec, layout.assemble(shards));
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { latestIndex, writeIndex, writeRankShard } from '../../../shared/io/checkpoint.js';
-import { readFullState, stateFor } from '../../../shared/io/reshard.js';
+import { consolidate, readFullState, stateFor } from '../../../shared/io/reshard.js';
 import { ShardLayout } from '../../../shared/training/layout.js';
 import { modelSpec } from '../../../shared/training/model.js';
 import { Rng } from '../../../shared/training/rng.js';
@@ -49,17 +49,21 @@ describe(`resharding (seed ${seed})`, () => {
     for (let r = 0; r < 4; r++) expect(readFileSync(back[r]).equals(readFileSync(first[r])), `rank ${r}`).toBe(true);
   });
 
-  it('refuses an HSDP checkpoint, whose grouping its index does not record', async () => {
-    const index = {
-      scheme: 'hsdp' as const,
-      step: 1,
-      sha256: [],
-      world: 4,
-      unit: 'layer' as const,
-      sharded: true,
-      arch: 'mlp' as const,
-      model: [24, 61, 33, 7],
-    };
-    await expect(readFullState(root, index)).rejects.toThrow(/an HSDP checkpoint resumes only as HSDP at its own world size/);
+  it("reads an HSDP checkpoint's first group as the model (its index records the group), and refuses one that does not", async () => {
+    const rng = new Rng(seed + 1);
+    const vec = () => Float32Array.from({ length: spec.params }, () => rng.normal());
+    const original = { master: vec(), m: vec(), v: vec().map(Math.abs), step: 5 };
+    const dir = join(root, 'hsdp');
+    const sums: string[] = [];
+    for (let r = 0; r < 4; r++) {
+      const layout = new ShardLayout(spec, 2, r % 2, 'layer'); // groups of 2: ranks 2 and 3 replicate 0 and 1
+      sums.push((await writeRankShard(dir, 'hsdp', r, 4, stateFor(original, layout, true))).sha256);
+    }
+    await writeIndex(dir, smallConfig({ model: MODEL, batch: 12, shardGroup: 2 }), 4, 'hsdp', 5, sums);
+    const index = (await latestIndex(dir, 'hsdp')).index!;
+    expect(index.shardGroup).toBe(2);
+    expect(await readFullState(dir, index)).toEqual(original);
+    expect((await consolidate(dir, index)).size).toBeGreaterThan(0);
+    await expect(readFullState(dir, { ...index, shardGroup: undefined })).rejects.toThrow(/does not record the shard group/);
   });
 });
