@@ -1,5 +1,5 @@
 // "Does it fit": per-rank peak of each scheme against a memory limit, before anything is allocated.
-import type { SchemeName } from '../control/run-config.js';
+import { SCHEMES, type SchemeName } from '../control/run-config.js';
 import { schemeTitle } from '../training/schemes/table.js';
 import type { RunPlan } from './run-plan.js';
 import { formatBytes } from './units.js';
@@ -16,7 +16,9 @@ export function fitCheck(plan: RunPlan, limitBytes: number): FitResult {
   const peaks: Record<string, number> = {};
   const refused: SchemeName[] = [];
   const fitting: SchemeName[] = [];
-  for (const s of ['dp', 'zero1', 'zero2', 'zero3'] as const) {
+  // The hybrid once its shard group is known (the coordinator resolves it from the hosts before it assigns).
+  const hybrid = config.schemes.includes('hsdp') && config.shardGroup > 0 ? (['hsdp'] as const) : [];
+  for (const s of [...SCHEMES, ...hybrid]) {
     const peak = plan.memory(s).peak;
     peaks[s] = peak;
     if (peak <= limitBytes) fitting.push(s);
