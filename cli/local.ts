@@ -48,7 +48,7 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
           CLI,
           'rank',
           '--coordinator',
-          `ws://127.0.0.1:${port}`,
+          `${opts.tls ? 'wss' : 'ws'}://127.0.0.1:${port}`,
           '--log-level',
           opts.logLevel,
           '--peer-host',

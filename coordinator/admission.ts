@@ -19,6 +19,7 @@ export interface AdmissionState {
   world: number | 'auto';
   members: readonly Joined[];
   model: readonly number[];
+  tls: boolean; // the coordinator serves wss://, so every ring link must be TLS too
 }
 
 /** Why a join is refused, or null. The reason goes back to the rank as the close reason. */
@@ -38,6 +39,10 @@ export function joinRefusal(msg: JoinMessage, from: string, s: AdmissionState): 
   }
   if (msg.worldSize !== undefined && s.world !== 'auto' && msg.worldSize !== s.world)
     return `refused: this rank expects WORLD_SIZE ${msg.worldSize}, the run has ${s.world} ranks`;
+  if (s.tls && !msg.ringTls)
+    return 'refused: this run encrypts its links (the coordinator serves wss://); start the rank with --tls-cert and --tls-key (and --tls-ca) so its ring links are TLS too';
+  if (!s.tls && msg.ringTls)
+    return 'refused: this rank has --tls-cert but the coordinator serves plain ws://; give the coordinator --tls-cert and --tls-key too, or no TLS anywhere';
   const model = s.model.join(',');
   if (msg.model && msg.model.join(',') !== model) return `refused: this rank expects model ${msg.model.join(',')}, the run trains ${model}`;
   return null;

@@ -48,7 +48,7 @@ export class Coordinator {
 
   constructor(private readonly opts: CoordinatorOptions) {
     this.membership = new Membership(
-      { token: opts.token, world: opts.world, model: opts.config.model },
+      { token: opts.token, world: opts.world, model: opts.config.model, tls: opts.tls !== undefined },
       JOIN_LIMITS.joinMessageBytes,
       opts.heartbeatTimeoutMs,
       {

@@ -176,6 +176,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       compute: run.computeMode,
       master: masterBytes(plan, s),
       ...(modeledMs.length ? { modeledMs } : {}),
+      ...linkCipher(rings),
     };
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
     return summary;
@@ -237,6 +238,12 @@ function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives
 }
 
 /** Every ring this rank has: their staging goes to the scheme's ledger, their sockets to its byte totals. */
+/** What this rank's links encrypt with (they are all alike: TLS on every rank, or on none). */
+function linkCipher(colls: Collectives[]): { link?: { protocol: string; cipher: string } } {
+  const link = colls.flatMap(({ ring }) => [ring.prev, ring.next]).find((l) => l?.cipher)?.cipher;
+  return link ? { link } : {};
+}
+
 function allRings(run: SchemeRun): Collectives[] {
   return run.hybrid ? [run.coll, run.hybrid.group, run.hybrid.cross] : [run.coll];
 }

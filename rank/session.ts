@@ -9,6 +9,7 @@ import { RunPlan } from '../shared/accounting/run-plan.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../shared/control/messages.js';
 import { resolveCompute, type ComputeMode, type SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
+import type { LinkTls } from '../shared/transport/link-tls.js';
 import { wireHybridRings, type HybridRings } from './hybrid-rings.js';
 import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
@@ -32,6 +33,7 @@ export interface RankOptions {
   heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long on a quiet link: lost (the floor of an adaptive limit)
   straggleMs?: number; // a straggler on purpose: idle this long before every step (what skew costs the others)
   tlsCa?: Buffer; // trust this CA (or self-signed certificate) for a wss:// coordinator
+  tls?: LinkTls; // serve the ring port over TLS and dial peers over TLS (the coordinator then serves wss:// too)
   rankId?: number; // ask for this rank id (RANK, JOB_COMPLETION_INDEX, --rank-id)
   worldSize?: number; // expect this world size (WORLD_SIZE)
   hostId?: string; // this rank's host for ring grouping (default: the coordinator uses its address)
@@ -77,7 +79,7 @@ export class RankSession {
 
   /** Resolves when the coordinator says the run is over; rejects on any failure. */
   async run(): Promise<void> {
-    this.listener = await PeerListener.open(this.opts.peerPort, this.opts.peerHost);
+    this.listener = await PeerListener.open(this.opts.peerPort, this.opts.peerHost, this.opts.tls);
     this.log.debug({ peerPort: this.listener.port }, 'listening for peers');
     const ws = await this.connect();
     this.ws = ws;
@@ -95,6 +97,7 @@ export class RankSession {
         ...(rankId !== undefined ? { rankId } : {}),
         ...(worldSize !== undefined ? { worldSize } : {}),
         ...(hostId ? { host: hostId } : {}),
+        ...(this.opts.tls ? { ringTls: true } : {}),
       }),
     );
     try {
@@ -166,7 +169,7 @@ export class RankSession {
             // browser (RFC 6455 10.3), which is not who talks here, and XOR-ing a DP summary (4 bytes per
             // parameter) in JavaScript kept a rank deaf to heartbeats for over a second.
             generateMask: (mask: Buffer) => mask.fill(0),
-            ...(this.opts.tlsCa ? { ca: this.opts.tlsCa } : {}),
+            ...(this.opts.tls || this.opts.tlsCa ? { ca: this.opts.tls?.ca ?? this.opts.tlsCa } : {}),
           }));
           ws.once('open', () => {
             this.dialing = null; // from here on close() says goodbye properly (see close)

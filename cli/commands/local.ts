@@ -2,16 +2,18 @@
 import { createLogger } from '../log.js';
 import { runLocal } from '../local.js';
 import { jobOptions, runOptions, type RunArgv, type Cli } from '../options.js';
+import { readTls, tlsArgv, tlsOptions } from '../tls-options.js';
 
 export function localCommand(y: Cli, exit: (code: number) => void): Cli {
   return y.command(
     'local',
     'a coordinator and --world rank processes on this machine',
-    (y) => runOptions(y),
+    (y) => tlsOptions(runOptions(y)),
     async (a) => {
       const log = createLogger(a.logLevel, 'local');
       const job = jobOptions(a as unknown as RunArgv, '127.0.0.1', 0, false);
-      exit(await runLocal({ ...job, world: job.world as number, logLevel: a.logLevel, rankArgs: [] }, log));
+      const tls = readTls(a); // the ranks read the same files
+      exit(await runLocal({ ...job, tls, world: job.world as number, logLevel: a.logLevel, rankArgs: tlsArgv(a) }, log));
     },
   );
 }

@@ -9,13 +9,14 @@ import { LIVENESS } from '../../shared/transport/liveness.js';
 import { createLogger } from '../log.js';
 import { rankIdentity } from '../platform-env.js';
 import { heartbeat, joinToken, readPem, straggle, type Cli } from '../options.js';
+import { readTls, tlsOptions } from '../tls-options.js';
 
 /** The CLI's entry script: what each of --procs K processes runs. */
 const CLI = fileURLToPath(new URL('../zerowire.js', import.meta.url));
 
 /** The rank's own options. */
 function rankOptions(y: Cli) {
-  return y
+  return tlsOptions(y)
     .option('coordinator', { type: 'string', describe: 'ws://HOST:PORT of the coordinator (or MASTER_ADDR and MASTER_PORT)' })
     .option('rank-id', {
       type: 'number',
@@ -41,7 +42,6 @@ function rankOptions(y: Cli) {
       default: LIVENESS.timeoutMs / 1000,
       describe: 'seconds of silence from the coordinator or a ring peer after which this rank gives up, on a quiet link (the limit adapts up to 10/3 of this)',
     })
-    .option('tls-ca', { type: 'string', describe: 'PEM certificate to trust for a wss:// coordinator (e.g. its self-signed certificate)' })
     .option('straggle-ms', {
       type: 'number',
       default: 0,
@@ -75,6 +75,7 @@ export function rankCommand(y: Cli, exit: (code: number) => void): Cli {
           iface: a.iface,
           token: joinToken(a.token, a.tokenFile),
           tlsCa: a.tlsCa === undefined ? undefined : readPem(a.tlsCa, '--tls-ca'),
+          tls: readTls(a),
           straggleMs: straggle(a.straggleMs),
           model: a.model === undefined ? undefined : parseWidths(a.model),
           ...heartbeat(a.heartbeatTimeout),

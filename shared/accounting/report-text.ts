@@ -178,6 +178,7 @@ function reportNotes(r: Report): string[] {
     notes.push(
       `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
+  notes.push(linksNote(r));
   const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
   notes.push(`products computed on: ${products.join('; ')}${products.length > 1 ? ' (the ranks differ)' : ' (every rank)'}`);
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
@@ -185,6 +186,16 @@ function reportNotes(r: Report): string[] {
     `everything a rank held at its worst moment, MiB (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
   );
   return notes;
+}
+
+/** Whether anyone on the network path could read the model (world 1 has no links). */
+function linksNote(r: Report): string {
+  if (r.world === 1) return 'links: none (one rank)';
+  const l = r.links;
+  if (l.encrypted)
+    return `links: encrypted, ${l.ciphers.join('; ')}, on the coordinator connection and every ring link (TCP counts bytes into TLS; on the wire each record of up to 16 KiB adds 22 B, which the interface counters, --iface, include)`;
+  if (l.ciphers.length) return `links: ${l.plainRanks} rank(s) on plain links, the rest ${l.ciphers.join('; ')}`;
+  return 'links: not encrypted (ws://; --tls-cert, --tls-key and --tls-ca encrypt them, see docs/deploy.md)';
 }
 
 /** The side-by-side table (two header rows, a row per scheme) and its notes, for text and HTML alike. */

@@ -71,6 +71,7 @@ export interface Report {
   ring: { crossHost: boolean[] }; // per rank: whether its link to the next rank leaves its host
   notes: string[]; // how the coordinator resolved the run (a scheme left out, and why)
   device: DeviceNote | null; // the modeled accelerator (--compute model:PRESET), or null: compute ran here
+  links: LinkSecurity;
   rows: SchemeRow[];
   agreement: { lossTolerance: number; maxLossDiff: number; maxParamDiff: number; agree: boolean };
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
@@ -205,6 +206,20 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   };
 }
 
+/** Whether the ring links were encrypted, and with what (as every rank's links negotiated it). */
+export interface LinkSecurity {
+  encrypted: boolean;
+  ciphers: string[]; // 'TLSv1.3 TLS_AES_256_GCM_SHA384', one entry per distinct negotiation
+  plainRanks: number; // ranks whose links were not encrypted (0 on an encrypted run)
+}
+
+function linkSecurity(summaries: Map<SchemeName, SchemeSummary[]>): LinkSecurity {
+  const all = [...summaries.values()].flat();
+  const ciphers = [...new Set(all.flatMap((s) => (s.link ? [`${s.link.protocol} ${s.link.cipher}`] : [])))];
+  const plainRanks = new Set(all.filter((s) => !s.link).map((s) => s.rank)).size;
+  return { encrypted: all.length > 0 && plainRanks === 0, ciphers, plainRanks };
+}
+
 export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>, notes: string[] = []): Report {
   const { config, world } = plan;
   const rows: SchemeRow[] = [];
@@ -236,6 +251,7 @@ export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<S
     ring: { crossHost: crossHostLinks(ranks.map((x) => x.host)) },
     notes,
     device: deviceNote(plan),
+    links: linkSecurity(summaries),
     rows,
     agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
     perRank,

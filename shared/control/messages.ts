@@ -87,6 +87,7 @@ const SchemeSummarySchema = v.object({
   // where forward and backward ran (--compute, resolved by the rank), or the modeled device (model:NAME)
   compute: v.optional(v.union([v.picklist(['inline', 'thread']), v.pipe(v.string(), v.regex(/^model:[a-z0-9]+$/))])),
   modeledMs: v.optional(v.array(finite)), // modeled compute per step (--compute model:...): the time waited for
+  link: v.optional(v.object({ protocol: text(32), cipher: text(128) })), // what its ring links encrypt with (absent: plain)
   // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
   master: v.pipe(
     binary,
@@ -108,6 +109,7 @@ const ControlMessageSchema = v.variant('type', [
     rankId: v.optional(int(0, 65535)), // the rank id it asks for (RANK, JOB_COMPLETION_INDEX, --rank-id)
     worldSize: v.optional(int(1, 65536)), // the world size it expects (WORLD_SIZE)
     host: v.optional(text(255)), // its host, for grouping the ring (--host-id; default: its address)
+    ringTls: v.optional(v.boolean()), // its ring port serves TLS (--tls-cert), and it dials peers over TLS
   }),
   v.object({
     type: v.literal('assign'),

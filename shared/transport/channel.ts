@@ -2,6 +2,8 @@
 // (asking it first where the payload should land), and counts bytes at three levels (payload, envelope,
 // socket). The transport underneath is ws on the listening end and our RingClient on the dialling end.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
+import { cipherOf, type LinkCipher } from './link-tls.js';
 import type WebSocket from 'ws';
 import { BufferPool } from './buffer-pool.js';
 import { bytesPerElement } from '../tensor/dtype.js';
@@ -213,6 +215,11 @@ export class PeerChannel {
   /** This end's IP address (which interface the link leaves through). */
   get localAddress(): string | null {
     return this.socket.localAddress ?? null;
+  }
+
+  /** What the link encrypts with, or null on a plain link. */
+  get cipher(): LinkCipher | null {
+    return this.socket instanceof TLSSocket ? cipherOf(this.socket) : null;
   }
 
   /** Raw TCP socket counters, handshake included. */

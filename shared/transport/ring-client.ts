@@ -1,7 +1,10 @@
 // The dialling end of a ring link: a WebSocket client on a plain TCP socket whose reads are steered by a
 // FrameReader (payloads land in their destination, see frame-reader.ts). The server end is an ordinary ws
-// server, so the bytes on the wire are standard RFC 6455 in both directions.
+// server, so the bytes on the wire are standard RFC 6455 in both directions. With TLS the same reads come
+// out of a TLSSocket, decrypted (Node's onread works there too).
 import { connect, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
+import { tlsFailure, type LinkTls } from './link-tls.js';
 import type { ChunkFrame, ChunkHeader } from './frame.js';
 import { FrameReader } from './frame-reader.js';
 import { closeReason } from './close-reason.js';
@@ -31,8 +34,8 @@ export class RingClient {
     private readonly reader: FrameReader,
   ) {}
 
-  /** Connect and complete the WebSocket handshake. */
-  static connect(host: string, port: number, maxMessage: number, timeoutMs: number): Promise<RingClient> {
+  /** Connect (over TLS when `tls` is given) and complete the WebSocket handshake. */
+  static connect(host: string, port: number, maxMessage: number, timeoutMs: number, tls?: LinkTls): Promise<RingClient> {
     const { request, accept } = upgradeRequest(host, port);
     return new Promise((resolve, reject) => {
       let client: RingClient | null = null;
@@ -50,17 +53,16 @@ export class RingClient {
           resolve(client!);
         },
       );
-      const socket = connect({
-        host,
-        port,
-        onread: {
-          buffer: () => reader.readBuffer(),
-          callback: (n: number) => {
-            client!.onRead(n);
-            return true;
-          },
+      const onread = {
+        buffer: () => reader.readBuffer(),
+        callback: (n: number) => {
+          client!.onRead(n);
+          return true;
         },
-      });
+      };
+      const socket = tls
+        ? connectTls({ host, port, ca: tls.ca, checkServerIdentity: () => undefined, onread } as ConnectionOptions)
+        : connect({ host, port, onread });
       client = new RingClient(socket, reader);
       socket.setNoDelay(true);
       const fail = (err: Error) => {
@@ -69,8 +71,8 @@ export class RingClient {
         reject(err);
       };
       const timer = setTimeout(() => fail(new Error(`WebSocket handshake not completed within ${timeoutMs} ms`)), timeoutMs);
-      socket.once('connect', () => socket.write(request));
-      socket.on('error', (err) => (client!.state === 'connecting' ? fail(err) : client!.events?.failed(err)));
+      socket.once(tls ? 'secureConnect' : 'connect', () => socket.write(request));
+      socket.on('error', (err) => (client!.state === 'connecting' ? fail(new Error(tlsFailure(err), { cause: err })) : client!.events?.failed(err)));
       socket.on('close', () => {
         if (client!.state === 'connecting') return fail(new Error('connection closed during the WebSocket handshake'));
         client!.state = 'closed';

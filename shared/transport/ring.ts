@@ -1,6 +1,7 @@
 // Wiring ranks into a ring. Rank r listens; rank r+1 dials it. Bulk data flows r -> r+1 over the
 // connection r accepted, i.e. server-to-client, where RFC 6455 frames are not masked (no per-byte XOR).
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ClientTransport, PeerChannel, WsTransport } from './channel.js';
@@ -9,6 +10,7 @@ import { ENVELOPE_BYTES } from './frame.js';
 import { helloProof, validProof } from './auth.js';
 import { closeReason } from './close-reason.js';
 import { bindError } from './bind-error.js';
+import type { LinkTls } from './link-tls.js';
 import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../control/messages.js';
 
 /** The largest message the dialling end reads in a run of this chunk size: one chunk and its envelope (an
@@ -48,18 +50,22 @@ export class PeerListener {
   private constructor(
     private readonly server: WebSocketServer,
     private readonly http: Server,
+    /** Set: this port serves TLS, and this rank dials its peers over TLS too (all of a run's links are alike). */
+    readonly tls?: LinkTls,
   ) {
-    http.on('connection', (socket: Socket) => this.onSocket(socket));
+    // With TLS the socket a hello arrives on is the TLS one, so that is the one watched (a handshake that never
+    // finishes is cut by the server's own handshake timeout).
+    http.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => this.onSocket(socket));
     server.on('connection', (ws, req) => this.onConnection(ws, req.socket, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
   }
 
-  static open(port = 0, host = '0.0.0.0'): Promise<PeerListener> {
+  static open(port = 0, host = '0.0.0.0', tls?: LinkTls): Promise<PeerListener> {
     return new Promise((resolve, reject) => {
-      const http = createServer();
+      const http = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: HELLO_TIMEOUT_MS }) : createServer();
       const server = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: MAX_INCOMING_MESSAGE });
       server.on('error', () => undefined); // ws repeats the http server's error, which is handled here:
       http.once('error', (err) => reject(bindError(err, 'the ring port (--peer-port)', host, port)));
-      http.listen(port, host, () => resolve(new PeerListener(server, http)));
+      http.listen(port, host, () => resolve(new PeerListener(server, http, tls)));
     });
   }
 
@@ -169,12 +175,13 @@ export async function dialPeer(
   auth: { runId: string; ringKey: Uint8Array },
   limits: { chunkBytes: number; timeoutMs: number },
   ring: RingName = 'main',
+  tls?: LinkTls,
 ): Promise<PeerChannel> {
   const { runId, ringKey } = auth;
-  const where = `ws://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}/`;
+  const where = `${tls ? 'wss' : 'ws'}://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}/`;
   let client: RingClient;
   try {
-    client = await RingClient.connect(addr.host, addr.port, peerMessageCap(limits.chunkBytes), limits.timeoutMs);
+    client = await RingClient.connect(addr.host, addr.port, peerMessageCap(limits.chunkBytes), limits.timeoutMs, tls);
   } catch (err) {
     throw new Error(`cannot reach rank ${peer} at ${where}: ${(err as Error).message}`, { cause: err });
   }
@@ -220,7 +227,7 @@ export async function wireRing(opts: {
   const prevRank = (rank - 1 + world) % world;
   const [next, prev] = await Promise.all([
     listener.expect(nextRank, runId, ringKey, opts.timeoutMs),
-    dialPeer(opts.prev, rank, prevRank, { runId, ringKey }, opts),
+    dialPeer(opts.prev, rank, prevRank, { runId, ringKey }, opts, 'main', listener.tls),
   ]);
   if (!opts.keepOpen) listener.seal();
   return new Ring(rank, world, next, prev);
@@ -251,7 +258,7 @@ export async function wireSubRing(opts: {
   const prevRank = members[(at - 1 + size) % size];
   const [next, prev] = await Promise.all([
     listener.expect(nextRank, runId, ringKey, opts.timeoutMs, ring),
-    dialPeer(opts.peers[prevRank], self, prevRank, { runId, ringKey }, opts, ring),
+    dialPeer(opts.peers[prevRank], self, prevRank, { runId, ringKey }, opts, ring, listener.tls),
   ]);
   return new Ring(at, size, next, prev, ring);
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Collectives, type CollectiveOptions } from '../../shared/collectives/collectives.js';
 import { MemoryLedger } from '../../shared/tensor/memory-ledger.js';
 import { PeerListener, wireRing } from '../../shared/transport/ring.js';
+import type { LinkTls } from '../../shared/transport/link-tls.js';
 
 export interface LocalRank {
   coll: Collectives;
@@ -10,8 +11,9 @@ export interface LocalRank {
   close(): Promise<void>;
 }
 
-export async function localRings(world: number, opts: Partial<CollectiveOptions> = {}): Promise<LocalRank[]> {
-  const listeners = await Promise.all(Array.from({ length: world }, () => PeerListener.open(0, '127.0.0.1')));
+/** `tls`: every link over TLS with this certificate, key and CA. */
+export async function localRings(world: number, opts: Partial<CollectiveOptions> & { tls?: LinkTls } = {}): Promise<LocalRank[]> {
+  const listeners = await Promise.all(Array.from({ length: world }, () => PeerListener.open(0, '127.0.0.1', opts.tls)));
   const runId = `test-${process.pid}-${Date.now()}`;
   const ringKey = randomBytes(32);
   const chunkBytes = opts.chunkBytes ?? 1 << 20;
