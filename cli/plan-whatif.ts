@@ -1,10 +1,9 @@
 // `zerowire plan --compute model:PRESET`: a run predicted on a link (rate, latency) with a modeled device,
 // scheme by scheme: modeled compute, communication, what stays exposed, the step, and whether model states
 // and activations fit the device; with --run REPORT, the prediction beside what that what-if run measured.
-import { readFileSync } from 'node:fs';
-import type { Report } from '../shared/accounting/report.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
+import { readReport } from '../shared/accounting/report-file.js';
 import { textTable } from '../shared/accounting/table.js';
 import { ConfigError, makeRunConfig, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
@@ -107,7 +106,7 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
 
 /** The prediction for a what-if run's own config and link, beside what it measured. */
 export function compareWithRun(file: string, link: Link, intra: Link): string {
-  const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
+  const report = readReport(file, '--run');
   if (!report.device) throw new ConfigError(`--run ${file}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);
   const plan = new RunPlan(report.config, report.world);
   const predicted = new Map(predictAll(plan, link, intra).map((p) => [p.scheme, p.step]));

@@ -32,7 +32,8 @@ export function readTls(a: TlsArgs): LinkTls | undefined {
     [cert, '--tls-cert', 'CERTIFICATE'],
     [key, '--tls-key', 'PRIVATE KEY'],
   ] as const)
-    if (!new RegExp(`-----BEGIN [A-Z ]*${what}-----`).test(pem.toString('latin1'))) throw new ConfigError(`${option} ${option === '--tls-cert' ? a.tlsCert : a.tlsKey}: not a PEM ${what.toLowerCase()}`);
+    if (!new RegExp(`-----BEGIN [A-Z ]*${what}-----`).test(pem.toString('latin1')))
+      throw new ConfigError(`${option} ${option === '--tls-cert' ? a.tlsCert : a.tlsKey}: not a PEM ${what.toLowerCase()}`);
   return { cert, key, ca: a.tlsCa === undefined ? cert : readPem(a.tlsCa, '--tls-ca') };
 }
 

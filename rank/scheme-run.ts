@@ -131,8 +131,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   for (const r of rings) r.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {
-    const sock0 = socketTotals(rings);
-    const iface0 = ifaceCounters(run);
+    const [sock0, iface0] = [socketTotals(rings), ifaceCounters(run)];
     const s = await startScheme(run, layout, ledger);
     const resume = c.resume?.[scheme];
     const memory = new MemoryPeaks(ledger, processBefore);

@@ -3,29 +3,54 @@
 # address, joined by a Linux bridge in a switch namespace; every link shaped with tc tbf in both directions.
 # Runs one zerowire job there and removes every namespace, link and process it made on exit, Ctrl-C or failure.
 #
-#   sudo deploy/lan/lan.sh [--hosts 4] [--procs 1] [--rate 1gbit] [--] [coordinator run options...]
+#   sudo deploy/lan/lan.sh [--hosts 4] [--procs 1] [--rate 1gbit] [--rate-host I=RATE] [--cpu-host I=CORES]
+#                          [--tls-cert F --tls-key F [--tls-ca F]] [--capture I=FILE] [--] [coordinator run options...]
 #   e.g. deploy/lan/lan.sh --hosts 4 --rate 100mbit -- --scheme dp,zero3 --steps 10 --out /tmp/lan.json
 #
 # Addresses: coordinator 10.250.0.1, rank hosts 10.250.0.2 ... (only inside the namespaces made here).
-# --procs K runs K ranks on each host: the ring keeps a host's ranks together.
+# Rank hosts are numbered from 0 (host I has address 10.250.0.(I+2)); the options that name one may repeat.
+# --procs K       K ranks on each host: the ring keeps a host's ranks together.
+# --rate-host     host I's link at RATE instead of --rate (both directions): a slow NIC or cable.
+# --cpu-host      host I's ranks share CORES cores' worth of CPU (a CFS quota, e.g. 0.3): a slow host.
+# --tls-*         the coordinator and every rank run TLS (the certificate must name IP 10.250.0.1).
+# --capture       tcpdump on host I's eth0 into FILE (pcap, first 256 bytes of each packet) while the run lasts.
 # It prints "lan: ready <switch-ns> <coordinator-ns> <host-ns>..." on stderr once the network is up.
 set -euo pipefail
 
 hosts=4
 procs=1
 rate=1gbit
+declare -A host_rate=() host_cpu=() capture=()
+tls=()
+rate_re='^[0-9]+(\.[0-9]+)?[kmg]?bit$'
 while [ $# -gt 0 ]; do
   case "$1" in
     --hosts) hosts=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --procs) procs=$2; shift 2 ;;
+    --rate-host)
+      [[ "$2" =~ ^([0-9]+)=(.+)$ && "${BASH_REMATCH[2]}" =~ $rate_re ]] || { echo "lan.sh: --rate-host must look like 2=100mbit, got $2" >&2; exit 2; }
+      host_rate[${2%%=*}]=${2#*=}; shift 2 ;;
+    --cpu-host)
+      [[ "$2" =~ ^([0-9]+)=([0-9]*\.?[0-9]+)$ ]] || { echo "lan.sh: --cpu-host must look like 2=0.3 (cores), got $2" >&2; exit 2; }
+      host_cpu[${2%%=*}]=${2#*=}; shift 2 ;;
+    --capture)
+      [[ "$2" =~ ^([0-9]+)=(.+)$ ]] || { echo "lan.sh: --capture must look like 1=/tmp/h1.pcap, got $2" >&2; exit 2; }
+      capture[${2%%=*}]=${2#*=}; shift 2 ;;
+    --tls-cert|--tls-key|--tls-ca)
+      [ -r "$2" ] || { echo "lan.sh: $1 $2: not a readable file" >&2; exit 2; }
+      tls+=("$1" "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
     --) shift; break ;;
     *) break ;;
   esac
 done
 [[ "$hosts" =~ ^[1-9][0-9]?$ ]] && [ "$hosts" -le 60 ] || { echo "lan.sh: --hosts must be 1..60, got $hosts" >&2; exit 2; }
 [[ "$procs" =~ ^[1-9]$ ]] || { echo "lan.sh: --procs must be 1..9, got $procs" >&2; exit 2; }
-[[ "$rate" =~ ^[0-9]+(\.[0-9]+)?[kmg]?bit$ ]] || { echo "lan.sh: --rate must look like 100mbit, 1gbit, 10gbit; got $rate" >&2; exit 2; }
+[[ "$rate" =~ $rate_re ]] || { echo "lan.sh: --rate must look like 100mbit, 1gbit, 10gbit; got $rate" >&2; exit 2; }
+for i in "${!host_rate[@]}" "${!host_cpu[@]}" "${!capture[@]}"; do
+  [ "$i" -lt "$hosts" ] || { echo "lan.sh: host $i does not exist (--hosts $hosts: hosts 0..$((hosts - 1)))" >&2; exit 2; }
+done
+[ ${#capture[@]} -eq 0 ] || command -v tcpdump >/dev/null || { echo "lan.sh: --capture needs tcpdump (apt-get install tcpdump)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "lan.sh: needs root (network namespaces, tc)" >&2; exit 2; }
 command -v ip >/dev/null && command -v tc >/dev/null || { echo "lan.sh: needs iproute2 (ip, tc)" >&2; exit 2; }
 
@@ -40,6 +65,8 @@ names=("$id-c")
 for i in $(seq 0 $((hosts - 1))); do names+=("$id-h$i"); done
 made=()
 pids=()
+cgroups=()
+ranks=()
 
 cleanup() {
   local code=$?
@@ -52,6 +79,7 @@ cleanup() {
     for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
+  for g in "${cgroups[@]}"; do rmdir "$g" 2>/dev/null || true; done
   exit "$code"
 }
 trap cleanup EXIT
@@ -72,25 +100,55 @@ for ns in "${names[@]}"; do
   ip -n "$ns" link set lo up
   ip -n "$ns" link set eth0 up
   # Shape both directions of the link: the host's sends, and what the switch sends to it.
-  ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
-  ip netns exec "$sw" tc qdisc add dev "${id}b$n" root tbf rate "$rate" burst 256kb latency 50ms
+  r=$rate
+  [ "$n" -eq 0 ] || r=${host_rate[$((n - 1))]:-$rate}
+  ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$r" burst 256kb latency 50ms
+  ip netns exec "$sw" tc qdisc add dev "${id}b$n" root tbf rate "$r" burst 256kb latency 50ms
   n=$((n + 1))
 done
+# A CPU quota per slow host, on whichever cgroup version the machine mounts.
+cpu_group() {
+  local i=$1 cores=$2 g
+  local quota
+  quota=$(awk -v c="$cores" 'BEGIN { q = int(c * 100000); if (q < 1000) q = 1000; print q }')
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    g=/sys/fs/cgroup/$id-h$i
+    mkdir "$g" && echo "$quota 100000" >"$g/cpu.max"
+  else
+    g=/sys/fs/cgroup/cpu/$id-h$i
+    mkdir "$g" && echo 100000 >"$g/cpu.cfs_period_us" && echo "$quota" >"$g/cpu.cfs_quota_us"
+  fi
+  cgroups+=("$g")
+  echo "$g"
+}
+declare -A group_of=()
+for i in "${!host_cpu[@]}"; do group_of[$i]=$(cpu_group "$i" "${host_cpu[$i]}"); done
+for i in "${!capture[@]}"; do
+  ip netns exec "${names[$((i + 1))]}" tcpdump -i eth0 -s 256 -U -w "${capture[$i]}" tcp 2>/dev/null &
+  pids+=($!)
+done
+[ ${#capture[@]} -eq 0 ] || sleep 1 # tcpdump is listening before the first byte
 echo "lan: ready $sw ${names[*]}" >&2
 
-ip netns exec "${names[0]}" "$node" "$cli" coordinator --world "$((hosts * procs))" --host 10.250.0.1 --port 7070 "$@" &
+scheme=ws
+[ ${#tls[@]} -eq 0 ] || scheme=wss
+ip netns exec "${names[0]}" "$node" "$cli" coordinator --world "$((hosts * procs))" --host 10.250.0.1 --port 7070 "${tls[@]}" "$@" &
 coord=$!
-pids+=("$coord")
+pids=("$coord" "${pids[@]}")
 # With --procs K, one rank per host in turn (a moment apart), so the ranks of a host join interleaved with
 # the others' and it is the coordinator that puts them next to each other in the ring.
 for p in $(seq 1 "$procs"); do
   for i in $(seq 1 "$hosts"); do
-    ip netns exec "${names[$i]}" "$node" "$cli" rank --coordinator ws://10.250.0.1:7070 --iface eth0 &
+    g=${group_of[$((i - 1))]:-}
+    # A slow host's ranks enter its cgroup before they exec node.
+    ip netns exec "${names[$i]}" sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$g" \
+      "$node" "$cli" rank --coordinator "$scheme://10.250.0.1:7070" --iface eth0 "${tls[@]}" &
     pids+=($!)
+    ranks+=($!)
     [ "$procs" -eq 1 ] || sleep 0.3
   done
 done
 status=0
 wait "$coord" || status=$?
-for p in "${pids[@]:1}"; do wait "$p" || { [ "$status" -ne 0 ] || status=$?; }; done
+for p in "${ranks[@]}"; do wait "$p" || { [ "$status" -ne 0 ] || status=$?; }; done
 exit "$status"

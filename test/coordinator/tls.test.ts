@@ -45,7 +45,7 @@ describe('TLS everywhere', () => {
     expect(notPem.stderr).toMatch(/--tls-key .*: not a PEM private key/);
   });
 
-  it("a rank serving a certificate the cluster CA did not sign: its peer refuses the link and the run stops naming why", async () => {
+  it('a rank serving a certificate the cluster CA did not sign: its peer refuses the link and the run stops naming why', async () => {
     const coord = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '127.0.0.1', '--tls-cert', certs.cert, '--tls-key', certs.key, ...RUN]);
     let err = '';
     coord.child.stderr!.on('data', (d) => (err += d));

@@ -24,7 +24,23 @@ export function makeCerts(): TestCerts {
   openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '1', '-subj', '/CN=zerowire test CA']);
   openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('key.pem'), '-out', at('req.csr'), '-subj', '/CN=localhost']);
   writeFileSync(at('san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  openssl(['x509', '-req', '-in', at('req.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('cert.pem'), '-days', '1', '-extfile', at('san.ext')]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    at('req.csr'),
+    '-CA',
+    at('ca.pem'),
+    '-CAkey',
+    at('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    at('cert.pem'),
+    '-days',
+    '1',
+    '-extfile',
+    at('san.ext'),
+  ]);
   openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('stranger.key'), '-out', at('stranger.pem'), '-days', '1', '-subj', '/CN=localhost']);
   return {
     dir,

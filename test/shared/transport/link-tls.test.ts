@@ -34,7 +34,9 @@ describe('TLS ring links', () => {
     try {
       const err = await dialPeer({ host: '127.0.0.1', port: stranger.port }, 1, 0, auth, limits, 'main', cluster).catch((e: Error) => e);
       expect(err).toBeInstanceOf(Error);
-      expect((err as Error).message).toMatch(/cannot reach rank 0 at wss:\/\/127\.0\.0\.1:\d+\/: its TLS certificate is not signed by the CA this rank trusts \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
+      expect((err as Error).message).toMatch(
+        /cannot reach rank 0 at wss:\/\/127\.0\.0\.1:\d+\/: its TLS certificate is not signed by the CA this rank trusts \(DEPTH_ZERO_SELF_SIGNED_CERT\)/,
+      );
     } finally {
       await stranger.close();
     }

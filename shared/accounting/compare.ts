@@ -1,0 +1,53 @@
+// Runs side by side, scheme by scheme: what differs between them (encrypted links, world, model, wire
+// dtype, ...) and what each costs per step, as a ratio to the first. It answers "what did TLS (or the slower
+// link, the other world size) cost?" from two reports of otherwise equal runs.
+import { textTable } from './table.js';
+import type { Report } from './report.js';
+
+export interface NamedReport {
+  name: string;
+  report: Report;
+}
+
+/** A run's settings as the comparison names them: the config's fields, and whether links were encrypted. */
+function settings(r: Report): Record<string, string> {
+  const out: Record<string, string> = { world: String(r.world), links: r.links?.encrypted ? 'TLS' : 'plain' };
+  for (const [k, v] of Object.entries(r.config)) if (k !== 'seed' && k !== 'runId') out[k] = JSON.stringify(v);
+  return out;
+}
+
+/** The settings that are not the same in every run. */
+export function differences(runs: NamedReport[]): string[] {
+  const all = runs.map((x) => settings(x.report));
+  const keys = [...new Set(all.flatMap(Object.keys))];
+  return keys.filter((k) => new Set(all.map((s) => s[k])).size > 1).map((k) => `${k}: ${runs.map((x, i) => `${x.name} ${all[i][k] ?? '-'}`).join(', ')}`);
+}
+
+export function compareReports(runs: NamedReport[]): string {
+  if (runs.length < 2) throw new Error('compare needs two reports or more');
+  const schemes = runs[0].report.rows.map((x) => x.scheme).filter((s) => runs.every((r) => r.report.rows.some((x) => x.scheme === s)));
+  const ms = (v: number) => v.toFixed(1);
+  const head = [
+    ['', ...runs.flatMap((r, i) => [r.name, '', '', ...(i ? [''] : [])])],
+    ['scheme', ...runs.flatMap((_, i) => ['step ms', 'compute', 'exposed', ...(i ? ['step ×'] : [])])],
+  ];
+  const body = schemes.map((s) => {
+    const rows = runs.map((r) => r.report.rows.find((x) => x.scheme === s)!);
+    return [
+      rows[0].title,
+      ...rows.flatMap((x, i) => [
+        ms(x.time.stepMs),
+        ms(x.time.computeMs),
+        ms(x.time.exposedMs),
+        ...(i ? [`${(x.time.stepMs / rows[0].time.stepMs).toFixed(2)}`] : []),
+      ]),
+    ];
+  });
+  const diff = differences(runs);
+  return [
+    textTable(head, body),
+    '',
+    diff.length ? `what differs: ${diff.join('; ')}` : 'what differs: nothing in the config or links (a repeat run: the ratios are the noise)',
+    "step × = step time as a multiple of the first run's; figures are means per step over ranks (the first step excluded), as in each report",
+  ].join('\n');
+}
