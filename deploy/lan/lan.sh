@@ -13,7 +13,7 @@
 # --rate-host     host I's link at RATE instead of --rate (both directions): a slow NIC or cable.
 # --cpu-host      host I's ranks share CORES cores' worth of CPU (a CFS quota, e.g. 0.3): a slow host.
 # --tls-*         the coordinator and every rank run TLS (the certificate must name IP 10.250.0.1).
-# --capture       tcpdump on host I's eth0 into FILE (pcap, first 256 bytes of each packet) while the run lasts.
+# --capture       tcpdump on host I's eth0 into FILE (pcap, whole packets) while the run lasts.
 # It prints "lan: ready <switch-ns> <coordinator-ns> <host-ns>..." on stderr once the network is up.
 set -euo pipefail
 
@@ -124,7 +124,7 @@ cpu_group() {
 declare -A group_of=()
 for i in "${!host_cpu[@]}"; do group_of[$i]=$(cpu_group "$i" "${host_cpu[$i]}"); done
 for i in "${!capture[@]}"; do
-  ip netns exec "${names[$((i + 1))]}" tcpdump -i eth0 -s 256 -U -w "${capture[$i]}" tcp 2>/dev/null &
+  ip netns exec "${names[$((i + 1))]}" tcpdump -i eth0 -s 0 -U -w "${capture[$i]}" tcp 2>/dev/null &
   pids+=($!)
 done
 [ ${#capture[@]} -eq 0 ] || sleep 1 # tcpdump is listening before the first byte

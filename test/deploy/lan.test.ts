@@ -7,14 +7,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
-import { alive, eventually, logLines } from '../helpers/cli.js';
+import { alive, eventually, logLines, runCli } from '../helpers/cli.js';
 import { namespaces, netnsAvailable } from '../helpers/netns.js';
+import { makeCerts } from '../helpers/certs.js';
+import { occurrences, tcpPayloads } from '../helpers/pcap.js';
 
 const LAN = fileURLToPath(new URL('../../deploy/lan/lan.sh', import.meta.url));
 const net = netnsAvailable();
 if (!net.ok) console.warn(`LAN tests skipped: ${net.why}`);
 const dir = mkdtempSync(join(tmpdir(), 'zerowire-lan-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const tcpdump = spawnSync('tcpdump', ['--version']).status === 0;
+if (net.ok && !tcpdump) console.warn('LAN TLS test skipped: tcpdump is missing (apt-get install tcpdump; .ci/run installs it)');
 
 function runLan(args: string[]) {
   const child = spawn('bash', [LAN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE: process.execPath } });
@@ -110,4 +114,65 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     expect(Date.now() - cutAt).toBeLessThan(10_000);
     expect(namespaces().filter((n) => made.includes(n))).toEqual([]);
   });
+
+  it.skipIf(!tcpdump)(
+    'TLS on the LAN: a capture of the plain run reads as msgpack, of the TLS run not at all; an untrusted coordinator certificate is refused; step times side by side',
+    async () => {
+      const certs = makeCerts();
+      try {
+        const run = ['--scheme', 'dp,zero3', '--model', '64,512,512,10', '--steps', '6', '--wire-dtype', 'fp32'];
+        const tls = ['--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-ca', certs.ca];
+        const results: Record<string, { pcap: string; out: string }> = {};
+        for (const mode of ['plain', 'tls']) {
+          const files = { pcap: join(dir, `${mode}.pcap`), out: join(dir, `${mode}.json`) };
+          const lan = runLan([
+            '--hosts',
+            '4',
+            '--rate',
+            '1gbit',
+            '--capture',
+            `1=${files.pcap}`,
+            ...(mode === 'tls' ? tls : []),
+            '--',
+            ...run,
+            '--out',
+            files.out,
+          ]);
+          expect(await lan.done, lan.err().slice(-2000)).toBe(0);
+          results[mode] = files;
+        }
+        // What an eavesdropper on host 1's cable reads: the data frames' msgpack envelope (fixarray 7, "data",
+        // uint32) and the control plane's message keys, in the clear without TLS, nowhere with it.
+        const envelope = Buffer.from([0x97, 0xa4, ...Buffer.from('data'), 0xce]);
+        const key = Buffer.from([0xa4, ...Buffer.from('type')]);
+        const plain = tcpPayloads(results.plain.pcap);
+        const secret = tcpPayloads(results.tls.pcap);
+        const bytes = (ps: Buffer[]) => ps.reduce((t, p) => t + p.length, 0);
+        console.log(
+          `captured on host 1: plain ${bytes(plain)} B, ${occurrences(plain, envelope)} envelopes, ${occurrences(plain, key)} control keys; TLS ${bytes(secret)} B, ${occurrences(secret, envelope)} and ${occurrences(secret, key)}`,
+        );
+        expect(occurrences(plain, envelope)).toBeGreaterThan(100);
+        expect(occurrences(plain, key)).toBeGreaterThan(0);
+        expect(bytes(secret)).toBeGreaterThan(0.9 * bytes(plain));
+        expect(occurrences(secret, envelope)).toBe(0);
+        expect(occurrences(secret, key)).toBe(0);
+        const reports = ['plain', 'tls'].map((m) => JSON.parse(readFileSync(results[m].out, 'utf8')) as Report);
+        expect(reports.map((r) => r.links.encrypted)).toEqual([false, true]);
+        const side = await runCli(['compare', results.plain.out, results.tls.out]);
+        expect(side.code, side.stderr).toBe(0);
+        console.log(side.stdout);
+        expect(side.stdout).toMatch(/links: plain plain, tls TLS/);
+        expect(side.stdout).toMatch(/^ZeRO-3 .*\d\.\d\d$/m);
+        // A rank that does not trust the coordinator's certificate (here: the stranger's, as its CA) stops with the reason.
+        const lan = runLan(['--hosts', '2', '--rate', '1gbit', '--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-ca', certs.strangerCert, '--', ...run]);
+        const refused = /--coordinator wss:\/\/10\.250\.0\.1:7070: .*(self.signed|unable to verify|certificate)/i;
+        expect(await eventually(() => refused.test(lan.err()), 15_000), lan.err().slice(-1500)).toBe(true);
+        lan.child.kill('SIGTERM'); // the coordinator would wait for ranks that will never come
+        expect(await lan.done).not.toBe(0);
+      } finally {
+        certs.remove();
+      }
+    },
+    120_000,
+  );
 });

@@ -23,7 +23,7 @@ export function makeCerts(): TestCerts {
   const at = (f: string) => join(dir, f);
   openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '1', '-subj', '/CN=zerowire test CA']);
   openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('key.pem'), '-out', at('req.csr'), '-subj', '/CN=localhost']);
-  writeFileSync(at('san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  writeFileSync(at('san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:10.250.0.1\n');
   openssl([
     'x509',
     '-req',
