@@ -18,7 +18,8 @@ function count(name: string, text: string, min: number): number {
 }
 
 /** `flags`: what the command line (or ZEROWIRE_* variables) said; `env`: the process environment. */
-export function rankIdentity(flags: { coordinator?: string; rankId?: number }, env: NodeJS.ProcessEnv): RankIdentity {
+/** `tls`: the rank runs TLS (--tls-cert), so MASTER_ADDR means wss://, and a ws:// --coordinator is a mistake. */
+export function rankIdentity(flags: { coordinator?: string; rankId?: number; tls?: boolean }, env: NodeJS.ProcessEnv): RankIdentity {
   const ids: [string, number][] = [];
   if (flags.rankId !== undefined) ids.push(['--rank-id', count('--rank-id', String(flags.rankId), 0)]);
   for (const name of ['RANK', 'JOB_COMPLETION_INDEX']) if (env[name] !== undefined && env[name] !== '') ids.push([name, count(name, env[name], 0)]);
@@ -33,12 +34,14 @@ export function rankIdentity(flags: { coordinator?: string; rankId?: number }, e
   if (env.MASTER_ADDR) {
     const port = env.MASTER_PORT ? count('MASTER_PORT', env.MASTER_PORT, 1) : DEFAULT_PORT;
     const host = env.MASTER_ADDR.includes(':') ? `[${env.MASTER_ADDR}]` : env.MASTER_ADDR;
-    fromMaster = `ws://${host}:${port}`;
+    fromMaster = `${flags.tls ? 'wss' : 'ws'}://${host}:${port}`;
   } else if (env.MASTER_PORT) throw new ConfigError('MASTER_PORT is set without MASTER_ADDR');
   const sameAddress = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
   if (flags.coordinator && fromMaster && !sameAddress(flags.coordinator, fromMaster))
     throw new ConfigError(`--coordinator ${flags.coordinator} and MASTER_ADDR/MASTER_PORT (${fromMaster}) disagree; set one of them`);
   const coordinator = flags.coordinator ?? fromMaster;
   if (!coordinator) throw new ConfigError('--coordinator is required (or MASTER_ADDR and MASTER_PORT, as torchrun and PyTorchJob set them)');
+  if (flags.tls && /^ws:\/\//i.test(coordinator))
+    throw new ConfigError(`--coordinator ${coordinator}: this rank runs TLS (--tls-cert), so the coordinator is wss://, not ws://`);
   return { coordinator, rankId: ids[0]?.[1], worldSize };
 }

@@ -70,5 +70,10 @@ describe('launcher environment', () => {
     expect(() => rankIdentity({ coordinator: 'ws://h:1' }, { RANK: '-1' })).toThrow(/RANK=-1: expected an integer >= 0/);
     expect(() => rankIdentity({ coordinator: 'ws://h:1' }, { RANK: '4', WORLD_SIZE: '4' })).toThrow(/rank id 4 \(RANK\) is not below WORLD_SIZE=4/);
     expect(() => rankIdentity({}, { MASTER_PORT: '1' })).toThrow(/MASTER_PORT is set without MASTER_ADDR/);
+    // A rank that runs TLS reaches MASTER_ADDR over wss://, and says so when told ws://.
+    expect(rankIdentity({ tls: true }, { MASTER_ADDR: 'zerowire-coordinator', MASTER_PORT: '7070' }).coordinator).toBe('wss://zerowire-coordinator:7070');
+    expect(() => rankIdentity({ tls: true, coordinator: 'ws://h:7070' }, {})).toThrow(
+      /this rank runs TLS \(--tls-cert\), so the coordinator is wss:\/\/, not ws:\/\//,
+    );
   });
 });

@@ -138,4 +138,41 @@ describe('deploy/k8s', () => {
     const planned = k8sResources(plan(params, Number(env(coord, 'WORLD_SIZE')), undefined, 'bf16'), Number(rank.resources.requests.cpu));
     expect(planned).toContain(`memory: ${rank.resources.requests.memory}`);
   });
+
+  it('the TLS overlay (deploy/k8s/tls): each Job patched still validates, mounts the zerowire-tls Secret, and points ZEROWIRE_TLS_* at its files', async () => {
+    const overlay = join(DIR, 'tls');
+    const k = parseAllDocuments(readFileSync(join(overlay, 'kustomization.yaml'), 'utf8'))[0].toJS() as {
+      resources: string[];
+      patches: { path: string; target: { kind: string } }[];
+    };
+    expect(k.resources).toEqual(['../']);
+    expect(k.patches).toHaveLength(1);
+    const ops = parseAllDocuments(readFileSync(join(overlay, k.patches[0].path), 'utf8'))[0].toJS() as { op: string; path: string; value: unknown }[];
+    const jobs = all.filter((m) => m.kind === k.patches[0].target.kind);
+    expect(jobs).toHaveLength(2);
+    for (const job of jobs) {
+      const patched = structuredClone(job);
+      for (const op of ops) {
+        // The overlay only appends to lists (what kustomize does with "add" and "/-").
+        expect(op.op).toBe('add');
+        const keys = op.path.split('/').slice(1);
+        expect(keys.pop()).toBe('-');
+        const list = keys.reduce<unknown>((o, key) => (o as Record<string, unknown>)[key], patched) as unknown[];
+        expect(Array.isArray(list), `${job.metadata.name}: ${op.path}`).toBe(true);
+        list.push(op.value);
+      }
+      expect(() => validate(patched), job.metadata.name).not.toThrow();
+      const c = pod(patched).containers[0];
+      const volume = pod(patched).volumes.find((v) => v.secret?.secretName === 'zerowire-tls')!;
+      const mount = c.volumeMounts.find((m) => m.name === volume.name)!;
+      for (const [name, file] of [
+        ['ZEROWIRE_TLS_CERT', 'cert.pem'],
+        ['ZEROWIRE_TLS_KEY', 'key.pem'],
+        ['ZEROWIRE_TLS_CA', 'ca.pem'],
+      ])
+        expect(env(c, name), `${job.metadata.name} ${name}`).toBe(`${mount.mountPath}/${file}`);
+      const help = await runCli([c.args[0], '--help'], 20_000);
+      for (const option of ['--tls-cert', '--tls-key', '--tls-ca']) expect(help.stdout).toContain(option);
+    }
+  });
 });

@@ -78,9 +78,13 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
     rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 
-  function deploy(stack: string, env: Record<string, string>): void {
+  /** `tls`: also deploy/stack-tls.yml, with certificates made by deploy/tls/make-certs.sh. */
+  function deploy(stack: string, env: Record<string, string>, tls = false): void {
     stacks.push(stack);
-    const r = spawnSync('docker', ['stack', 'deploy', '--detach=true', '-c', join(repo, 'deploy/stack.yml'), stack], {
+    const files = ['-c', join(repo, 'deploy/stack.yml'), ...(tls ? ['-c', join(repo, 'deploy/stack-tls.yml')] : [])];
+    const tlsDir = join(dir, `tls-${stack}`);
+    if (tls) execFileSync('bash', [join(repo, 'deploy/tls/make-certs.sh'), tlsDir], { stdio: 'ignore' });
+    const r = spawnSync('docker', ['stack', 'deploy', '--detach=true', ...files, stack], {
       encoding: 'utf8',
       env: {
         ...process.env,
@@ -89,6 +93,7 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
         ZEROWIRE_RANKS: '4',
         ZEROWIRE_RANKS_PER_NODE: '4', // one node here
         ZEROWIRE_MODEL: '64,512,512,10',
+        ...(tls ? { ZEROWIRE_TLS_DIR: tlsDir } : {}),
         ...env,
       },
     });
@@ -107,9 +112,9 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
     return r.stdout + r.stderr;
   };
 
-  it('runs all four schemes on 4 rank replicas, reports the interface counters, and leaves nothing once removed', async () => {
+  it('runs all four schemes on 4 rank replicas over TLS (stack-tls.yml), reports the interface counters, and leaves nothing once removed', async () => {
     const stack = `zwswarm${process.pid}`;
-    deploy(stack, { ZEROWIRE_STEPS: '4' });
+    deploy(stack, { ZEROWIRE_STEPS: '4' }, true);
     expect(await eventually(() => taskStates(`${stack}_coordinator`).every(finished), 240_000)).toBe(true);
     expect(taskStates(`${stack}_coordinator`)[0]).toMatch(/^Complete/);
     expect(taskStates(`${stack}_rank`)).toHaveLength(4); // none restarted
@@ -134,6 +139,7 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
     expect(report.world).toBe(4);
     expect(report.rows.map((r) => r.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
     expect(report.agreement.agree).toBe(true);
+    expect(report.links.encrypted).toBe(true);
     for (const row of report.rows) {
       expect(row.sentPerStep.iface, `${row.title} iface`).not.toBeNull();
       expect(row.sentPerStep.iface!).toBeGreaterThanOrEqual(row.sentPerStep.frame);
