@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { writeDump } from '../shared/io/dump.js';
 import { checkResumable, latestIndex } from '../shared/io/checkpoint.js';
-import { ConfigError, SCHEMES } from '../shared/control/run-config.js';
+import { ALL_SCHEMES, ConfigError } from '../shared/control/run-config.js';
 import { fitCheck } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
@@ -37,21 +37,29 @@ async function resolveResume(opts: CoordinatorJobOptions, dir: string, log: Logg
     // Written by this scheme at this world size and unit: loaded as it is; otherwise resharded as it loads.
     const resharded = index.scheme !== scheme || index.world !== world || index.unit !== opts.config.unit;
     checkResumable(index, opts.config, world, resharded);
-    const from = { scheme: index.scheme, world: index.world, unit: index.unit, sharded: index.sharded };
-    resume[scheme] = { step: index.step, dir, sha256: index.sha256, ...(resharded ? { from } : {}) };
+    const from = {
+      scheme: index.scheme,
+      world: index.world,
+      unit: index.unit,
+      sharded: index.sharded,
+      ...(index.shardGroup ? { shardGroup: index.shardGroup } : {}),
+    };
+    const headers = index.headerSha256 ? { headerSha256: index.headerSha256 } : {};
+    resume[scheme] = { step: index.step, dir, sha256: index.sha256, ...headers, ...(resharded ? { from } : {}) };
     const how = resharded ? `, resharded from ${index.scheme} at world ${index.world}` : '';
     log.info({ scheme, step: index.step, from: resharded ? from : undefined }, `resuming ${scheme} from step ${index.step}${how}${skipped}`);
   }
   opts.config.resume = resume;
 }
 
-/** The scheme's own newest complete checkpoint under `dir`, or else the newest of any other scheme's (the
- *  hybrid's only as itself): what a run of `scheme` resumes from. */
+/** The scheme's own newest complete checkpoint under `dir`, or else the newest of any other scheme's (a
+ *  hybrid one only if its index records its shard group): what a run of `scheme` resumes from. */
 async function checkpointFor(dir: string, scheme: SchemeName): ReturnType<typeof latestIndex> {
   const own = await latestIndex(dir, scheme);
   if (own.index) return own;
-  const others = await Promise.all(SCHEMES.filter((s) => s !== scheme).map((s) => latestIndex(dir, s)));
-  const newest = others.filter((o) => o.index).sort((a, b) => b.index!.step - a.index!.step)[0];
+  const others = await Promise.all(ALL_SCHEMES.filter((s) => s !== scheme).map((s) => latestIndex(dir, s)));
+  const usable = others.filter((o) => o.index && (o.index.scheme !== 'hsdp' || o.index.shardGroup));
+  const newest = usable.sort((a, b) => b.index!.step - a.index!.step)[0];
   return newest ?? own;
 }
 

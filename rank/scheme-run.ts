@@ -2,8 +2,8 @@
 // checkpoint when asked, and summarise what was measured.
 import type { Logger } from 'pino';
 import { addTraffic, zeroTraffic, type CollectiveRecord } from '../shared/collectives/record.js';
-import { readRankShard, writeRankShard } from '../shared/io/checkpoint.js';
-import { readFullState, stateFor } from '../shared/io/reshard.js';
+import { readRankShard, writeRankShard, type WrittenShard } from '../shared/io/checkpoint.js';
+import { readStateFor } from '../shared/io/reshard.js';
 import type { Collectives } from '../shared/collectives/collectives.js';
 import type { Compute } from '../shared/training/compute.js';
 import type { TrainingData } from '../shared/training/data.js';
@@ -40,7 +40,7 @@ export interface SchemeRun {
   resyncClock: () => Promise<void>; // estimate it again (clocks drift over a long run)
   straggleMs: number; // idle this long before every step (--straggle-ms)
   onStep: (m: StepMetrics) => void;
-  onCheckpoint: (step: number, file: string, sha256: string) => void;
+  onCheckpoint: (step: number, written: WrittenShard) => void;
 }
 
 let gc: (() => void) | null = null;
@@ -102,10 +102,11 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   await yieldToEventLoop(); // after the collection, the new heap and the loaded bands: heartbeats first
   const resume = c.resume?.[scheme];
   if (resume?.from) {
-    // Another scheme's or world size's checkpoint: read whole, cut to this rank's layout.
-    const full = await readFullState(resume.dir, { ...resume, ...resume.from, arch: c.arch, model: c.model });
-    await s.loadOptimizerState(stateFor(full, layout, s.masterState().sharded));
-    log.info({ scheme, step: resume.step, from: resume.from }, 'resumed from checkpoint, resharded');
+    // Another scheme's or world size's checkpoint: only the parts of its shards this rank's layout overlaps.
+    const source = { ...resume, ...resume.from, arch: c.arch, model: c.model };
+    const { state, bytesRead } = await readStateFor(resume.dir, source, layout, s.masterState().sharded);
+    await s.loadOptimizerState(state);
+    log.info({ scheme, step: resume.step, from: resume.from, bytesRead }, 'resumed from checkpoint, resharded');
   } else if (resume) {
     await s.loadOptimizerState(await readRankShard(resume.dir, { scheme, ...resume }, ring.rank, s.optimizerState().master.length));
     log.info({ scheme, step: resume.step }, 'resumed from checkpoint');
@@ -154,7 +155,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       run.onStep(m);
       if (c.checkpoint && (t + 1) % c.checkpoint.every === 0) {
         const written = await writeRankShard(c.checkpoint.dir, scheme, ring.rank, ring.world, s.optimizerState());
-        run.onCheckpoint(t + 1, written.path, written.sha256);
+        run.onCheckpoint(t + 1, written);
       }
     }
     // Once every rank has entered this barrier, the next rank has received all this rank sent in the last

@@ -298,7 +298,7 @@ export class RankSession {
         computeMode: this.computeMode,
         ...(this.hybrid ? { hybrid: this.hybrid } : {}),
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
-        onCheckpoint: (step, file, sha256) => this.send({ type: 'checkpoint', scheme, step, rank, file, sha256 }),
+        onCheckpoint: (step, w) => this.send({ type: 'checkpoint', scheme, step, rank, file: w.path, sha256: w.sha256, headerSha256: w.headerSha256 }),
       });
       this.send({ type: 'done', summary });
     } finally {

@@ -17,7 +17,7 @@ function settings(r: Report): Record<string, string> {
 }
 
 /** The settings that are not the same in every run. */
-export function differences(runs: NamedReport[]): string[] {
+function differences(runs: NamedReport[]): string[] {
   const all = runs.map((x) => settings(x.report));
   const keys = [...new Set(all.flatMap(Object.keys))];
   return keys.filter((k) => new Set(all.map((s) => s[k])).size > 1).map((k) => `${k}: ${runs.map((x, i) => `${x.name} ${all[i][k] ?? '-'}`).join(', ')}`);

@@ -207,7 +207,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
 }
 
 /** Whether the ring links were encrypted, and with what (as every rank's links negotiated it). */
-export interface LinkSecurity {
+interface LinkSecurity {
   encrypted: boolean;
   ciphers: string[]; // 'TLSv1.3 TLS_AES_256_GCM_SHA384', one entry per distinct negotiation
   plainRanks: number; // ranks whose links were not encrypted (0 on an encrypted run)

@@ -11,6 +11,7 @@ export const PROTOCOL_VERSION = 1;
 const scheme = v.picklist(ALL_SCHEMES);
 const rank = int(0);
 const numberRecord = v.record(v.string(), finite);
+const hex64 = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/));
 
 /** Bytes moved in one direction, all read from real objects. */
 const TrafficSchema = v.object({
@@ -128,7 +129,9 @@ const ControlMessageSchema = v.variant('type', [
   v.object({ type: v.literal('run'), scheme }),
   v.object({ type: v.literal('step'), rank, scheme, metrics: StepMetricsSchema }),
   v.object({ type: v.literal('done'), summary: SchemeSummarySchema }),
-  v.object({ type: v.literal('checkpoint'), scheme, step: int(1), rank, file: text(), sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)) }),
+  // sha256: of the whole file; headerSha256: of its header, which lists a SHA-256 per block of its data (so a
+  // reader that wants part of the file checks only what it reads)
+  v.object({ type: v.literal('checkpoint'), scheme, step: int(1), rank, file: text(), sha256: hex64, headerSha256: v.optional(hex64) }),
   v.object({ type: v.literal('finish') }),
   // clock sync: a rank sends t0 (its clock), the coordinator answers at once with t1 (its clock)
   v.object({ type: v.literal('clock'), t0: finite, t1: v.optional(finite) }),

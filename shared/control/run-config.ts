@@ -75,7 +75,9 @@ export const RunConfigSchema = v.object({
         step: int(1),
         dir: checkpointDir,
         sha256: v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
-        from: v.optional(v.object({ scheme, world: int(1), unit: v.picklist(UNITS), sharded: v.boolean() })),
+        headerSha256: v.optional(v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)))), // shards whose header lists block checksums
+        // written by another scheme, world size or unit: resharded as it loads
+        from: v.optional(v.object({ scheme, world: int(1), unit: v.picklist(UNITS), sharded: v.boolean(), shardGroup: v.optional(int(2)) })),
       }),
     ),
   ),

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { modelSpec } from '../training/model.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { parseSafetensors, serializeSafetensors, writeFileAtomic, type StTensor } from './safetensors.js';
+import { BLOCK_BYTES, blockHashes, dataStart } from './shard-blocks.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
 import type { OptimizerState } from '../training/adam.js';
 
@@ -29,36 +30,42 @@ const CheckpointIndexSchema = v.object({
   shardGroup: v.optional(int(2)), // hsdp: the ranks a shard group has (ranks 0..G-1 hold one whole model)
   files: v.array(v.pipe(v.string(), v.regex(/^rank-\d{5}\.safetensors$/))), // relative to the index, in rank order
   sha256: v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))), // of each file, in rank order
+  // of each file's header, which lists a SHA-256 per block of its data: a resharding reader reads and checks
+  // only the blocks it needs (absent in checkpoints written before: those are read whole)
+  headerSha256: v.optional(v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)))),
 });
 export type CheckpointIndex = v.InferOutput<typeof CheckpointIndexSchema>;
 
 export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-const stepDir = (dir: string, scheme: SchemeName, step: number) => join(dir, scheme, `step-${String(step).padStart(8, '0')}`);
-const rankFile = (rank: number) => `rank-${String(rank).padStart(5, '0')}.safetensors`;
+export const stepDir = (dir: string, scheme: SchemeName, step: number) => join(dir, scheme, `step-${String(step).padStart(8, '0')}`);
+export const rankFile = (rank: number) => `rank-${String(rank).padStart(5, '0')}.safetensors`;
 
-/** Write this rank's shard; returns its path and the SHA-256 of its bytes (for the index). */
-export async function writeRankShard(
-  dir: string,
-  scheme: SchemeName,
-  rank: number,
-  world: number,
-  s: OptimizerState,
-): Promise<{ path: string; sha256: string }> {
+export interface WrittenShard {
+  path: string;
+  sha256: string; // the whole file
+  headerSha256: string; // its header, with the blocks' SHA-256s in its metadata
+}
+
+/** Write this rank's shard, with a SHA-256 per BLOCK_BYTES of its data in the header's metadata; returns its
+ *  path and the SHA-256s of the whole file and of its header (for the index). */
+export async function writeRankShard(dir: string, scheme: SchemeName, rank: number, world: number, s: OptimizerState): Promise<WrittenShard> {
   const folder = stepDir(dir, scheme, s.step);
   await mkdir(folder, { recursive: true });
   const t = (data: Float32Array): StTensor => ({ dtype: 'F32', shape: [data.length], data });
-  const body = serializeSafetensors(
-    new Map([
-      ['master', t(s.master)],
-      ['m', t(s.m)],
-      ['v', t(s.v)],
-    ]),
-    { step: String(s.step), rank: String(rank), world: String(world), scheme },
-  );
+  const tensors = new Map([
+    ['master', t(s.master)],
+    ['m', t(s.m)],
+    ['v', t(s.v)],
+  ]);
+  const meta = { step: String(s.step), rank: String(rank), world: String(world), scheme };
+  // The data's bytes do not depend on the header: hash them once laid out, then write the header that lists them.
+  const plain = serializeSafetensors(tensors, meta);
+  const blocks = blockHashes(plain.subarray(dataStart(plain)));
+  const body = serializeSafetensors(tensors, { ...meta, blockBytes: String(BLOCK_BYTES), blocks });
   const path = join(folder, rankFile(rank));
   await writeFileAtomic(path, body);
-  return { path, sha256: sha256(body) };
+  return { path, sha256: sha256(body), headerSha256: sha256(body.subarray(0, dataStart(body))) };
 }
 
 /** Rank `rank`'s shard of the checkpoint `index` describes, checked against the index's checksum. */
@@ -91,7 +98,15 @@ export async function readRankShard(
   return { master: get('master'), m: get('m'), v: get('v'), step: index.step };
 }
 
-export async function writeIndex(dir: string, config: RunConfig, world: number, scheme: SchemeName, step: number, checksums: string[]): Promise<string> {
+export async function writeIndex(
+  dir: string,
+  config: RunConfig,
+  world: number,
+  scheme: SchemeName,
+  step: number,
+  checksums: string[],
+  headerChecksums?: string[],
+): Promise<string> {
   const sharded = SCHEME_TABLE[scheme].shardOptimizer;
   const index: CheckpointIndex = {
     format: 'zerowire-checkpoint-2',
@@ -107,6 +122,7 @@ export async function writeIndex(dir: string, config: RunConfig, world: number, 
     ...(isHybrid(scheme) ? { shardGroup: config.shardGroup } : {}),
     files: Array.from({ length: world }, (_, r) => rankFile(r)),
     sha256: checksums,
+    ...(headerChecksums ? { headerSha256: headerChecksums } : {}),
   };
   const path = join(stepDir(dir, scheme, step), 'index.json');
   await writeFileAtomic(path, JSON.stringify(index, null, 1));

@@ -4,7 +4,9 @@
 import type { OptimizerState } from '../training/adam.js';
 import { ShardLayout } from '../training/layout.js';
 import { modelSpec } from '../training/model.js';
-import { readRankShard, type CheckpointIndex } from './checkpoint.js';
+import { rankFile, readRankShard, stepDir, type CheckpointIndex } from './checkpoint.js';
+import { ShardRanges } from './shard-blocks.js';
+import { join } from 'node:path';
 import type { StTensor } from './safetensors.js';
 import { toStateDict } from './state-dict.js';
 
@@ -16,17 +18,74 @@ export interface FullState {
   step: number;
 }
 
-type Source = Pick<CheckpointIndex, 'scheme' | 'step' | 'sha256' | 'world' | 'unit' | 'sharded' | 'arch' | 'model' | 'shardGroup'>;
+type Source = Pick<CheckpointIndex, 'scheme' | 'step' | 'sha256' | 'world' | 'unit' | 'sharded' | 'arch' | 'model' | 'shardGroup' | 'headerSha256'>;
+
+/** A stretch of the unpadded flat vector and where it sits in a buffer (a shard file's, or a rank's). */
+interface Piece {
+  from: number;
+  to: number;
+  at: number;
+}
+
+/** What rank `rank` of `layout` holds, stretch by stretch: its slice of every unit, or the whole padded model. */
+function pieces(layout: ShardLayout, rank: number, sharded: boolean): Piece[] {
+  return layout.units.flatMap((u) => {
+    if (!sharded) return [{ from: u.offset, to: u.offset + u.size, at: u.paddedOffset }];
+    const from = u.offset + rank * u.shard;
+    const to = Math.min(u.offset + u.size, from + u.shard);
+    return to > from ? [{ from, to, at: u.shardOffset }] : [];
+  });
+}
+
+/** The checkpoint `index` describes, cut into what a rank with `layout` holds. Shards that list block
+ *  checksums are read only where they overlap that (each block read checked); older ones are read whole.
+ *  Returns the state and the bytes read from disk. */
+export async function readStateFor(dir: string, index: Source, layout: ShardLayout, sharded: boolean): Promise<{ state: OptimizerState; bytesRead: number }> {
+  if (!index.headerSha256) {
+    const full = await readFullState(dir, index);
+    return { state: stateFor(full, layout, sharded), bytesRead: Number.NaN };
+  }
+  const old = new ShardLayout(modelSpec(index), sourceWorld(index), 0, index.unit);
+  const oldLength = index.sharded ? old.shardTotal : old.paddedTotal;
+  const n = sharded ? layout.shardTotal : layout.paddedTotal;
+  const state: OptimizerState = { master: new Float32Array(n), m: new Float32Array(n), v: new Float32Array(n), step: index.step };
+  const want = pieces(layout, layout.rank, sharded);
+  let bytesRead = 0;
+  for (let r = 0; r < (index.sharded ? old.world : 1); r++) {
+    const overlaps = pieces(old, r, index.sharded).flatMap((src) =>
+      want.flatMap((dst) => {
+        const from = Math.max(src.from, dst.from);
+        const to = Math.min(src.to, dst.to);
+        return to > from ? [{ file: src.at + from - src.from, at: dst.at + from - dst.from, count: to - from }] : [];
+      }),
+    );
+    if (!overlaps.length) continue; // nothing of this shard is ours: not even opened
+    const shard = await ShardRanges.open(join(stepDir(dir, index.scheme, index.step), rankFile(r)), index.headerSha256[r]);
+    try {
+      const keys = ['master', 'm', 'v'] as const;
+      await shard.read(overlaps.flatMap((o) => keys.map((k) => ({ name: k, length: oldLength, from: o.file, count: o.count, out: state[k], at: o.at }))));
+    } finally {
+      bytesRead += shard.bytesRead;
+      await shard.close();
+    }
+  }
+  return { state, bytesRead };
+}
+
+/** How many ranks' shards make one whole model in a checkpoint: the hybrid's group, else its world. */
+function sourceWorld(index: Source): number {
+  if (index.scheme === 'hsdp' && !index.shardGroup)
+    throw new Error(
+      `checkpoint ${index.scheme} step ${index.step}: its index does not record the shard group, so it resumes only as HSDP at its own world size`,
+    );
+  return index.shardGroup ?? index.world;
+}
 
 /** Every shard of the checkpoint (each checked against its SHA-256), put back together. A DP checkpoint's
  *  first shard holds it all; the hybrid's first group (its index says how many ranks a group has; one written
  *  before it said so is refused). */
 export async function readFullState(dir: string, index: Source): Promise<FullState> {
-  if (index.scheme === 'hsdp' && !index.shardGroup)
-    throw new Error(
-      `checkpoint ${index.scheme} step ${index.step}: its index does not record the shard group, so it resumes only as HSDP at its own world size`,
-    );
-  const layout = new ShardLayout(modelSpec(index), index.shardGroup ?? index.world, 0, index.unit);
+  const layout = new ShardLayout(modelSpec(index), sourceWorld(index), 0, index.unit);
   if (!index.sharded) {
     const s = await readRankShard(dir, index, 0, layout.paddedTotal);
     return { master: layout.unpad(s.master), m: layout.unpad(s.m), v: layout.unpad(s.v), step: s.step };
