@@ -147,7 +147,8 @@ const PeerHelloSchema = v.object({
   rank,
   runId: text(64),
   proof: binaryOf(32),
-  ring: v.optional(v.picklist(['group', 'cross'])), // a hybrid scheme's sub-ring (absent: the main ring)
+  // a hybrid scheme's sub-ring, or a pre-flight probe connection (probe:N, link-probe.ts); absent: the main ring
+  ring: v.optional(v.union([v.picklist(['group', 'cross']), v.pipe(v.string(), v.regex(/^probe:\d{1,4}$/))])),
 });
 export type PeerHello = v.InferOutput<typeof PeerHelloSchema>;
 

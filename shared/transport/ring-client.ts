@@ -28,6 +28,8 @@ export class RingClient {
   private early: ChunkFrame[] = []; // frames that arrived before attach()
   private state: 'connecting' | 'open' | 'closing' | 'closed' = 'connecting';
   private closeFrame: { code: number; reason: string } | null = null;
+  /** Told of every pong (the pre-flight times round trips with pings). */
+  onPong: (() => void) | null = null;
 
   private constructor(
     readonly socket: Socket,
@@ -138,6 +140,7 @@ export class RingClient {
 
   private onControl(opcode: number, payload: Uint8Array): void {
     if (opcode === OP.ping) this.write(clientFrame(OP.pong, payload));
+    else if (opcode === OP.pong) this.onPong?.();
     else if (opcode === OP.close) {
       const code = payload.byteLength >= 2 ? (payload[0] << 8) | payload[1] : 1005;
       this.closeFrame = { code, reason: Buffer.from(payload.subarray(2)).toString('utf8') };

@@ -33,8 +33,10 @@ const MAX_WAITING = 32;
 /** A rank's listening socket: its next neighbour dials in here, and this rank sends to it over that link. */
 /** Which ring a link belongs to: the main ring, or a hybrid scheme's sub-ring. */
 export type RingName = 'main' | 'group' | 'cross';
-const slot = (ring: RingName, rank: number) => `${ring}:${rank}`;
-const ringOf = (h: PeerHello): RingName => h.ring ?? 'main';
+/** What a connection to a listener is for: a ring, or one pre-flight probe connection (link-probe.ts). */
+export type LinkName = RingName | `probe:${number}`;
+const slot = (ring: LinkName, rank: number) => `${ring}:${rank}`;
+const ringOf = (h: PeerHello): LinkName => (h.ring ?? 'main') as LinkName;
 
 export class PeerListener {
   /** By ring and rank: a rank may dial this one for more than one ring. */
@@ -83,7 +85,7 @@ export class PeerListener {
   }
 
   /** Resolve with the channel to `rank` once it has connected and proved it belongs to this run. */
-  expect(rank: number, runId: string, ringKey: Uint8Array, timeoutMs: number, ring: RingName = 'main'): Promise<PeerChannel> {
+  expect(rank: number, runId: string, ringKey: Uint8Array, timeoutMs: number, ring: LinkName = 'main'): Promise<PeerChannel> {
     const candidates = this.early.filter((e) => e.hello.rank === rank && ringOf(e.hello) === ring);
     const good = candidates.find((e) => e.hello.runId === runId && validProof(ringKey, runId, rank, e.hello.proof));
     for (const e of candidates) {
@@ -174,7 +176,7 @@ export async function dialPeer(
   peer: number,
   auth: { runId: string; ringKey: Uint8Array },
   limits: { chunkBytes: number; timeoutMs: number },
-  ring: RingName = 'main',
+  ring: LinkName = 'main',
   tls?: LinkTls,
 ): Promise<PeerChannel> {
   const { runId, ringKey } = auth;
@@ -239,7 +241,7 @@ export async function wireRing(opts: {
  * so two ranks may share a link in more than one ring. The Ring it returns counts positions within it.
  */
 export async function wireSubRing(opts: {
-  ring: Exclude<RingName, 'main'>;
+  ring: 'group' | 'cross';
   self: number;
   members: readonly number[];
   peers: readonly PeerAddress[]; // by global rank id

@@ -1,0 +1,153 @@
+// The pre-flight link test: before any scheme runs, each measured link carries data over the same path a
+// collective uses (a ring-authenticated WebSocket, chunk frames read by the same client), with one stream and
+// then with several, and times its round trip with pings on an idle connection. It answers "which link is
+// slow" before a figure of the run looks wrong (NCCL users bisect with all-reduce tests on pairs of nodes).
+//
+// A round pairs every prober with one peer to send to and one to receive from, all at once, like a ring
+// step: the ring pre-flight is one round over the ring, all-pairs is H-1 rounds over one rank per host
+// (round k: host i sends to host i+k). The receiver measures and ends each phase: it closes the streams
+// once data has arrived for PROBE.ms, so a slow link costs no more time than a fast one.
+import { performance } from 'node:perf_hooks';
+import type { PeerChannel } from './channel.js';
+import { ClientTransport } from './channel.js';
+import { dialPeer, type PeerAddress, type PeerListener } from './ring.js';
+
+export const PROBE = {
+  ms: 250, // data arriving per phase
+  streams: 4, // the several-streams phase
+  pings: 5, // round trips timed (the least is reported)
+  window: 4, // frames a sender keeps in flight per stream
+  frameBytes: 256 << 10,
+};
+
+/** One direction of one link, as its receiver measured it. */
+export interface LinkProbe {
+  from: number; // sending rank
+  to: number; // receiving rank (who reports)
+  mbit: number; // one stream, Mbit/s of payload
+  mbitMulti: number; // PROBE.streams streams together
+  streams: number;
+  rttMs: number; // least of PROBE.pings round trips on an idle connection
+}
+
+export interface ProbeRound {
+  sendTo: number | null;
+  recvFrom: number | null;
+}
+
+interface ProbeContext {
+  self: number;
+  peers: readonly PeerAddress[]; // by rank
+  listener: PeerListener;
+  runId: string;
+  ringKey: Uint8Array;
+  timeoutMs: number;
+}
+
+/** Connection names: per round, 0 = the idle one pings run on, 1 = one stream, 2.. = the several. */
+const name = (round: number, kind: number) => `probe:${round * 16 + kind}` as const;
+
+/** Run the rounds; returns what this rank received, link by link. */
+export async function probeLinks(ctx: ProbeContext, rounds: ProbeRound[]): Promise<LinkProbe[]> {
+  const out: LinkProbe[] = [];
+  for (const [k, r] of rounds.entries()) {
+    const [, got] = await Promise.all([r.sendTo === null ? null : serve(ctx, k, r.sendTo), r.recvFrom === null ? null : measure(ctx, k, r.recvFrom)]);
+    if (got) out.push(got);
+  }
+  return out;
+}
+
+/** The sending end: accept the receiver's connections and send on each until it closes them. */
+async function serve(ctx: ProbeContext, round: number, to: number): Promise<void> {
+  const accept = (kind: number) => ctx.listener.expect(to, ctx.runId, ctx.ringKey, ctx.timeoutMs, name(round, kind));
+  const idle = await accept(0);
+  await closed(idle);
+  await blast([await accept(1)]);
+  await blast(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => accept(2 + s))));
+}
+
+/** Send frames on every channel, PROBE.window in flight each, until the receiver closes them. */
+function blast(channels: PeerChannel[]): Promise<void> {
+  const payload = new Uint8Array(PROBE.frameBytes);
+  return Promise.all(
+    channels.map(
+      (ch) =>
+        new Promise<void>((resolve) => {
+          let chunk = 0;
+          let inFlight = 0;
+          // A send on a closed WebSocket calls back at once (on the next tick): stop at the close itself, or
+          // this loop would starve the event loop that delivers it.
+          const pump = () => {
+            if (ch.failed || !ch.transport.isOpen) return resolve();
+            while (inFlight < PROBE.window) {
+              inFlight++;
+              ch.send({ coll: 0, step: 0, chunk: chunk++, dtype: 'fp32', elements: PROBE.frameBytes / 4 }, payload, () => {
+                inFlight--;
+                pump();
+              });
+            }
+          };
+          ch.onFailure(() => resolve()); // the receiver closed it: done
+          pump();
+        }),
+    ),
+  ).then(() => undefined);
+}
+
+const closed = (ch: PeerChannel) => new Promise<void>((resolve) => (ch.failed ? resolve() : ch.onFailure(() => resolve())));
+
+/** The receiving end: time round trips on an idle connection, then receive on one stream and on several. */
+async function measure(ctx: ProbeContext, round: number, from: number): Promise<LinkProbe> {
+  const dial = (kind: number) => dialPeer(ctx.peers[from], ctx.self, from, ctx, { chunkBytes: PROBE.frameBytes, timeoutMs: ctx.timeoutMs }, name(round, kind), ctx.listener.tls);
+  const idle = await dial(0);
+  const rttMs = await roundTrips(idle);
+  idle.close();
+  const one = await receive([await dial(1)]);
+  const several = await receive(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => dial(2 + s))));
+  return { from, to: ctx.self, mbit: one, mbitMulti: several, streams: PROBE.streams, rttMs };
+}
+
+async function roundTrips(ch: PeerChannel): Promise<number> {
+  const client = (ch.transport as ClientTransport).client;
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < PROBE.pings; i++) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      client.onPong = () => resolve();
+      ch.onFailure(reject);
+      ch.transport.ping();
+    });
+    best = Math.min(best, performance.now() - t0);
+  }
+  client.onPong = null;
+  return best;
+}
+
+/** Payload Mbit/s over the channels together: from the end of the first frame any of them received to the
+ *  end of the last, once PROBE.ms have passed; then they are closed. */
+function receive(channels: PeerChannel[]): Promise<number> {
+  const scratch = new Uint8Array(PROBE.frameBytes);
+  let first = -1;
+  let last = -1;
+  let bytes = 0;
+  let done = false;
+  return new Promise<number>((resolve, reject) => {
+    for (const ch of channels) {
+      ch.onFailure((err) => !done && reject(err));
+      ch.listen(0, {
+        destination: (h) => scratch.subarray(0, h.elements * 4),
+        frame: (f) => {
+          if (done) return;
+          const now = performance.now();
+          if (first < 0) first = now; // the first frame's bytes only start the clock
+          else bytes += f.payload.byteLength;
+          last = now;
+          if (now - first < PROBE.ms) return;
+          done = true;
+          for (const c of channels) c.transport.terminate(); // at once: a polite close would queue behind the data
+          resolve(last > first ? (bytes * 8) / ((last - first) * 1000) : 0);
+        },
+      });
+    }
+  });
+}
