@@ -106,6 +106,11 @@ function computeOptions<T>(y: Argv<T>) {
       default: false,
       describe: "GPT: activation checkpointing per block (keep each block's output, recompute its insides in the backward pass)",
     })
+    .option('preflight', {
+      choices: ['off', 'ring', 'all-pairs'],
+      default: 'ring',
+      describe: 'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
+    })
     .option('overlap', {
       choices: ['on', 'off'],
       default: 'on',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The one entry point: zerowire coordinator | rank | local | plan | compare | consolidate | checkpoint. Every option can also come from an
+// The one entry point: zerowire coordinator | rank | local | links | plan | compare | consolidate | checkpoint. Every option can also come from an
 // environment variable ZEROWIRE_<OPTION> (e.g. ZEROWIRE_COORDINATOR, ZEROWIRE_WORLD); WORLD_SIZE is read
 // for --world like torchrun does.
 import { hideBin } from 'yargs/helpers';
@@ -19,9 +19,9 @@ async function main(): Promise<number> {
   const exit = (code: number) => (exitCode = code);
   let y = baseCli(hideBin(process.argv));
   for (const command of [coordinatorCommand, rankCommand, localCommand, consolidateCommand, checkpointCommand, planCommand]) y = command(y, exit);
-  y = compareCommand(y);
+  y = compareCommand(coordinatorCommand(y, exit, true));
   await y
-    .demandCommand(1, 'name a command: coordinator, rank, local, plan, compare, consolidate or checkpoint')
+    .demandCommand(1, 'name a command: coordinator, rank, local, links, plan, compare, consolidate or checkpoint')
     .strict()
     .fail((msg, err) => {
       // Bad usage and bad option values exit 2; anything else is a runtime failure (exit 1).

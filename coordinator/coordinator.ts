@@ -22,6 +22,7 @@ export { CoordinatorError, type RankInfo } from './members.js';
 
 export type { CoordinatorOptions, RunResult, StepListener } from './run-types.js';
 import type { CoordinatorOptions, RunResult, StepListener } from './run-types.js';
+import type { Preflight } from '../shared/accounting/links.js';
 
 /** Limits for connections that have not joined (see control-server.ts). */
 const JOIN_LIMITS = { joinMessageBytes: 64 << 10, joinTimeoutMs: 5_000, maxWaiting: 64 } as const;
@@ -34,6 +35,7 @@ export class Coordinator {
   private failure: CoordinatorError | null = null;
   private readonly waiters = new Waiters();
   private readonly ready = new Set<number>();
+  private readonly preflight: Preflight = { mode: 'off', ms: 0, links: [] }; // what the ranks' pre-flight measured
   private readonly done = new Map<SchemeName, SchemeSummary[]>();
   private current: { scheme: SchemeName; step: number } | null = null;
   private readonly stepReports = new RankReports();
@@ -113,13 +115,16 @@ export class Coordinator {
     if (this.failure) throw this.failure;
     this.membership.capMessages(memberMessageCap(plan));
     // The hybrid's sub-rings dial any rank: every rank learns every address.
-    const peers = config.schemes.includes('hsdp') ? { peers: this.members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
+    // The hybrid's sub-rings and the all-pairs pre-flight dial any rank: every rank learns every address.
+    const everyone = config.schemes.includes('hsdp') || config.preflight === 'all-pairs';
+    const peers = everyone ? { peers: this.members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
+    const hosts = { hosts: this.members.map((o) => o.info.host) };
     const runId = randomBytes(8).toString('hex');
     const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
     for (const m of this.members) {
       const prev = this.members[(m.info.rank - 1 + world) % world].info;
       const hostRanks = this.members.filter((o) => o.info.hostname === m.info.hostname).length;
-      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, hostRanks, config, ...peers });
+      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, hostRanks, config, ...peers, ...hosts });
     }
     await this.until(
       () => this.ready.size === world,
@@ -127,7 +132,8 @@ export class Coordinator {
       () => `ranks ${this.missing(this.ready)} did not wire the ring`,
     );
     this.wired = true;
-    for (const scheme of config.schemes) {
+    this.preflight.mode = config.preflight;
+    for (const scheme of this.opts.linksOnly ? [] : config.schemes) {
       this.current = { scheme, step: 0 };
       this.done.set(scheme, []);
       for (const m of this.members) this.send(m, { type: 'run', scheme });
@@ -142,7 +148,8 @@ export class Coordinator {
     this.current = null;
     await this.checkpoints.settled();
     if (this.failure) throw this.failure;
-    return { world, plan, ranks: this.members.map((m) => m.info), summaries: this.done, messages: this.membership.messages, notes: this.notes };
+    const ranks = this.members.map((m) => m.info);
+    return { world, plan, ranks, summaries: this.done, messages: this.membership.messages, notes: this.notes, preflight: this.preflight };
   }
 
   /** The config the ranks get: hsdp's shard group resolved from the hosts, or hsdp left out of `all`. */
@@ -260,6 +267,8 @@ export class Coordinator {
     switch (msg.type) {
       case 'ready':
         this.ready.add(m.info.rank);
+        this.preflight.links.push(...(msg.links ?? []));
+        this.preflight.ms = Math.max(this.preflight.ms, msg.preflightMs ?? 0);
         break;
       case 'clock':
         return this.send(m, { type: 'clock', t0: msg.t0, t1: nowMs() });

@@ -8,6 +8,7 @@ import { RunPlan } from '../shared/accounting/run-plan.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, finalParameters, type Report } from '../shared/accounting/report.js';
 import { formatReport } from '../shared/accounting/report-text.js';
+import { networkReport, networkText } from '../shared/accounting/links.js';
 import { buildTrace } from '../shared/accounting/trace.js';
 import { renderHtmlReport } from '../shared/accounting/html-report.js';
 import { crossHostLinks } from '../shared/accounting/ring-links.js';
@@ -136,6 +137,18 @@ async function writeOutputs(opts: CoordinatorJobOptions, result: RunResult, repo
   }
 }
 
+/** `zerowire links`: the pre-flight's figures and verdict, and --out as JSON; no training happened. */
+async function linksReport(opts: CoordinatorJobOptions, result: RunResult, log: Logger): Promise<number> {
+  const network = networkReport(result.preflight, result.ranks, new Map());
+  process.stdout.write(`${networkText(network).join('\n')}\n`);
+  if (opts.out) {
+    const ranks = result.ranks.map(({ rank, address, host, hostname }) => ({ rank, address, host, hostname }));
+    await writeFileAtomic(opts.out, JSON.stringify({ tool: 'zerowire', kind: 'links', createdAt: new Date().toISOString(), world: result.world, ranks, network }, null, 1));
+    log.info({ path: opts.out }, 'links report written');
+  }
+  return 0;
+}
+
 /** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
 export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
   const refused = await refusal(opts, log);
@@ -166,7 +179,8 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     await coord.finish();
     progress.clear();
     log.debug(result.messages, `largest control message from a rank: ${result.messages.largest} bytes (cap ${result.messages.cap})`);
-    const report = buildReport(result.plan, result.ranks, result.summaries, result.notes);
+    if (opts.linksOnly) return await linksReport(opts, result, log);
+    const report = buildReport(result.plan, result.ranks, result.summaries, result.notes, result.preflight);
     process.stdout.write(`${formatReport(report)}\n`);
     if (!report.agreement.agree) log.warn(report.agreement, 'schemes disagree on the loss beyond the tolerance');
     await writeOutputs(opts, result, report, log);

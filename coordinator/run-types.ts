@@ -3,6 +3,7 @@ import type { SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import type { RunPlan } from '../shared/accounting/run-plan.js';
 import type { RankInfo } from './members.js';
+import type { Preflight } from '../shared/accounting/links.js';
 
 export interface CoordinatorOptions {
   host: string;
@@ -16,6 +17,7 @@ export interface CoordinatorOptions {
   maxRankMemory?: number;
   token?: string; // ranks must present it to join (compared in constant time, never logged)
   tls?: { cert: Buffer; key: Buffer }; // serve wss:// instead of ws://
+  linksOnly?: boolean; // `zerowire links`: wire the ring, run the pre-flight, report it, train nothing
   heartbeatTimeoutMs?: number; // a rank silent this long on a quiet link is lost (the floor of an adaptive limit: liveness.ts)
 }
 
@@ -26,6 +28,7 @@ export interface RunResult {
   summaries: Map<SchemeName, SchemeSummary[]>; // per scheme, indexed by rank
   messages: { largest: number; cap: number }; // the largest control message a rank sent, and the cap it had
   notes: string[]; // how the run was resolved (a scheme left out, and why)
+  preflight: Preflight;
 }
 
 export type StepListener = (scheme: SchemeName, step: number, ranksDone: number, metrics: StepMetrics) => void;

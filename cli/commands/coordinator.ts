@@ -5,10 +5,14 @@ import { readTls, tlsOptions } from '../tls-options.js';
 import { createLogger } from '../log.js';
 import { jobOptions, runOptions, type RunArgv, type Cli } from '../options.js';
 
-export function coordinatorCommand(y: Cli, exit: (code: number) => void): Cli {
+/** `links`: the same coordinator, which wires the ranks, runs the pre-flight (all pairs by default),
+ *  prints what it measured and lets them go, training nothing. */
+export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOnly = false): Cli {
   return y.command(
-    'coordinator',
-    'wait for --world ranks, run the schemes, print the report',
+    linksOnly ? 'links' : 'coordinator',
+    linksOnly
+      ? 'wait for --world ranks, measure their links (--preflight all-pairs or ring), report which is slow, train nothing'
+      : 'wait for --world ranks, run the schemes, print the report',
     (y) =>
       tlsOptions(runOptions(y))
         .option('port', { type: 'number', default: 7070 })
@@ -22,15 +26,20 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void): Cli {
           describe:
             "if fewer than --world ranks joined in time, run with them when at least this many did (a warning says so); 'auto' never settles below 2 unless this is 1",
         })
-        .option('settle', { type: 'number', default: 3, describe: 'with --world auto: seconds without a new rank before the run starts' }),
+        .option('settle', { type: 'number', default: 3, describe: 'with --world auto: seconds without a new rank before the run starts' })
+        .option('preflight', {
+          choices: linksOnly ? ['ring', 'all-pairs'] : ['off', 'ring', 'all-pairs'],
+          default: linksOnly ? 'all-pairs' : 'ring',
+          describe: 'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
+        }),
     async (a) => {
-      const log = createLogger(a.logLevel, 'coordinator');
+      const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator');
       const tls = readTls(a);
       if (a.minWorld !== undefined && !(Number.isInteger(a.minWorld) && a.minWorld >= 1))
         throw new ConfigError(`--min-world: ${a.minWorld} must be a positive integer`);
       exit(
         await runCoordinatorJob(
-          { ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, minWorld: a.minWorld, tls },
+          { ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, minWorld: a.minWorld, tls, linksOnly },
           log,
         ),
       );

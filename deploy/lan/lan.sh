@@ -106,11 +106,11 @@ for ns in "${names[@]}"; do
   ip netns exec "$sw" tc qdisc add dev "${id}b$n" root tbf rate "$r" burst 256kb latency 50ms
   n=$((n + 1))
 done
-# A CPU quota per slow host, on whichever cgroup version the machine mounts.
-cpu_group() {
-  local i=$1 cores=$2 g
-  local quota
-  quota=$(awk -v c="$cores" 'BEGIN { q = int(c * 100000); if (q < 1000) q = 1000; print q }')
+# A CPU quota per slow host, on whichever cgroup version the machine mounts. (Ranks join it from out here:
+# inside `ip netns exec` /sys is the namespace's own, without the cgroup file system.)
+declare -A group_of=()
+for i in "${!host_cpu[@]}"; do
+  quota=$(awk -v c="${host_cpu[$i]}" 'BEGIN { q = int(c * 100000); if (q < 1000) q = 1000; print q }')
   if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
     g=/sys/fs/cgroup/$id-h$i
     mkdir "$g" && echo "$quota 100000" >"$g/cpu.max"
@@ -119,10 +119,8 @@ cpu_group() {
     mkdir "$g" && echo 100000 >"$g/cpu.cfs_period_us" && echo "$quota" >"$g/cpu.cfs_quota_us"
   fi
   cgroups+=("$g")
-  echo "$g"
-}
-declare -A group_of=()
-for i in "${!host_cpu[@]}"; do group_of[$i]=$(cpu_group "$i" "${host_cpu[$i]}"); done
+  group_of[$i]=$g
+done
 for i in "${!capture[@]}"; do
   ip netns exec "${names[$((i + 1))]}" tcpdump -i eth0 -s 0 -U -w "${capture[$i]}" tcp 2>/dev/null &
   pids+=($!)
@@ -139,11 +137,10 @@ pids=("$coord" "${pids[@]}")
 # the others' and it is the coordinator that puts them next to each other in the ring.
 for p in $(seq 1 "$procs"); do
   for i in $(seq 1 "$hosts"); do
-    g=${group_of[$((i - 1))]:-}
-    # A slow host's ranks enter its cgroup before they exec node.
-    ip netns exec "${names[$i]}" sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$g" \
-      "$node" "$cli" rank --coordinator "$scheme://10.250.0.1:7070" --iface eth0 "${tls[@]}" &
+    ip netns exec "${names[$i]}" "$node" "$cli" rank --coordinator "$scheme://10.250.0.1:7070" --iface eth0 "${tls[@]}" &
     pids+=($!)
+    g=${group_of[$((i - 1))]:-}
+    [ -z "$g" ] || echo $! >"$g/cgroup.procs" # ip netns exec execs node: the same process
     ranks+=($!)
     [ "$procs" -eq 1 ] || sleep 0.3
   done

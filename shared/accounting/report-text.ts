@@ -1,5 +1,6 @@
 // The report as text: the side-by-side table and the notes that say how to read it, shared by the terminal
 // and the HTML page.
+import { networkText } from './links.js';
 import { bytesPerElement } from '../tensor/dtype.js';
 import type { RunConfig } from '../control/run-config.js';
 import { modelKind, modelSpec } from '../training/model.js';
@@ -179,6 +180,7 @@ function reportNotes(r: Report): string[] {
       `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
   notes.push(linksNote(r));
+  if (r.network) notes.push(...networkText(r.network));
   const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
   notes.push(`products computed on: ${products.join('; ')}${products.length > 1 ? ' (the ranks differ)' : ' (every rank)'}`);
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);

@@ -7,6 +7,7 @@ import { isHybrid, isReplicated, SCHEME_TABLE, schemeTitle } from '../training/s
 import { crossHostLinks, linkCrossesHosts } from './ring-links.js';
 import type { RingName } from '../transport/ring.js';
 import type { RunPlan } from './run-plan.js';
+import { networkReport, type NetworkReport, type Preflight } from './links.js';
 import { deviceNote, whatIfRow, type DeviceNote, type WhatIfRow } from './whatif-report.js';
 
 export interface RankRecord {
@@ -72,6 +73,7 @@ export interface Report {
   notes: string[]; // how the coordinator resolved the run (a scheme left out, and why)
   device: DeviceNote | null; // the modeled accelerator (--compute model:PRESET), or null: compute ran here
   links: LinkSecurity;
+  network: NetworkReport; // which link or host was slow: pre-flight, achieved rates, lateness (links.ts)
   rows: SchemeRow[];
   agreement: { lossTolerance: number; maxLossDiff: number; maxParamDiff: number; agree: boolean };
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
@@ -220,7 +222,13 @@ function linkSecurity(summaries: Map<SchemeName, SchemeSummary[]>): LinkSecurity
   return { encrypted: all.length > 0 && plainRanks === 0, ciphers, plainRanks };
 }
 
-export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<SchemeName, SchemeSummary[]>, notes: string[] = []): Report {
+export function buildReport(
+  plan: RunPlan,
+  ranks: RankRecord[],
+  summaries: Map<SchemeName, SchemeSummary[]>,
+  notes: string[] = [],
+  preflight: Preflight | null = null,
+): Report {
   const { config, world } = plan;
   const rows: SchemeRow[] = [];
   let first: Float32Array | null = null;
@@ -252,6 +260,7 @@ export function buildReport(plan: RunPlan, ranks: RankRecord[], summaries: Map<S
     notes,
     device: deviceNote(plan),
     links: linkSecurity(summaries),
+    network: networkReport(preflight, ranks, summaries),
     rows,
     agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
     perRank,

@@ -97,6 +97,9 @@ const SchemeSummarySchema = v.object({
 });
 export type SchemeSummary = v.InferOutput<typeof SchemeSummarySchema>;
 
+/** One direction of one link as the pre-flight's receiver measured it (transport/link-probe.ts). */
+const LinkProbeSchema = v.object({ from: rank, to: rank, mbit: finite, mbitMulti: finite, streams: int(1, 64), rttMs: finite });
+
 const ControlMessageSchema = v.variant('type', [
   v.object({
     type: v.literal('join'),
@@ -123,9 +126,11 @@ const ControlMessageSchema = v.variant('type', [
     hostRanks: int(1), // ranks on this rank's host (by hostname): --threads auto shares the cores among them
     // every rank's ring address, by rank id: what the hybrid scheme's sub-rings dial (only when it runs)
     peers: v.optional(v.array(v.object({ host: text(255), port: int(0, 65535) }))),
+    hosts: v.optional(v.array(text(255))), // every rank's host, by rank id (the all-pairs pre-flight pairs hosts)
     config: RunConfigSchema,
   }),
-  v.object({ type: v.literal('ready'), rank }),
+  // links: what this rank's pre-flight measured, per link it received on (absent: none)
+  v.object({ type: v.literal('ready'), rank, links: v.optional(v.array(LinkProbeSchema)), preflightMs: v.optional(finite) }),
   v.object({ type: v.literal('run'), scheme }),
   v.object({ type: v.literal('step'), rank, scheme, metrics: StepMetricsSchema }),
   v.object({ type: v.literal('done'), summary: SchemeSummarySchema }),

@@ -5,6 +5,7 @@ import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { finite, int, issuePath, issueText, parse, text } from './schema.js';
 
 /** The seed's four schemes, on the run's one ring. */
+export const PREFLIGHTS = ['off', 'ring', 'all-pairs'] as const;
 export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
 /** With the hybrid: ZeRO-3 within a shard group, replicas across groups, over two sub-rings. */
 export const ALL_SCHEMES = [...SCHEMES, 'hsdp'] as const;
@@ -48,6 +49,8 @@ export const RunConfigSchema = v.object({
   // every scheme at its best (DDP buckets, reduce-scatters behind the backward pass, ZeRO-3 prefetch), or
   // false: each collective awaited as soon as it starts, the "no overlap" baseline
   overlap: v.boolean(),
+  // before the schemes: measure every ring link (ring), or every pair of hosts (all-pairs), or nothing
+  preflight: v.optional(v.picklist(PREFLIGHTS), 'ring'),
   bucketBytes: int(1024, 1 << 30), // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), wire-dtype bytes
   // hsdp: ranks per shard group (0: the ranks of one host; the coordinator resolves it before it assigns)
   shardGroup: int(0, 4096),
@@ -105,6 +108,7 @@ export interface RunOptions {
   chunkKib: number;
   timeout: number; // seconds
   overlap?: string; // on|off
+  preflight?: string; // off|ring|all-pairs
   shardGroup?: number; // hsdp: 0 = by host
   bucketMib?: number;
   prefetch?: number; // both of the two below (the older option, kept as their alias)
@@ -133,6 +137,7 @@ const OPTION: Record<string, string> = {
   timeoutMs: '--timeout (in ms)',
   schemes: '--scheme',
   overlap: '--overlap',
+  preflight: '--preflight',
   shardGroup: '--shard-group',
   bucketBytes: '--bucket-mib (in bytes)',
   gatherAhead: '--gather-ahead',
@@ -230,6 +235,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     timeoutMs: Math.round(o.timeout * 1000),
     schemes: parseSchemes(o.scheme),
     overlap,
+    preflight: o.preflight ?? 'ring',
     shardGroup: o.shardGroup ?? 0,
     bucketBytes: Math.round((o.bucketMib ?? DEFAULT_BUCKET_BYTES / 2 ** 20) * 2 ** 20),
     gatherAhead,

@@ -35,6 +35,19 @@ export interface ProbeRound {
   recvFrom: number | null;
 }
 
+/** Who this rank sends to and receives from in each round. Ring: each rank from the one before it. All
+ *  pairs: one rank per host (the first of each), round k from host i to host i+k. */
+export function probeRounds(mode: 'off' | 'ring' | 'all-pairs', self: number, hosts: readonly string[]): ProbeRound[] {
+  const world = hosts.length;
+  if (mode === 'off' || world < 2) return [];
+  if (mode === 'ring') return [{ sendTo: (self + 1) % world, recvFrom: (self - 1 + world) % world }];
+  const leaders = hosts.flatMap((h, r) => (hosts.indexOf(h) === r ? [r] : []));
+  const i = leaders.indexOf(self);
+  const H = leaders.length;
+  if (i < 0 || H < 2) return [];
+  return Array.from({ length: H - 1 }, (_, k) => ({ sendTo: leaders[(i + k + 1) % H], recvFrom: leaders[(i - k - 1 + H) % H] }));
+}
+
 interface ProbeContext {
   self: number;
   peers: readonly PeerAddress[]; // by rank
@@ -60,8 +73,9 @@ export async function probeLinks(ctx: ProbeContext, rounds: ProbeRound[]): Promi
 /** The sending end: accept the receiver's connections and send on each until it closes them. */
 async function serve(ctx: ProbeContext, round: number, to: number): Promise<void> {
   const accept = (kind: number) => ctx.listener.expect(to, ctx.runId, ctx.ringKey, ctx.timeoutMs, name(round, kind));
-  const idle = await accept(0);
-  await closed(idle);
+  // Connection 0 only carries the receiver's pings, which the WebSocket server answers by itself: it is never
+  // accepted here (the receiver may be done with it before this rank gets so far), and the receiver dials
+  // connection 1 only once it is done, so nothing is sent during its round trips.
   await blast([await accept(1)]);
   await blast(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => accept(2 + s))));
 }
@@ -93,8 +107,6 @@ function blast(channels: PeerChannel[]): Promise<void> {
     ),
   ).then(() => undefined);
 }
-
-const closed = (ch: PeerChannel) => new Promise<void>((resolve) => (ch.failed ? resolve() : ch.onFailure(() => resolve())));
 
 /** The receiving end: time round trips on an idle connection, then receive on one stream and on several. */
 async function measure(ctx: ProbeContext, round: number, from: number): Promise<LinkProbe> {

@@ -1,0 +1,155 @@
+// Which link or host is slow. Three readings, side by side: the pre-flight's measured rate of each link
+// (transport/link-probe.ts), the rate each ring link achieved during the run (its bytes over the time its
+// frames were arriving), and how late each host's ranks entered collectives. A slow link shows in the first
+// two; a slow host in the third and in neither of the others: the report says which it was.
+import type { SchemeSummary } from '../control/messages.js';
+import type { LinkProbe } from '../transport/link-probe.js';
+
+export interface Preflight {
+  mode: 'off' | 'ring' | 'all-pairs';
+  ms: number; // the longest any rank spent on it
+  links: LinkProbe[];
+}
+
+interface RankHost {
+  rank: number;
+  host: string;
+}
+
+export interface MeasuredLink {
+  from: number; // ranks
+  to: number;
+  fromHost: string;
+  toHost: string;
+  mbit: number;
+}
+
+export interface NetworkReport {
+  preflight: (Omit<Preflight, 'links'> & { links: (LinkProbe & { fromHost: string; toHost: string })[] }) | null;
+  slowProbed: MeasuredLink[]; // pre-flight links far below the median (one stream)
+  achieved: MeasuredLink[]; // each ring link during the run: payload Mbit/s while its frames were arriving
+  slowAchieved: MeasuredLink[];
+  lateness: { host: string; ms: number }[]; // mean ms a host's ranks entered collectives after the median rank
+  blame: string[]; // sentences: which link or host, and why
+}
+
+/** A link is slow below this share of the median link; a host late by more than this share of a step. */
+const SLOW_LINK = 0.6;
+const LATE_SHARE = 0.1;
+const LATE_FLOOR_MS = 2;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : 0;
+};
+const mbit = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+/** A link by its ranks and hosts: '1→2 (hostB→hostC)', or '1→2 (hostB)' inside one host. */
+const linkName = (l: MeasuredLink) => `${l.from}→${l.to} (${l.fromHost === l.toHost ? l.fromHost : `${l.fromHost}→${l.toHost}`})`;
+
+function slowOnes(links: MeasuredLink[]): MeasuredLink[] {
+  if (links.length < 3) return [];
+  const m = median(links.map((l) => l.mbit));
+  return links.filter((l) => l.mbit < SLOW_LINK * m);
+}
+
+/** The host every slow link touches, if they share one. */
+function commonHost(links: MeasuredLink[]): string | null {
+  if (!links.length) return null;
+  const hosts = [links[0].fromHost, links[0].toHost].filter((h) => links.every((l) => l.fromHost === h || l.toHost === h));
+  return hosts.length === 1 ? hosts[0] : null;
+}
+
+/** Each main-ring link r-1 → r over every scheme's steps (the first left out when there are more). */
+function achievedRates(ranks: RankHost[], summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>): MeasuredLink[] {
+  const world = ranks.length;
+  if (world < 2) return [];
+  return ranks.flatMap(({ rank, host }) => {
+    let bytes = 0;
+    let ms = 0;
+    for (const sums of summaries.values()) {
+      const steps = sums[rank]?.steps ?? [];
+      for (const s of steps.length > 1 ? steps.slice(1) : steps) {
+        bytes += s.wire.bytes;
+        ms += s.wire.wireMs;
+      }
+    }
+    const from = (rank - 1 + world) % world;
+    return ms > 0 ? [{ from, to: rank, fromHost: ranks[from].host, toHost: host, mbit: (bytes * 8) / (ms * 1000) }] : [];
+  });
+}
+
+/** Mean ms each host's ranks entered a collective after the median rank did, and the mean step. */
+function latenessByHost(ranks: RankHost[], summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>): { lateness: NetworkReport['lateness']; stepMs: number } {
+  const late = new Map<number, number[]>();
+  const stepMs: number[] = [];
+  for (const sums of summaries.values()) {
+    if (sums.length !== ranks.length) continue;
+    const steps = sums[0].steps.length;
+    for (let t = steps > 1 ? 1 : 0; t < steps; t++) {
+      stepMs.push(...sums.map((s) => s.steps[t].stepMs));
+      const colls = sums[0].steps[t].collectives.length;
+      for (let i = 0; i < colls; i++) {
+        const entries = sums.map((s) => s.steps[t].collectives[i]?.entry ?? Number.NaN);
+        if (entries.some(Number.isNaN)) continue;
+        const m = median(entries);
+        entries.forEach((e, r) => late.set(r, [...(late.get(r) ?? []), e - m]));
+      }
+    }
+  }
+  const hosts = [...new Set(ranks.map((r) => r.host))];
+  const lateness = hosts.map((host) => {
+    const xs = ranks.filter((r) => r.host === host).flatMap((r) => late.get(r.rank) ?? []);
+    return { host, ms: xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0 };
+  });
+  return { lateness, stepMs: stepMs.length ? stepMs.reduce((a, b) => a + b, 0) / stepMs.length : 0 };
+}
+
+export function networkReport(preflight: Preflight | null, ranks: RankHost[], summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>): NetworkReport {
+  const hostOf = (r: number) => ranks[r]?.host ?? String(r);
+  const probed = (preflight?.links ?? []).map((l) => ({ ...l, fromHost: hostOf(l.from), toHost: hostOf(l.to) }));
+  const slowProbed = slowOnes(probed);
+  const achieved = achievedRates(ranks, summaries);
+  const slowAchieved = slowOnes(achieved);
+  const { lateness, stepMs } = latenessByHost(ranks, summaries);
+  const blame: string[] = [];
+  const say = (what: string, slow: MeasuredLink[], all: MeasuredLink[]) => {
+    const others = median(all.filter((l) => !slow.includes(l)).map((l) => l.mbit));
+    const host = commonHost(slow);
+    blame.push(
+      `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')} while the others carried ~${mbit(others)}${host ? `: every slow link touches host ${host}` : ''}`,
+    );
+  };
+  if (slowProbed.length) say('pre-flight, slowest links', slowProbed, probed);
+  if (slowAchieved.length) say('during the run, link', slowAchieved, achieved);
+  const sorted = [...lateness].sort((a, b) => b.ms - a.ms);
+  const bar = Math.max(LATE_FLOOR_MS, LATE_SHARE * stepMs);
+  if (sorted.length > 1 && sorted[0].ms > bar && sorted[0].ms > 3 * Math.max(0, sorted[1].ms)) {
+    const linksToo = slowAchieved.some((l) => l.fromHost === sorted[0].host || l.toHost === sorted[0].host);
+    blame.push(
+      `host ${sorted[0].host}'s ranks entered collectives ${sorted[0].ms.toFixed(1)} ms late on average (a step: ${stepMs.toFixed(1)} ms): ${linksToo ? 'its links are slow too' : 'its compute, not the network'}`,
+    );
+  }
+  if (!blame.length && (achieved.length >= 3 || probed.length >= 3)) blame.push('no link or host stands out');
+  return { preflight: preflight && preflight.mode !== 'off' ? { ...preflight, links: probed } : null, slowProbed, achieved, slowAchieved, lateness, blame };
+}
+
+/** The report's lines: the pre-flight's links (a matrix for all pairs), the achieved rates, the verdict. */
+export function networkText(n: NetworkReport): string[] {
+  const out: string[] = [];
+  const p = n.preflight;
+  if (p && !p.links.length) out.push(`pre-flight (${p.mode}): nothing to measure (${p.mode === 'all-pairs' ? 'one host' : 'one rank'})`);
+  if (p && p.links.length) {
+    const m = median(p.links.map((l) => l.mbit));
+    out.push(
+      `pre-flight (${p.mode}, ${(p.ms / 1000).toFixed(2)} s), payload Mbit/s with 1 stream / ${p.links[0]?.streams ?? 0} streams, round trip: ${p.links
+        .map((l) => `${linkName(l)} ${mbit(l.mbit)}/${mbit(l.mbitMulti)}, ${l.rttMs.toFixed(2)} ms`)
+        .join('; ')}`,
+    );
+    const slowest = [...p.links].sort((a, b) => a.mbit - b.mbit)[0];
+    if (slowest) out.push(`slowest link ${linkName(slowest)}: ${mbit(slowest.mbit)} Mbit/s, ${((100 * (m - slowest.mbit)) / Math.max(m, 1e-9)).toFixed(0)}% below the median ${mbit(m)}`);
+  }
+  if (n.achieved.length) out.push(`achieved during the run (payload while frames arrived), Mbit/s: ${n.achieved.map((l) => `${linkName(l)} ${mbit(l.mbit)}`).join(', ')}`);
+  if (n.lateness.length > 1) out.push(`late entering collectives (mean vs the median rank), ms: ${n.lateness.map((h) => `${h.host} ${h.ms.toFixed(1)}`).join(', ')}`);
+  out.push(...n.blame.map((b) => `verdict: ${b}`));
+  return out;
+}
