@@ -109,7 +109,8 @@ function computeOptions<T>(y: Argv<T>) {
     .option('preflight', {
       choices: ['off', 'ring', 'all-pairs'],
       default: 'ring',
-      describe: 'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
+      describe:
+        'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
     })
     .option('overlap', {
       choices: ['on', 'off'],

@@ -124,7 +124,19 @@ export class Coordinator {
     for (const m of this.members) {
       const prev = this.members[(m.info.rank - 1 + world) % world].info;
       const hostRanks = this.members.filter((o) => o.info.hostname === m.info.hostname).length;
-      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, prevHost: prev.address, prevPort: prev.peerPort, hostRanks, config, ...peers, ...hosts });
+      this.send(m, {
+        type: 'assign',
+        rank: m.info.rank,
+        world,
+        runId,
+        ringKey,
+        prevHost: prev.address,
+        prevPort: prev.peerPort,
+        hostRanks,
+        config,
+        ...peers,
+        ...hosts,
+      });
     }
     await this.until(
       () => this.ready.size === world,

@@ -143,7 +143,10 @@ async function linksReport(opts: CoordinatorJobOptions, result: RunResult, log: 
   process.stdout.write(`${networkText(network).join('\n')}\n`);
   if (opts.out) {
     const ranks = result.ranks.map(({ rank, address, host, hostname }) => ({ rank, address, host, hostname }));
-    await writeFileAtomic(opts.out, JSON.stringify({ tool: 'zerowire', kind: 'links', createdAt: new Date().toISOString(), world: result.world, ranks, network }, null, 1));
+    await writeFileAtomic(
+      opts.out,
+      JSON.stringify({ tool: 'zerowire', kind: 'links', createdAt: new Date().toISOString(), world: result.world, ranks, network }, null, 1),
+    );
     log.info({ path: opts.out }, 'links report written');
   }
   return 0;

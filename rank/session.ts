@@ -88,7 +88,10 @@ export class RankSession {
     const peers = msg.peers ?? [];
     peers[(msg.rank - 1 + msg.world) % msg.world] ??= { host: msg.prevHost, port: msg.prevPort };
     const t0 = performance.now();
-    const links = await probeLinks({ self: msg.rank, peers, listener: this.listener!, runId: msg.runId, ringKey: msg.ringKey, timeoutMs: msg.config.timeoutMs }, rounds);
+    const links = await probeLinks(
+      { self: msg.rank, peers, listener: this.listener!, runId: msg.runId, ringKey: msg.ringKey, timeoutMs: msg.config.timeoutMs },
+      rounds,
+    );
     this.preflightMs = performance.now() - t0;
     this.log.info({ mode, ms: Math.round(this.preflightMs), links }, 'pre-flight link test done');
     return links;

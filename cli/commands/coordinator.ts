@@ -30,7 +30,8 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
         .option('preflight', {
           choices: linksOnly ? ['ring', 'all-pairs'] : ['off', 'ring', 'all-pairs'],
           default: linksOnly ? 'all-pairs' : 'ring',
-          describe: 'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
+          describe:
+            'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
         }),
     async (a) => {
       const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator');
@@ -39,7 +40,14 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
         throw new ConfigError(`--min-world: ${a.minWorld} must be a positive integer`);
       exit(
         await runCoordinatorJob(
-          { ...jobOptions(a as unknown as RunArgv, a.host, a.port, true), discover: a.discover, settleMs: a.settle * 1000, minWorld: a.minWorld, tls, linksOnly },
+          {
+            ...jobOptions(a as unknown as RunArgv, a.host, a.port, true),
+            discover: a.discover,
+            settleMs: a.settle * 1000,
+            minWorld: a.minWorld,
+            tls,
+            linksOnly,
+          },
           log,
         ),
       );

@@ -13,6 +13,7 @@
 # --rate-host     host I's link at RATE instead of --rate (both directions): a slow NIC or cable.
 # --cpu-host      host I's ranks share CORES cores' worth of CPU (a CFS quota, e.g. 0.3): a slow host.
 # --tls-*         the coordinator and every rank run TLS (the certificate must name IP 10.250.0.1).
+# --links         run `zerowire links` (measure the links, train nothing) instead of `zerowire coordinator`.
 # --capture       tcpdump on host I's eth0 into FILE (pcap, whole packets) while the run lasts.
 # It prints "lan: ready <switch-ns> <coordinator-ns> <host-ns>..." on stderr once the network is up.
 set -euo pipefail
@@ -22,6 +23,7 @@ procs=1
 rate=1gbit
 declare -A host_rate=() host_cpu=() capture=()
 tls=()
+command=coordinator
 rate_re='^[0-9]+(\.[0-9]+)?[kmg]?bit$'
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --tls-cert|--tls-key|--tls-ca)
       [ -r "$2" ] || { echo "lan.sh: $1 $2: not a readable file" >&2; exit 2; }
       tls+=("$1" "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
+    --links) command=links; shift ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -130,7 +133,7 @@ echo "lan: ready $sw ${names[*]}" >&2
 
 scheme=ws
 [ ${#tls[@]} -eq 0 ] || scheme=wss
-ip netns exec "${names[0]}" "$node" "$cli" coordinator --world "$((hosts * procs))" --host 10.250.0.1 --port 7070 "${tls[@]}" "$@" &
+ip netns exec "${names[0]}" "$node" "$cli" "$command" --world "$((hosts * procs))" --host 10.250.0.1 --port 7070 "${tls[@]}" "$@" &
 coord=$!
 pids=("$coord" "${pids[@]}")
 # With --procs K, one rank per host in turn (a moment apart), so the ranks of a host join interleaved with

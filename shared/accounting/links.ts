@@ -29,7 +29,7 @@ export interface NetworkReport {
   slowProbed: MeasuredLink[]; // pre-flight links far below the median (one stream)
   achieved: MeasuredLink[]; // each ring link during the run: payload Mbit/s while its frames were arriving
   slowAchieved: MeasuredLink[];
-  lateness: { host: string; ms: number }[]; // mean ms a host's ranks entered collectives after the median rank
+  lateness: { host: string; ms: number }[]; // ms per step a host's ranks entered collectives after the median rank
   blame: string[]; // sentences: which link or host, and why
 }
 
@@ -78,22 +78,27 @@ function achievedRates(ranks: RankHost[], summaries: ReadonlyMap<string, readonl
   });
 }
 
-/** Mean ms each host's ranks entered a collective after the median rank did, and the mean step. */
-function latenessByHost(ranks: RankHost[], summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>): { lateness: NetworkReport['lateness']; stepMs: number } {
-  const late = new Map<number, number[]>();
+/** How late each host's ranks were per step: the sum over a step's collectives of how long after the median
+ *  rank each entered (early counts nothing), averaged over steps and the host's ranks; and the mean step. */
+function latenessByHost(
+  ranks: RankHost[],
+  summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
+): { lateness: NetworkReport['lateness']; stepMs: number } {
+  const late = new Map<number, number[]>(); // per rank, per step
   const stepMs: number[] = [];
   for (const sums of summaries.values()) {
     if (sums.length !== ranks.length) continue;
     const steps = sums[0].steps.length;
     for (let t = steps > 1 ? 1 : 0; t < steps; t++) {
       stepMs.push(...sums.map((s) => s.steps[t].stepMs));
-      const colls = sums[0].steps[t].collectives.length;
-      for (let i = 0; i < colls; i++) {
+      const perRank = sums.map(() => 0);
+      for (let i = 0; i < sums[0].steps[t].collectives.length; i++) {
         const entries = sums.map((s) => s.steps[t].collectives[i]?.entry ?? Number.NaN);
         if (entries.some(Number.isNaN)) continue;
         const m = median(entries);
-        entries.forEach((e, r) => late.set(r, [...(late.get(r) ?? []), e - m]));
+        entries.forEach((e, r) => (perRank[r] += Math.max(0, e - m)));
       }
+      perRank.forEach((ms, r) => late.set(r, [...(late.get(r) ?? []), ms]));
     }
   }
   const hosts = [...new Set(ranks.map((r) => r.host))];
@@ -104,7 +109,11 @@ function latenessByHost(ranks: RankHost[], summaries: ReadonlyMap<string, readon
   return { lateness, stepMs: stepMs.length ? stepMs.reduce((a, b) => a + b, 0) / stepMs.length : 0 };
 }
 
-export function networkReport(preflight: Preflight | null, ranks: RankHost[], summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>): NetworkReport {
+export function networkReport(
+  preflight: Preflight | null,
+  ranks: RankHost[],
+  summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
+): NetworkReport {
   const hostOf = (r: number) => ranks[r]?.host ?? String(r);
   const probed = (preflight?.links ?? []).map((l) => ({ ...l, fromHost: hostOf(l.from), toHost: hostOf(l.to) }));
   const slowProbed = slowOnes(probed);
@@ -116,19 +125,23 @@ export function networkReport(preflight: Preflight | null, ranks: RankHost[], su
     const others = median(all.filter((l) => !slow.includes(l)).map((l) => l.mbit));
     const host = commonHost(slow);
     blame.push(
-      `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')} while the others carried ~${mbit(others)}${host ? `: every slow link touches host ${host}` : ''}`,
+      `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')} while the others carried ~${mbit(others)}${host ? `: every slow link touches host ${host} (their median ${mbit(median(slow.map((l) => l.mbit)))} Mbit/s)` : ''}`,
     );
   };
-  if (slowProbed.length) say('pre-flight, slowest links', slowProbed, probed);
-  if (slowAchieved.length) say('during the run, link', slowAchieved, achieved);
   const sorted = [...lateness].sort((a, b) => b.ms - a.ms);
   const bar = Math.max(LATE_FLOOR_MS, LATE_SHARE * stepMs);
-  if (sorted.length > 1 && sorted[0].ms > bar && sorted[0].ms > 3 * Math.max(0, sorted[1].ms)) {
-    const linksToo = slowAchieved.some((l) => l.fromHost === sorted[0].host || l.toHost === sorted[0].host);
+  const latest = sorted.length > 1 && sorted[0].ms > bar && sorted[0].ms > 3 * Math.max(0, sorted[1].ms) ? sorted[0] : null;
+  // A host behind a slow link enters late because its data comes late: the link's doing, not the host's.
+  const lateHost = latest && !slowAchieved.some((l) => l.toHost === latest.host) ? latest : null;
+  // A host short of CPU also sends in fits and starts: links slow only out of the late host are its
+  // compute's doing. A slow NIC or cable slows the links into the host too.
+  const onlyOutOfLate = lateHost !== null && slowAchieved.length > 0 && slowAchieved.every((l) => l.fromHost === lateHost.host);
+  if (slowProbed.length) say('pre-flight, slowest links', slowProbed, probed);
+  if (slowAchieved.length && !onlyOutOfLate) say('during the run, link', slowAchieved, achieved);
+  if (lateHost)
     blame.push(
-      `host ${sorted[0].host}'s ranks entered collectives ${sorted[0].ms.toFixed(1)} ms late on average (a step: ${stepMs.toFixed(1)} ms): ${linksToo ? 'its links are slow too' : 'its compute, not the network'}`,
+      `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (a step: ${stepMs.toFixed(1)} ms): its compute, not the network${onlyOutOfLate ? ` (its outgoing ${slowAchieved.map(linkName).join(', ')} sent in fits and starts, as a host short of CPU does)` : ''}`,
     );
-  }
   if (!blame.length && (achieved.length >= 3 || probed.length >= 3)) blame.push('no link or host stands out');
   return { preflight: preflight && preflight.mode !== 'off' ? { ...preflight, links: probed } : null, slowProbed, achieved, slowAchieved, lateness, blame };
 }
@@ -146,10 +159,15 @@ export function networkText(n: NetworkReport): string[] {
         .join('; ')}`,
     );
     const slowest = [...p.links].sort((a, b) => a.mbit - b.mbit)[0];
-    if (slowest) out.push(`slowest link ${linkName(slowest)}: ${mbit(slowest.mbit)} Mbit/s, ${((100 * (m - slowest.mbit)) / Math.max(m, 1e-9)).toFixed(0)}% below the median ${mbit(m)}`);
+    if (slowest)
+      out.push(
+        `slowest link ${linkName(slowest)}: ${mbit(slowest.mbit)} Mbit/s, ${((100 * (m - slowest.mbit)) / Math.max(m, 1e-9)).toFixed(0)}% below the median ${mbit(m)}`,
+      );
   }
-  if (n.achieved.length) out.push(`achieved during the run (payload while frames arrived), Mbit/s: ${n.achieved.map((l) => `${linkName(l)} ${mbit(l.mbit)}`).join(', ')}`);
-  if (n.lateness.length > 1) out.push(`late entering collectives (mean vs the median rank), ms: ${n.lateness.map((h) => `${h.host} ${h.ms.toFixed(1)}`).join(', ')}`);
+  if (n.achieved.length)
+    out.push(`achieved during the run (payload while frames arrived), Mbit/s: ${n.achieved.map((l) => `${linkName(l)} ${mbit(l.mbit)}`).join(', ')}`);
+  if (n.lateness.length > 1)
+    out.push(`late entering collectives (ms per step after the median rank): ${n.lateness.map((h) => `${h.host} ${h.ms.toFixed(1)}`).join(', ')}`);
   out.push(...n.blame.map((b) => `verdict: ${b}`));
   return out;
 }

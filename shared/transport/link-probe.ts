@@ -110,7 +110,8 @@ function blast(channels: PeerChannel[]): Promise<void> {
 
 /** The receiving end: time round trips on an idle connection, then receive on one stream and on several. */
 async function measure(ctx: ProbeContext, round: number, from: number): Promise<LinkProbe> {
-  const dial = (kind: number) => dialPeer(ctx.peers[from], ctx.self, from, ctx, { chunkBytes: PROBE.frameBytes, timeoutMs: ctx.timeoutMs }, name(round, kind), ctx.listener.tls);
+  const dial = (kind: number) =>
+    dialPeer(ctx.peers[from], ctx.self, from, ctx, { chunkBytes: PROBE.frameBytes, timeoutMs: ctx.timeoutMs }, name(round, kind), ctx.listener.tls);
   const idle = await dial(0);
   const rttMs = await roundTrips(idle);
   idle.close();
@@ -135,13 +136,13 @@ async function roundTrips(ch: PeerChannel): Promise<number> {
   return best;
 }
 
-/** Payload Mbit/s over the channels together: from the end of the first frame any of them received to the
- *  end of the last, once PROBE.ms have passed; then they are closed. */
+/** Payload Mbit/s over the channels together, once PROBE.ms have passed since the first frame arrived; then
+ *  they are closed. The first fifth of that time is left out: TCP's slow start and a shaper's burst
+ *  allowance would otherwise count. */
 function receive(channels: PeerChannel[]): Promise<number> {
   const scratch = new Uint8Array(PROBE.frameBytes);
-  let first = -1;
-  let last = -1;
-  let bytes = 0;
+  const arrivals: { t: number; bytes: number }[] = []; // when each frame had fully arrived, bytes so far
+  let total = 0;
   let done = false;
   return new Promise<number>((resolve, reject) => {
     for (const ch of channels) {
@@ -151,13 +152,14 @@ function receive(channels: PeerChannel[]): Promise<number> {
         frame: (f) => {
           if (done) return;
           const now = performance.now();
-          if (first < 0) first = now; // the first frame's bytes only start the clock
-          else bytes += f.payload.byteLength;
-          last = now;
-          if (now - first < PROBE.ms) return;
+          total += f.payload.byteLength;
+          arrivals.push({ t: now, bytes: total });
+          if (now - arrivals[0].t < PROBE.ms) return;
           done = true;
           for (const c of channels) c.transport.terminate(); // at once: a polite close would queue behind the data
-          resolve(last > first ? (bytes * 8) / ((last - first) * 1000) : 0);
+          const from = arrivals.find((a) => a.t >= arrivals[0].t + PROBE.ms / 5) ?? arrivals[0];
+          const last = arrivals[arrivals.length - 1];
+          resolve(last.t > from.t ? ((last.bytes - from.bytes) * 8) / ((last.t - from.t) * 1000) : 0);
         },
       });
     }

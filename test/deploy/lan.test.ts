@@ -175,4 +175,80 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     },
     120_000,
   );
+
+  it('host 2 at 100 Mbit: zerowire links, the ring pre-flight and the run all name its links, near 100 Mbit/s', async () => {
+    const slowHost = '10.250.0.4'; // host 2: address 10.250.0.(2+2)
+    const linksOut = join(dir, 'links.json');
+    const links = runLan(['--links', '--hosts', '4', '--rate', '1gbit', '--rate-host', '2=100mbit', '--', '--out', linksOut]);
+    expect(await links.done, links.err().slice(-1500)).toBe(0);
+    expect(links.out()).toMatch(/verdict: pre-flight, slowest links: .* every slow link touches host 10\.250\.0\.4/);
+    const allPairs = (JSON.parse(readFileSync(linksOut, 'utf8')) as { network: Report['network'] }).network;
+    const out = join(dir, 'slow-link.json');
+    const run = runLan([
+      '--hosts',
+      '4',
+      '--rate',
+      '1gbit',
+      '--rate-host',
+      '2=100mbit',
+      '--',
+      '--scheme',
+      'dp,zero3',
+      '--model',
+      '256,1024,1024,10',
+      '--steps',
+      '5',
+      '--out',
+      out,
+    ]);
+    expect(await run.done, run.err().slice(-1500)).toBe(0);
+    const net = (JSON.parse(readFileSync(out, 'utf8')) as Report).network;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    for (const [what, slow, all] of [
+      ['all-pairs', allPairs.slowProbed, allPairs.preflight!.links.length],
+      ['ring pre-flight', net.slowProbed, net.preflight!.links.length],
+      ['run', net.slowAchieved, net.achieved.length],
+    ] as const) {
+      console.log(
+        `${what}: ${slow.length} of ${all} links slow, median ${median(slow.map((l) => l.mbit)).toFixed(1)} Mbit/s: ${slow.map((l) => `${l.fromHost}->${l.toHost}`).join(', ')}`,
+      );
+      expect(slow.length, what).toBeGreaterThanOrEqual(2);
+      for (const l of slow) expect([l.fromHost, l.toHost], what).toContain(slowHost);
+    }
+    for (const slow of [allPairs.slowProbed, net.slowProbed]) expect(Math.abs(median(slow.map((l) => l.mbit)) - 100)).toBeLessThan(15);
+    expect(allPairs.slowProbed).toHaveLength(6); // every pair with host 2, both ways
+    console.log(`pre-flight took ${net.preflight!.ms.toFixed(0)} ms (ring), ${allPairs.preflight!.ms.toFixed(0)} ms (all pairs)`);
+    expect(net.preflight!.ms).toBeLessThan(2000);
+    expect(allPairs.preflight!.ms).toBeLessThan(6000);
+    expect(net.blame.join(' ')).not.toMatch(/entered collectives/);
+  }, 120_000);
+
+  it("host 2's ranks on a quarter of a core, links all at 1 Gbit: the report blames that host's lateness and no link; --preflight off runs none", async () => {
+    const out = join(dir, 'slow-host.json');
+    const run = runLan([
+      '--hosts',
+      '4',
+      '--rate',
+      '1gbit',
+      '--cpu-host',
+      '2=0.25',
+      '--',
+      '--scheme',
+      'dp,zero3',
+      '--model',
+      '256,1024,1024,10',
+      '--steps',
+      '6',
+      '--preflight',
+      'off',
+      '--out',
+      out,
+    ]);
+    expect(await run.done, run.err().slice(-1500)).toBe(0);
+    const net = (JSON.parse(readFileSync(out, 'utf8')) as Report).network;
+    console.log(net.blame.join('\n'));
+    expect(net.preflight).toBeNull();
+    expect(net.blame.join(' ')).toMatch(/host 10\.250\.0\.4's ranks entered collectives [\d.]+ ms late per step .*: its compute, not the network/);
+    expect(net.blame.join(' ')).not.toMatch(/link:/);
+  }, 120_000);
 });
