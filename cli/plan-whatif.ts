@@ -4,6 +4,7 @@
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
 import { readReport } from '../shared/accounting/report-file.js';
+import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
 import { ConfigError, makeRunConfig, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
@@ -104,10 +105,20 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
   ].join('\n');
 }
 
+/** The slowest link the run's pre-flight measured: the ring goes at its pace. Latency: half its round trip. */
+function measuredLink(report: Report): (Link & { measured: true }) | null {
+  const links = report.network?.preflight?.links ?? [];
+  if (!links.length) return null;
+  const slowest = links.reduce((a, b) => (b.mbit < a.mbit ? b : a));
+  return { gbit: slowest.mbit / 1000, latencyUs: (slowest.rttMs * 1000) / 2, measured: true as const };
+}
+
 /** The prediction for a what-if run's own config and link, beside what it measured. */
-export function compareWithRun(file: string, link: Link, intra: Link): string {
+export function compareWithRun(file: string, given: Link | null, intra: Link): string {
   const report = readReport(file, '--run');
   if (!report.device) throw new ConfigError(`--run ${file}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);
+  const link = given ?? measuredLink(report);
+  if (!link) throw new ConfigError(`--run ${file}: its run had no pre-flight (--preflight off): give --gbit and --latency-us`);
   const plan = new RunPlan(report.config, report.world);
   const predicted = new Map(predictAll(plan, link, intra).map((p) => [p.scheme, p.step]));
   const head = [
@@ -130,7 +141,7 @@ export function compareWithRun(file: string, link: Link, intra: Link): string {
       ];
     });
   return [
-    `${file}: ${plan.spec.describe()} on ${report.world} ranks, ${report.device.title} (modeled), predicted for links of ${link.gbit} Gbit/s and ${link.latencyUs} µs`,
+    `${file}: ${plan.spec.describe()} on ${report.world} ranks, ${report.device.title} (modeled), predicted for links of ${link.gbit.toPrecision(3)} Gbit/s and ${link.latencyUs.toFixed(0)} µs${'measured' in link ? " (the slowest link the run's pre-flight measured)" : ''}`,
     textTable(head, body),
   ].join('\n');
 }

@@ -19,13 +19,16 @@ interface WhatIfArgv {
   overlap: string;
   bucketMib: number;
   chunkKib: number;
-  gbit: number;
+  gbit?: number;
   latencyUs: number;
   tflops?: number;
   mfu?: number;
   intraGbit: number;
   shardGroup: number;
 }
+
+/** The link rate a prediction assumes when none is given. */
+const DEFAULT_GBIT = 10;
 
 function checkShardGroup(G: number, world: number): void {
   if (G !== 0 && !(Number.isInteger(G) && G >= 2 && world % G === 0 && world / G >= 2))
@@ -34,12 +37,13 @@ function checkShardGroup(G: number, world: number): void {
 
 /** --compute model:PRESET (predict a run) or --run REPORT (predicted beside measured). */
 function whatIf(a: WhatIfArgv): void {
-  if (!(a.gbit > 0)) throw new RangeError(`--gbit: ${a.gbit} must be a positive rate in Gbit/s`);
+  if (a.gbit !== undefined && !(a.gbit > 0)) throw new RangeError(`--gbit: ${a.gbit} must be a positive rate in Gbit/s`);
   if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
-  const link = { gbit: a.gbit, latencyUs: a.latencyUs };
+  const link = { gbit: a.gbit ?? DEFAULT_GBIT, latencyUs: a.latencyUs };
   if (!(a.intraGbit > 0)) throw new RangeError(`--intra-gbit: ${a.intraGbit} must be a positive rate in Gbit/s`);
   const intra = { gbit: a.intraGbit, latencyUs: a.latencyUs };
-  if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, link, intra)}\n`);
+  // --run without --gbit: the links the run's pre-flight measured, if it ran one
+  if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, a.gbit === undefined ? null : link, intra)}\n`);
   if (a.model === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b)');
   checkShardGroup(a.shardGroup, a.world);
   const text = whatIfPlan({ ...a, compute: a.compute!, model: a.model, batch: a.batch ?? a.world }, link, intra);
@@ -63,7 +67,10 @@ function whatIfOptions<T>(y: Argv<T>) {
       default: 100,
       describe: "with --compute or --run: ring links between ranks of one host (the hybrid's group ring), Gbit/s",
     })
-    .option('gbit', { type: 'number', default: 10, describe: 'with --compute or --run: ring link rate each way, Gbit/s' })
+    .option('gbit', {
+      type: 'number',
+      describe: `with --compute or --run: ring link rate each way, Gbit/s (default ${DEFAULT_GBIT}; with --run, the slowest link its pre-flight measured)`,
+    })
     .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
     .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
     .option('bucket-mib', { type: 'number', default: 25, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })

@@ -72,6 +72,13 @@ describe('zerowire local --compute model:h200', () => {
       expect(x.whatif!.achievedMfu).toBeLessThan(x.whatif!.modeledMfu);
       expect(x.whatif!.collectives.length).toBeGreaterThan(0);
     }
+    // plan --run without --gbit predicts on the slowest link the run's pre-flight measured (loopback here).
+    const slowest = report.network.preflight!.links.reduce((a, b) => (b.mbit < a.mbit ? b : a));
+    const predicted = await runCli(['plan', '--run', out]);
+    expect(predicted.code, predicted.stderr).toBe(0);
+    expect(predicted.stdout).toContain(`links of ${(slowest.mbit / 1000).toPrecision(3)} Gbit/s`);
+    expect(predicted.stdout).toMatch(/\(the slowest link the run's pre-flight measured\)/);
+    expect((await runCli(['plan', '--run', out, '--gbit', '25'])).stdout).toMatch(/links of 25\.0 Gbit\/s/);
   }, 150_000);
 
   it('plan --compute: DP does not fit an 80 GB card for a 7B shape on 4 ranks, ZeRO-3 does, with the numbers', async () => {
