@@ -114,30 +114,7 @@ export class Coordinator {
     }
     if (this.failure) throw this.failure;
     this.membership.capMessages(memberMessageCap(plan));
-    // The hybrid's sub-rings dial any rank: every rank learns every address.
-    // The hybrid's sub-rings and the all-pairs pre-flight dial any rank: every rank learns every address.
-    const everyone = config.schemes.includes('hsdp') || config.preflight === 'all-pairs';
-    const peers = everyone ? { peers: this.members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
-    const hosts = { hosts: this.members.map((o) => o.info.host) };
-    const runId = randomBytes(8).toString('hex');
-    const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
-    for (const m of this.members) {
-      const prev = this.members[(m.info.rank - 1 + world) % world].info;
-      const hostRanks = this.members.filter((o) => o.info.hostname === m.info.hostname).length;
-      this.send(m, {
-        type: 'assign',
-        rank: m.info.rank,
-        world,
-        runId,
-        ringKey,
-        prevHost: prev.address,
-        prevPort: prev.peerPort,
-        hostRanks,
-        config,
-        ...peers,
-        ...hosts,
-      });
-    }
+    this.assignRanks(config, world);
     await this.until(
       () => this.ready.size === world,
       config.timeoutMs + 10_000,
@@ -162,6 +139,22 @@ export class Coordinator {
     if (this.failure) throw this.failure;
     const ranks = this.members.map((m) => m.info);
     return { world, plan, ranks, summaries: this.done, messages: this.membership.messages, notes: this.notes, preflight: this.preflight };
+  }
+
+  /** Tell every rank its id, its ring neighbour, the run's key and config. */
+  private assignRanks(config: RunConfig, world: number): void {
+    // The hybrid's sub-rings and the all-pairs pre-flight dial any rank: every rank learns every address.
+    const everyone = config.schemes.includes('hsdp') || config.preflight === 'all-pairs';
+    const peers = everyone ? { peers: this.members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
+    const hosts = { hosts: this.members.map((o) => o.info.host) };
+    const runId = randomBytes(8).toString('hex');
+    const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
+    for (const m of this.members) {
+      const prev = this.members[(m.info.rank - 1 + world) % world].info;
+      const hostRanks = this.members.filter((o) => o.info.hostname === m.info.hostname).length;
+      const neighbour = { prevHost: prev.address, prevPort: prev.peerPort };
+      this.send(m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, ...neighbour, hostRanks, config, ...peers, ...hosts });
+    }
   }
 
   /** The config the ranks get: hsdp's shard group resolved from the hosts, or hsdp left out of `all`. */

@@ -10,7 +10,7 @@ import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } f
 import { resolveCompute, type ComputeMode, type SchemeName } from '../shared/control/run-config.js';
 import { PeerListener, wireRing, type Ring } from '../shared/transport/ring.js';
 import type { LinkTls } from '../shared/transport/link-tls.js';
-import { probeLinks, probeRounds, type LinkProbe } from '../shared/transport/link-probe.js';
+import { preflight } from './preflight.js';
 import { wireHybridRings, type HybridRings } from './hybrid-rings.js';
 import { estimateOffset, nowMs, type ClockEstimate } from '../shared/accounting/clock.js';
 import { checkWritableDir } from '../shared/io/writable.js';
@@ -63,7 +63,6 @@ export class RankSession {
   private clock: ClockEstimate = { offsetMs: 0, uncertaintyMs: Number.POSITIVE_INFINITY };
   private clockReply: ((t0: number, t1: number, t2: number) => void) | null = null;
   private watchdog: Liveness | null = null;
-  private preflightMs = 0;
 
   constructor(
     private readonly opts: RankOptions,
@@ -77,24 +76,6 @@ export class RankSession {
   /** How silence is judged on every connection of this rank (liveness.ts). */
   private get liveness(): LivenessTiming {
     return this.opts.heartbeatTimeoutMs === undefined ? LIVENESS : livenessFor(this.opts.heartbeatTimeoutMs);
-  }
-
-  /** The pre-flight link test (--preflight): what this rank received, link by link. */
-  private async preflight(msg: Extract<ControlMessage, { type: 'assign' }>): Promise<LinkProbe[]> {
-    const mode = msg.config.preflight;
-    const hosts = msg.hosts ?? [];
-    const rounds = probeRounds(mode, msg.rank, hosts.length === msg.world ? hosts : Array.from({ length: msg.world }, (_, r) => String(r)));
-    if (!rounds.length) return [];
-    const peers = msg.peers ?? [];
-    peers[(msg.rank - 1 + msg.world) % msg.world] ??= { host: msg.prevHost, port: msg.prevPort };
-    const t0 = performance.now();
-    const links = await probeLinks(
-      { self: msg.rank, peers, listener: this.listener!, runId: msg.runId, ringKey: msg.ringKey, timeoutMs: msg.config.timeoutMs },
-      rounds,
-    );
-    this.preflightMs = performance.now() - t0;
-    this.log.info({ mode, ms: Math.round(this.preflightMs), links }, 'pre-flight link test done');
-    return links;
   }
 
   /** Resolves when the coordinator says the run is over; rejects on any failure. */
@@ -279,12 +260,12 @@ export class RankSession {
         });
         const limits = { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs, linkScale: c.linkScale };
         this.hybrid = await wireHybridRings(msg, this.listener!, limits);
-        const links = await this.preflight(msg); // before the seal: its probe connections come through the listener
+        const { links, ms } = await preflight(msg, this.listener!, this.log); // before the seal: its connections come through the listener
         this.listener!.seal();
         for (const ring of [this.ring, ...(this.hybrid?.rings ?? [])]) for (const link of [ring.next, ring.prev]) link?.keepalive(this.liveness);
         this.coll = new Collectives(this.ring, limits);
         await this.syncClock();
-        this.send({ type: 'ready', rank: this.rank, ...(links.length ? { links, preflightMs: this.preflightMs } : {}) });
+        this.send({ type: 'ready', rank: this.rank, ...(links.length ? { links, preflightMs: ms } : {}) });
         return;
       }
       case 'run':

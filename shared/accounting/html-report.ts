@@ -1,13 +1,15 @@
 // The report as one self-contained HTML file: the side-by-side table, its notes and the figures, drawn with
 // Vega-Lite and rendered to inline SVG here, at report time. The file has no script and fetches nothing,
 // so it opens anywhere, offline, and can be attached to a ticket or a mail.
+import { networkHtml } from './links-html.js';
+import { escapeHtml } from './html-escape.js';
 import * as vega from 'vega';
 import { compile } from 'vega-lite';
 import { figures, type LabelledReport } from './charts.js';
 import { reportCells } from './report-text.js';
 import { whatIfCells } from './whatif-text.js';
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escape = escapeHtml;
 
 async function toSvg(spec: Parameters<typeof compile>[0]): Promise<string> {
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
@@ -37,7 +39,8 @@ h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
 table { border-collapse: collapse; font: 12px ui-monospace, monospace; margin: 8px 0; }
 th, td { padding: 2px 8px; border-bottom: 1px solid #e4e4e4; } th { background: #f6f6f6; } .num { text-align: right; }
 ul.notes { font-size: 13px; color: #444; } figure { margin: 16px 0 28px; max-width: 600px; } figcaption { font-size: 13px; color: #555; max-width: 900px; }
-.grid { display: flex; flex-wrap: wrap; gap: 8px 32px; }`;
+.grid { display: flex; flex-wrap: wrap; gap: 8px 32px; }
+table.heat td { min-width: 56px; text-align: right; }`;
 
 /** One page for one run, or for several runs side by side (a LAN run at each link rate: `label` names each). */
 export async function renderHtmlReport(runs: LabelledReport[], title: string): Promise<string> {
@@ -48,7 +51,9 @@ export async function renderHtmlReport(runs: LabelledReport[], title: string): P
     const list = (xs: string[]) => `<ul class="notes">${xs.map((n) => `<li>${escape(n)}</li>`).join('')}</ul>`;
     const w = whatIfCells(report); // the modeled device's table, every modeled figure said to be modeled
     const whatIf = w ? `<h3>What-if: compute modeled</h3>${list(w.before)}${table(w.header, w.rows)}${list(w.after)}` : '';
-    sections.push(`<section class="run">${label ? `<h2>${escape(label)}</h2>` : ''}${table(header, rows)}${list(notes)}${whatIf}</section>`);
+    sections.push(
+      `<section class="run">${label ? `<h2>${escape(label)}</h2>` : ''}${table(header, rows)}${list(notes)}${networkHtml(report.network)}${whatIf}</section>`,
+    );
   }
   const figs: string[] = [];
   for (const f of figures(runs)) {

@@ -16,7 +16,7 @@ interface RankHost {
   host: string;
 }
 
-export interface MeasuredLink {
+interface MeasuredLink {
   from: number; // ranks
   to: number;
   fromHost: string;

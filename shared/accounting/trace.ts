@@ -2,7 +2,8 @@
 // a process per rank; a track for its steps with each unit's forward and backward compute nested inside;
 // a track for its communication (collectives as async spans, which may overlap when ZeRO-3 prefetches),
 // each collective's bytes in its args; counters of the payload bytes it has sent and of its memory per
-// ledger band (the step's peak).
+// ledger band (the step's peak); and a "ring links" process with a counter track per link (the payload Mbit/s
+// it achieved in each step, while its frames were arriving).
 import type { SchemeName } from '../control/run-config.js';
 import type { SchemeSummary } from '../control/messages.js';
 import { schemeTitle } from '../training/schemes/table.js';
@@ -39,6 +40,9 @@ export function buildTrace(ranks: { rank: number; hostname: string }[], summarie
     events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid: STEPS, args: { name: 'steps' } });
     events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid: COMM, args: { name: 'communication' } });
   }
+  const links = ranks.length + 1; // the ring links' process, after the ranks'
+  events.push({ name: 'process_name', ph: 'M', ts: 0, pid: links, args: { name: 'ring links (Mbit/s achieved per step)' } });
+  events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid: links, args: { sort_index: ranks.length } });
   for (const [scheme, sums] of summaries) {
     for (const s of sums) {
       const pid = s.rank + 1;
@@ -74,6 +78,11 @@ export function buildTrace(ranks: { rank: number; hostname: string }[], summarie
         events.push({ name: 'payload bytes sent', ph: 'C', ts: us(step.startAt + step.stepMs), pid, args: { [scheme]: sent } });
         const bands = Object.fromEntries(Object.entries(step.bandPeaks).filter(([, bytes]) => bytes > 0));
         events.push({ name: 'memory bytes per band (step peak)', ph: 'C', ts: us(step.startAt), pid, args: bands });
+        if (step.wire.wireMs > 0 && ranks.length > 1) {
+          const from = (s.rank - 1 + ranks.length) % ranks.length;
+          const mbit = (step.wire.bytes * 8) / (step.wire.wireMs * 1000);
+          events.push({ name: `link ${from}→${s.rank}`, ph: 'C', ts: us(step.startAt), pid: links, args: { [scheme]: Math.round(mbit) } });
+        }
       }
     }
   }

@@ -5,7 +5,7 @@ import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { finite, int, issuePath, issueText, parse, text } from './schema.js';
 
 /** The seed's four schemes, on the run's one ring. */
-export const PREFLIGHTS = ['off', 'ring', 'all-pairs'] as const;
+const PREFLIGHTS = ['off', 'ring', 'all-pairs'] as const;
 export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
 /** With the hybrid: ZeRO-3 within a shard group, replicas across groups, over two sub-rings. */
 export const ALL_SCHEMES = [...SCHEMES, 'hsdp'] as const;

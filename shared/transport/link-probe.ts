@@ -12,7 +12,7 @@ import type { PeerChannel } from './channel.js';
 import { ClientTransport } from './channel.js';
 import { dialPeer, type PeerAddress, type PeerListener } from './ring.js';
 
-export const PROBE = {
+const PROBE = {
   ms: 250, // data arriving per phase
   streams: 4, // the several-streams phase
   pings: 5, // round trips timed (the least is reported)
