@@ -21,7 +21,12 @@ describe('pre-flight link probe', () => {
   it('ring: every rank measures the link from its previous rank, one stream and several, and its round trip', async () => {
     const N = 3;
     const { got, ms } = await run(N, (r) => [{ sendTo: (r + 1) % N, recvFrom: (r - 1 + N) % N }]);
-    console.log(`ring of ${N} on loopback in ${ms.toFixed(0)} ms: ${got.flat().map((p) => `${p.from}->${p.to} ${p.mbit.toFixed(0)}/${p.mbitMulti.toFixed(0)} Mbit/s rtt ${p.rttMs.toFixed(2)} ms`).join(', ')}`);
+    console.log(
+      `ring of ${N} on loopback in ${ms.toFixed(0)} ms: ${got
+        .flat()
+        .map((p) => `${p.from}->${p.to} ${p.mbit.toFixed(0)}/${p.mbitMulti.toFixed(0)} Mbit/s rtt ${p.rttMs.toFixed(2)} ms`)
+        .join(', ')}`,
+    );
     for (const [r, probes] of got.entries()) {
       expect(probes).toHaveLength(1);
       expect(probes[0]).toMatchObject({ from: (r - 1 + N) % N, to: r, streams: 4 });

@@ -1,0 +1,52 @@
+// The verdict on links and hosts, from summaries made to order: a slow link, a late host, and a host late
+// only because the link into it is slow.
+import { describe, expect, it } from 'vitest';
+import { networkReport } from '../../../shared/accounting/links.js';
+import type { SchemeSummary } from '../../../shared/control/messages.js';
+
+const hosts = ['a', 'b', 'c', 'd'];
+const ranks = hosts.map((host, rank) => ({ rank, host }));
+
+/** 3 steps per rank; rank r receives `mbit[r]` from r-1 and enters each of 2 collectives `late[r]` ms late. */
+function summaries(mbit: number[], late: number[]): Map<string, Omit<SchemeSummary, 'master'>[]> {
+  const steps = (r: number) =>
+    [0, 1, 2].map((t) => ({
+      step: t,
+      stepMs: 100,
+      wire: { wireMs: 10, bytes: (mbit[r] * 1000 * 10) / 8, hiddenMs: 0, hiddenBytes: 0 },
+      collectives: [0, 1].map((i) => ({ entry: 1000 * t + 40 * i + late[r], exit: 1000 * t + 40 * i + 30 })),
+    }));
+  return new Map([['dp', ranks.map(({ rank }) => ({ rank, steps: steps(rank) }) as unknown as Omit<SchemeSummary, 'master'>)]]);
+}
+
+describe('which link or host is slow', () => {
+  it('names the links of a slow host, in the pre-flight and in the run, and blames no host', () => {
+    const pre = {
+      mode: 'ring' as const,
+      ms: 800,
+      links: [3, 0, 1, 2].map((from, to) => ({ from, to, mbit: to === 2 || to === 3 ? 95 : 940, mbitMulti: 950, streams: 4, rttMs: 0.3 })),
+    };
+    const n = networkReport(pre, ranks, summaries([940, 930, 100, 98], [0, 0, 0, 30]));
+    expect(n.slowProbed.map((l) => `${l.from}->${l.to}`)).toEqual(['1->2', '2->3']);
+    expect(n.slowAchieved.map((l) => `${l.from}->${l.to}`)).toEqual(['1->2', '2->3']);
+    expect(n.blame.join('\n')).toMatch(/during the run, link: .* every slow link touches host c \(their median 99\.0 Mbit\/s\)/);
+    expect(n.blame.join('\n')).not.toMatch(/entered collectives/); // d is late because its data comes through c
+  });
+
+  it('blames a late host and no link when every link is alike', () => {
+    const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 0, 25, 0]));
+    expect(n.preflight).toBeNull();
+    expect(n.slowAchieved).toEqual([]);
+    expect(n.blame).toEqual(["host c's ranks entered collectives 50.0 ms late per step (a step: 100.0 ms): its compute, not the network"]);
+  });
+
+  it('a late host whose own outgoing link looks slow: its compute, not the link', () => {
+    const n = networkReport(null, ranks, summaries([940, 930, 950, 300], [0, 0, 25, 0]));
+    expect(n.blame).toHaveLength(1);
+    expect(n.blame[0]).toMatch(/host c's ranks .* its compute, not the network \(its outgoing 2→3 \(c→d\) sent in fits and starts/);
+  });
+
+  it('says so when nothing stands out', () => {
+    expect(networkReport(null, ranks, summaries([940, 930, 950, 945], [1, 0, 1, 0])).blame).toEqual(['no link or host stands out']);
+  });
+});
