@@ -3,10 +3,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseSafetensors } from '../../shared/io/safetensors.js';
+import { parseSafetensors, serializeSafetensors } from '../../shared/io/safetensors.js';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { latestIndex } from '../../shared/io/checkpoint.js';
 import { readFullState } from '../../shared/io/reshard.js';
-import { fromStateDict } from '../../shared/io/state-dict.js';
+import { fromStateDict, toStateDict } from '../../shared/io/state-dict.js';
 import { adamUpdate } from '../../shared/training/adam.js';
 import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
 import { maxAbsDiff } from '../helpers/train.js';
@@ -133,6 +135,11 @@ describe('zerowire checkpoint inspect', () => {
   });
 });
 
+/** PyTorch as the reference for the resharded resume: /usr/bin/python3 with torch, or a test reported missing. */
+const torch = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
+if (!torch) console.warn('PyTorch replay of the resharded resume: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
+const REPLAY = fileURLToPath(new URL('../helpers/torch_adam_replay.py', import.meta.url));
+
 describe('--resume with another scheme and world size', () => {
   it('a ZeRO-3 world-4 checkpoint resumed as DP at world 2 and as ZeRO-2 at world 3: the next steps are full-batch Adam from its state', async () => {
     const ck = join(dir, 'reshard');
@@ -173,6 +180,21 @@ describe('--resume with another scheme and world size', () => {
       }
       const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
       expect(maxAbsDiff(final, theta), scheme).toBeLessThanOrEqual(1e-5);
+      if (!torch) continue;
+      // And torch.optim.Adam, started from the consolidated checkpoint (weights, m, v, step 3), on the same batches.
+      const startFile = join(dir, `reshard-start-${scheme}.safetensors`);
+      const tensors = new Map([...toStateDict(spec, start.master), ...toStateDict(spec, start.m, 'm.'), ...toStateDict(spec, start.v, 'v.')]);
+      writeFileSync(startFile, serializeSafetensors(tensors));
+      const torchOut = join(dir, `reshard-torch-${scheme}.safetensors`);
+      const py = spawnSync('/usr/bin/python3', [REPLAY, startFile, join(dump, 'data.safetensors'), torchOut, widths.join(','), '3', '3', '48', '0.01'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, OMP_NUM_THREADS: '1' },
+      });
+      expect(py.status, py.stderr).toBe(0);
+      const byTorch = fromStateDict(spec, parseSafetensors(readFileSync(torchOut)));
+      console.log(`${scheme} w${world} resumed from ZeRO-3 w4: max |zerowire - torch.optim.Adam| = ${maxAbsDiff(final, byTorch).toExponential(2)}`);
+      expect(maxAbsDiff(final, byTorch), `${scheme} vs PyTorch`).toBeLessThanOrEqual(1e-5);
     }
   });
 });

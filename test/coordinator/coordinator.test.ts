@@ -12,11 +12,14 @@ const config = smallConfig();
 const join: JoinMessage = { type: 'join', version: PROTOCOL_VERSION, peerPort: 9, hostname: 'h', pid: 1 };
 
 describe('admission', () => {
-  const state: AdmissionState = { phase: 'joining', world: 2, members: [], model: [4, 4] };
+  const state: AdmissionState = { phase: 'joining', world: 2, members: [], model: [4, 4], tls: false };
   it.each([
     ['a good join', join, state, null],
     ['no token where one is set', join, { ...state, token: 't' }, 'refused: missing or wrong join token'],
     ['the right token', { ...join, token: 't' }, { ...state, token: 't' }, null],
+    ['a plain ring into a TLS run', join, { ...state, tls: true }, /this run encrypts its links .*--tls-cert and --tls-key/],
+    ['a TLS ring into a plain run', { ...join, ringTls: true }, state, /this rank has --tls-cert but the coordinator serves plain ws:\/\//],
+    ['TLS on both sides', { ...join, ringTls: true }, { ...state, tls: true }, null],
     ['another protocol version', { ...join, version: 99 }, state, /protocol version 99 is not 1/],
     ['a run already started', join, { ...state, phase: 'running' }, 'refused: the run has already started'],
     [

@@ -1,0 +1,70 @@
+"""PyTorch's side of the resharded-resume test: load an MLP's weights and Adam's m, v and step from a
+safetensors file (names as zerowire's state dict: layers.I.weight, m.layers.I.weight, v.layers.I.weight),
+run torch.optim.Adam over full batches of a zerowire --dump's data, and write the final weights.
+
+usage: torch_adam_replay.py START DATA OUT WIDTHS FIRST_STEP STEPS BATCH LR
+"""
+import json
+import struct
+import sys
+
+import torch
+
+DTYPES = {"F32": torch.float32, "I64": torch.int64, "I32": torch.int32}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    base = 8 + n
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        out[name] = torch.frombuffer(bytearray(raw[base + a : base + b]), dtype=DTYPES[t["dtype"]]).reshape(t["shape"])
+    return out
+
+
+def write(path, tensors):
+    header, blobs, at = {}, [], 0
+    for name, t in tensors.items():
+        b = t.detach().contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - (8 + len(h)) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+start_path, data_path, out_path, widths, first, steps, batch, lr = sys.argv[1:9]
+widths = [int(w) for w in widths.split(",")]
+first, steps, batch, lr = int(first), int(steps), int(batch), float(lr)
+torch.manual_seed(0)
+linears = [torch.nn.Linear(k, n) for k, n in zip(widths[:-1], widths[1:])]
+layers = []
+for i, lin in enumerate(linears):
+    layers.append(lin)
+    if i < len(linears) - 1:
+        layers.append(torch.nn.GELU())
+model = torch.nn.Sequential(*layers)
+start = read(start_path)
+names = [(f"layers.{i}.{p}", getattr(lin, p)) for i, lin in enumerate(linears) for p in ("weight", "bias")]
+opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8)
+with torch.no_grad():
+    for name, p in names:
+        p.copy_(start[name])
+for name, p in names:
+    opt.state[p] = {"step": torch.tensor(float(first)), "exp_avg": start["m." + name].clone(), "exp_avg_sq": start["v." + name].clone()}
+data = read(data_path)
+x, y, order = data["x"], data["y"].long(), data["batch_rows"].long().reshape(-1)
+for t in range(first, first + steps):
+    rows = order[t * batch : (t + 1) * batch]
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(model(x[rows]), y[rows]).backward()
+    opt.step()
+write(out_path, {name: p for name, p in names})
