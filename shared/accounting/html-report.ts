@@ -52,7 +52,7 @@ export async function renderHtmlReport(runs: LabelledReport[], title: string): P
     const w = whatIfCells(report); // the modeled device's table, every modeled figure said to be modeled
     const whatIf = w ? `<h3>What-if: compute modeled</h3>${list(w.before)}${table(w.header, w.rows)}${list(w.after)}` : '';
     sections.push(
-      `<section class="run">${label ? `<h2>${escape(label)}</h2>` : ''}${table(header, rows)}${list(notes)}${networkHtml(report.network)}${whatIf}</section>`,
+      `<section class="run">${label ? `<h2>${escape(label)}</h2>` : ''}${table(header, rows)}${list(notes)}${whatIf}</section>${networkHtml(report.network)}`,
     );
   }
   const figs: string[] = [];

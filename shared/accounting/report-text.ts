@@ -180,7 +180,7 @@ function reportNotes(r: Report): string[] {
       `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
   notes.push(linksNote(r));
-  if (r.network) notes.push(...networkText(r.network));
+  if (r.network) notes.push(...networkText(r.network), ...ringNeeds(r));
   const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
   notes.push(`products computed on: ${products.join('; ')}${products.length > 1 ? ' (the ranks differ)' : ' (every rank)'}`);
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
@@ -188,6 +188,19 @@ function reportNotes(r: Report): string[] {
     `everything a rank held at its worst moment, MiB (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
   );
   return notes;
+}
+
+/** What the ring needs of its slowest link: every link carries each step's payload, so the slowest sets a
+ *  floor under each scheme's communication per step. */
+function ringNeeds(r: Report): string[] {
+  const links = r.network.preflight?.links ?? [];
+  if (links.length < 2 || !r.rows.length) return [];
+  const rates = links.map((l) => l.mbit).sort((a, b) => a - b);
+  const [slowest, median] = [rates[0], rates[Math.floor(rates.length / 2)]];
+  const floor = (mbit: number) => r.rows.map((x) => `${x.title} ${((x.sentPerStep.frame * 8) / (mbit * 1000)).toFixed(1)}`).join(', ');
+  return [
+    `the ring moves at its slowest link: a step's frames take at least, ms: ${floor(slowest)} at the slowest link's ${slowest.toFixed(0)} Mbit/s (${floor(median)} at the median link's ${median.toFixed(0)})`,
+  ];
 }
 
 /** Whether anyone on the network path could read the model (world 1 has no links). */

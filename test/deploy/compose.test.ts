@@ -86,7 +86,7 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     const html = readFileSync(join(results, 'report.html'), 'utf8');
     for (const s of ['DP', 'ZeRO-1', 'ZeRO-2', 'ZeRO-3']) expect(html).toContain(`>${s}<`);
     const trace = JSON.parse(readFileSync(join(results, 'trace.json'), 'utf8')) as { traceEvents: { name: string }[] };
-    expect(trace.traceEvents.filter((e) => e.name === 'process_name')).toHaveLength(4);
+    expect(trace.traceEvents.filter((e) => e.name === 'process_name')).toHaveLength(4 + 1); // the ranks, and the ring links
     for (const row of report.rows) {
       const iface = row.sentPerStep.iface;
       expect(iface).not.toBeNull();

@@ -81,6 +81,9 @@ describe('--html', () => {
 
       // The table: a row per scheme.
       expect(await page.locator('section.run tbody tr td:first-child').allTextContents()).toEqual(SCHEMES);
+      // The network section: the pre-flight's links as a heat map, a cell per ring link.
+      expect(await page.locator('section.network table.heat td[style*="background"]').count()).toBeGreaterThanOrEqual(4);
+      expect((await page.locator('section.network h3').allTextContents())[0]).toMatch(/^Links before the run \(pre-flight, ring, [\d.]+ s\)/);
       // Every figure, each with all four schemes among its drawn labels.
       const ids = await page.locator('figure').evaluateAll((fs) => fs.map((f) => f.id));
       expect(ids).toEqual(['time', 'traffic', 'memory', 'memory-full', 'loss']);

@@ -22,7 +22,15 @@ describe('--trace', () => {
       expect(text.length).toBeLessThan(10 << 20);
       const { traceEvents: events } = JSON.parse(text) as Trace;
       const names = events.filter((e) => e.name === 'process_name').map((e) => e.args!.name);
-      expect(names).toEqual([expect.stringMatching(/^rank 0 /), expect.stringMatching(/^rank 1 /), expect.stringMatching(/^rank 2 /)]);
+      expect(names).toEqual([
+        expect.stringMatching(/^rank 0 /),
+        expect.stringMatching(/^rank 1 /),
+        expect.stringMatching(/^rank 2 /),
+        'ring links (Mbit/s achieved per step)',
+      ]);
+      // A counter track per ring link (r-1 -> r), a value per step and scheme.
+      const links = new Set(events.filter((e) => e.ph === 'C' && e.name.startsWith('link ')).map((e) => e.name));
+      expect([...links].sort()).toEqual(['link 0→1', 'link 1→2', 'link 2→0']);
       const steps = events.filter((e) => e.ph === 'X' && e.cat === 'step');
       expect(steps).toHaveLength(3 * 2 * 4);
       // Three layers, three units: a forward and a backward span each, and the optimizer, per step, inside it.
