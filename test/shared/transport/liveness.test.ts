@@ -121,6 +121,6 @@ describe('liveness', () => {
     expect(grown).toBeLessThanOrEqual(livenessFor(300).maxTimeoutMs);
     const l = await lost; // then silence: named at the wider limit
     expect(l.limit).toBe(grown);
-    expect(l.silent).toBeGreaterThan(grown);
+    expect(l.silent).toBeGreaterThanOrEqual(grown); // silence beyond the limit, reported rounded to the ms
   });
 });
