@@ -26,7 +26,7 @@ interface MeasuredLink {
 
 export interface NetworkReport {
   preflight: (Omit<Preflight, 'links'> & { links: (LinkProbe & { fromHost: string; toHost: string })[] }) | null;
-  slowProbed: MeasuredLink[]; // pre-flight links far below the median (one stream)
+  slowProbed: MeasuredLink[]; // pre-flight links far below the median (the better of one stream and several)
   achieved: MeasuredLink[]; // each ring link during the run: payload Mbit/s while its frames were arriving
   slowAchieved: MeasuredLink[];
   lateness: { host: string; ms: number }[]; // ms per step a host's ranks entered collectives after the median rank
@@ -116,7 +116,10 @@ export function networkReport(
 ): NetworkReport {
   const hostOf = (r: number) => ranks[r]?.host ?? String(r);
   const probed = (preflight?.links ?? []).map((l) => ({ ...l, fromHost: hostOf(l.from), toHost: hostOf(l.to) }));
-  const slowProbed = slowOnes(probed);
+  // What a link can carry: the better of one stream and several (one stream alone can be held back by its
+  // window or by a moment's stall of a busy receiver; several streams by sharing a queue).
+  const capacity = probed.map((l) => ({ from: l.from, to: l.to, fromHost: l.fromHost, toHost: l.toHost, mbit: Math.max(l.mbit, l.mbitMulti) }));
+  const slowProbed = slowOnes(capacity);
   const achieved = achievedRates(ranks, summaries);
   const slowAchieved = slowOnes(achieved);
   const { lateness, stepMs } = latenessByHost(ranks, summaries);
@@ -136,7 +139,7 @@ export function networkReport(
   // A host short of CPU also sends in fits and starts: links slow only out of the late host are its
   // compute's doing. A slow NIC or cable slows the links into the host too.
   const onlyOutOfLate = lateHost !== null && slowAchieved.length > 0 && slowAchieved.every((l) => l.fromHost === lateHost.host);
-  if (slowProbed.length) say('pre-flight, slowest links', slowProbed, probed);
+  if (slowProbed.length) say('pre-flight, slowest links (the better of 1 and several streams)', slowProbed, capacity);
   if (slowAchieved.length && !onlyOutOfLate) say('during the run, link', slowAchieved, achieved);
   if (lateHost)
     blame.push(

@@ -24,7 +24,14 @@ describe('which link or host is slow', () => {
     const pre = {
       mode: 'ring' as const,
       ms: 800,
-      links: [3, 0, 1, 2].map((from, to) => ({ from, to, mbit: to === 2 || to === 3 ? 95 : 940, mbitMulti: 950, streams: 4, rttMs: 0.3 })),
+      links: [3, 0, 1, 2].map((from, to) => ({
+        from,
+        to,
+        mbit: to === 2 || to === 3 ? 95 : 940,
+        mbitMulti: to === 2 || to === 3 ? 90 : 950,
+        streams: 4,
+        rttMs: 0.3,
+      })),
     };
     const n = networkReport(pre, ranks, summaries([940, 930, 100, 98], [0, 0, 0, 30]));
     expect(n.slowProbed.map((l) => `${l.from}->${l.to}`)).toEqual(['1->2', '2->3']);
