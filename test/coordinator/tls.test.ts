@@ -9,14 +9,20 @@ afterAll(() => certs.remove());
 const RUN = ['--model', '16,32,4', '--steps', '2', '--batch', '8', '--samples', '32', '--scheme', 'dp,zero3'];
 const tls = ['--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-ca', certs.ca];
 
+/** A 2-rank coordinator serving wss:// with the cluster certificate; its URL once it listens. */
+async function tlsCoordinator() {
+  const coord = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '127.0.0.1', '--tls-cert', certs.cert, '--tls-key', certs.key, ...RUN]);
+  let stderr = '';
+  coord.child.stderr!.on('data', (d) => (stderr += d));
+  const port = () => logLines(stderr).find((l) => typeof l.port === 'number')?.port as number | undefined;
+  expect(await eventually(() => port() !== undefined, 10_000)).toBe(true);
+  return { coord, url: `wss://127.0.0.1:${port()}`, err: () => stderr };
+}
+
 describe('TLS everywhere', () => {
   it('ranks with the cluster certificate run encrypted; an untrusting rank, and one without a certificate, are refused with a reason', async () => {
-    const coord = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '127.0.0.1', '--tls-cert', certs.cert, '--tls-key', certs.key, ...RUN]);
-    let err = '';
-    coord.child.stderr!.on('data', (d) => (err += d));
+    const { coord, url } = await tlsCoordinator();
     try {
-      expect(await eventually(() => logLines(err).some((l) => typeof l.port === 'number'), 10_000)).toBe(true);
-      const url = `wss://127.0.0.1:${logLines(err).find((l) => typeof l.port === 'number')!.port as number}`;
       const untrusting = await runCli(['rank', '--coordinator', url, '--connect-timeout', '3'], 20_000);
       expect(untrusting.code).toBe(1);
       expect(untrusting.stderr).toMatch(/self.signed certificate|certificate/i);
@@ -46,18 +52,14 @@ describe('TLS everywhere', () => {
   });
 
   it('a rank serving a certificate the cluster CA did not sign: its peer refuses the link and the run stops naming why', async () => {
-    const coord = startCli(['coordinator', '--world', '2', '--port', '0', '--host', '127.0.0.1', '--tls-cert', certs.cert, '--tls-key', certs.key, ...RUN]);
-    let err = '';
-    coord.child.stderr!.on('data', (d) => (err += d));
+    const { coord, url, err } = await tlsCoordinator();
     try {
-      expect(await eventually(() => logLines(err).some((l) => typeof l.port === 'number'), 10_000)).toBe(true);
-      const url = `wss://127.0.0.1:${logLines(err).find((l) => typeof l.port === 'number')!.port as number}`;
       const stranger = ['--tls-cert', certs.strangerCert, '--tls-key', certs.strangerKey, '--tls-ca', certs.ca];
       const ranks = await Promise.all([tls, stranger].map((t) => runCli(['rank', '--coordinator', url, ...t, '--peer-host', '127.0.0.1'], 60_000)));
       const done = await coord.done;
       expect(done.code).toBe(1);
       expect(ranks.some((r) => r.code !== 0)).toBe(true);
-      expect(err + ranks.map((r) => r.stderr).join('')).toMatch(/its TLS certificate is not signed by the CA this rank trusts/);
+      expect(err() + ranks.map((r) => r.stderr).join('')).toMatch(/its TLS certificate is not signed by the CA this rank trusts/);
     } finally {
       coord.child.kill('SIGKILL');
     }
