@@ -24,12 +24,15 @@ interface MeasuredLink {
   mbit: number;
 }
 
+/** A ring link during the run, with how long its frames were arriving per step. */
+type AchievedLink = MeasuredLink & { msPerStep: number };
+
 export interface NetworkReport {
   preflight: (Omit<Preflight, 'links'> & { links: (LinkProbe & { fromHost: string; toHost: string })[] }) | null;
   slowProbed: MeasuredLink[]; // pre-flight links far below the median (the better of one stream and several)
-  achieved: MeasuredLink[]; // each ring link during the run: payload Mbit/s while its frames were arriving
-  slowAchieved: MeasuredLink[];
-  lateness: { host: string; ms: number }[]; // ms per step a host's ranks entered collectives after the median rank
+  achieved: AchievedLink[]; // each ring link during the run: payload Mbit/s while its frames were arriving
+  slowAchieved: AchievedLink[];
+  lateness: { host: string; ms: number }[]; // ms a host's ranks entered collectives after the median rank, median step
   blame: string[]; // sentences: which link or host, and why
 }
 
@@ -52,6 +55,12 @@ function slowOnes(links: MeasuredLink[]): MeasuredLink[] {
   return links.filter((l) => l.mbit < SLOW_LINK * m);
 }
 
+/** How much later per step a host's data arrived over its slow incoming links than at the others' rate. */
+function delayInto(host: string, slow: AchievedLink[], all: AchievedLink[]): number {
+  const others = median(all.filter((l) => !slow.includes(l)).map((l) => l.mbit));
+  return slow.filter((l) => l.toHost === host).reduce((ms, l) => ms + l.msPerStep * Math.max(0, 1 - l.mbit / others), 0);
+}
+
 /** The host every slow link touches, if they share one. */
 function commonHost(links: MeasuredLink[]): string | null {
   if (!links.length) return null;
@@ -60,26 +69,30 @@ function commonHost(links: MeasuredLink[]): string | null {
 }
 
 /** Each main-ring link r-1 → r over every scheme's steps (the first left out when there are more). */
-function achievedRates(ranks: RankHost[], summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>): MeasuredLink[] {
+function achievedRates(ranks: RankHost[], summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>): AchievedLink[] {
   const world = ranks.length;
   if (world < 2) return [];
   return ranks.flatMap(({ rank, host }) => {
     let bytes = 0;
     let ms = 0;
+    let n = 0;
     for (const sums of summaries.values()) {
       const steps = sums[rank]?.steps ?? [];
       for (const s of steps.length > 1 ? steps.slice(1) : steps) {
         bytes += s.wire.bytes;
         ms += s.wire.wireMs;
+        n++;
       }
     }
     const from = (rank - 1 + world) % world;
-    return ms > 0 ? [{ from, to: rank, fromHost: ranks[from].host, toHost: host, mbit: (bytes * 8) / (ms * 1000) }] : [];
+    return ms > 0 ? [{ from, to: rank, fromHost: ranks[from].host, toHost: host, mbit: (bytes * 8) / (ms * 1000), msPerStep: ms / n }] : [];
   });
 }
 
 /** How late each host's ranks were per step: the sum over a step's collectives of how long after the median
- *  rank each entered (early counts nothing), averaged over steps and the host's ranks; and the mean step. */
+ *  rank each entered (early counts nothing); a host's figure is the median over its ranks' steps, since a
+ *  host short of CPU is late every step while a busy machine makes any host late now and then. And the mean
+ *  step. */
 function latenessByHost(
   ranks: RankHost[],
   summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
@@ -104,7 +117,7 @@ function latenessByHost(
   const hosts = [...new Set(ranks.map((r) => r.host))];
   const lateness = hosts.map((host) => {
     const xs = ranks.filter((r) => r.host === host).flatMap((r) => late.get(r.rank) ?? []);
-    return { host, ms: xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0 };
+    return { host, ms: median(xs) };
   });
   return { lateness, stepMs: stepMs.length ? stepMs.reduce((a, b) => a + b, 0) / stepMs.length : 0 };
 }
@@ -133,17 +146,19 @@ export function networkReport(
   };
   const sorted = [...lateness].sort((a, b) => b.ms - a.ms);
   const bar = Math.max(LATE_FLOOR_MS, LATE_SHARE * stepMs);
-  const latest = sorted.length > 1 && sorted[0].ms > bar && sorted[0].ms > 3 * Math.max(0, sorted[1].ms) ? sorted[0] : null;
-  // A host behind a slow link enters late because its data comes late: the link's doing, not the host's.
-  const lateHost = latest && !slowAchieved.some((l) => l.toHost === latest.host) ? latest : null;
-  // A host short of CPU also sends in fits and starts: links slow only out of the late host are its
-  // compute's doing. A slow NIC or cable slows the links into the host too.
-  const onlyOutOfLate = lateHost !== null && slowAchieved.length > 0 && slowAchieved.every((l) => l.fromHost === lateHost.host);
+  // Late, and ahead of the next host by as much again: on a busy machine every host is somewhat late.
+  const latest = sorted.length > 1 && sorted[0].ms > bar && sorted[0].ms - sorted[1].ms > bar ? sorted[0] : null;
+  // A host behind a slow link enters late because its data comes late: the link's doing, as far as the
+  // link's slowness accounts for the lateness. What is left beyond that is the host's own compute.
+  const lateHost = latest && latest.ms - delayInto(latest.host, slowAchieved, achieved) > bar ? latest : null;
+  // A host short of CPU reads and sends in fits and starts, so the links touching it look slow too.
+  const symptoms = lateHost ? slowAchieved.filter((l) => l.fromHost === lateHost.host || l.toHost === lateHost.host) : [];
+  const slowLinks = slowAchieved.filter((l) => !symptoms.includes(l));
   if (slowProbed.length) say('pre-flight, slowest links (the better of 1 and several streams)', slowProbed, capacity);
-  if (slowAchieved.length && !onlyOutOfLate) say('during the run, link', slowAchieved, achieved);
+  if (slowLinks.length) say('during the run, link', slowLinks, achieved);
   if (lateHost)
     blame.push(
-      `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (a step: ${stepMs.toFixed(1)} ms): its compute, not the network${onlyOutOfLate ? ` (its outgoing ${slowAchieved.map(linkName).join(', ')} sent in fits and starts, as a host short of CPU does)` : ''}`,
+      `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (a step: ${stepMs.toFixed(1)} ms): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,
     );
   if (!blame.length && (achieved.length >= 3 || probed.length >= 3)) blame.push('no link or host stands out');
   return { preflight: preflight && preflight.mode !== 'off' ? { ...preflight, links: probed } : null, slowProbed, achieved, slowAchieved, lateness, blame };

@@ -7,14 +7,16 @@ import type { SchemeSummary } from '../../../shared/control/messages.js';
 const hosts = ['a', 'b', 'c', 'd'];
 const ranks = hosts.map((host, rank) => ({ rank, host }));
 
-/** 3 steps per rank; rank r receives `mbit[r]` from r-1 and enters each of 2 collectives `late[r]` ms late. */
-function summaries(mbit: number[], late: number[]): Map<string, Omit<SchemeSummary, 'master'>[]> {
+/** 5 steps per rank; rank r receives 10 Mbit per step from r-1 at `mbit[r]`, and enters each of 2 collectives `late[r]` ms late
+ *  (or, given per step, `late[r][t]`). */
+function summaries(mbit: number[], late: (number | number[])[]): Map<string, Omit<SchemeSummary, 'master'>[]> {
+  const lateAt = (r: number, t: number) => (typeof late[r] === 'number' ? late[r] : late[r][t]);
   const steps = (r: number) =>
-    [0, 1, 2].map((t) => ({
+    [0, 1, 2, 3, 4].map((t) => ({
       step: t,
       stepMs: 100,
-      wire: { wireMs: 10, bytes: (mbit[r] * 1000 * 10) / 8, hiddenMs: 0, hiddenBytes: 0 },
-      collectives: [0, 1].map((i) => ({ entry: 1000 * t + 40 * i + late[r], exit: 1000 * t + 40 * i + 30 })),
+      wire: { wireMs: 10_000 / mbit[r], bytes: 1.25e6, hiddenMs: 0, hiddenBytes: 0 },
+      collectives: [0, 1].map((i) => ({ entry: 1000 * t + 40 * i + lateAt(r, t), exit: 1000 * t + 40 * i + 30 })),
     }));
   return new Map([['dp', ranks.map(({ rank }) => ({ rank, steps: steps(rank) }) as unknown as Omit<SchemeSummary, 'master'>)]]);
 }
@@ -50,7 +52,20 @@ describe('which link or host is slow', () => {
   it('a late host whose own outgoing link looks slow: its compute, not the link', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 300], [0, 0, 25, 0]));
     expect(n.blame).toHaveLength(1);
-    expect(n.blame[0]).toMatch(/host c's ranks .* its compute, not the network \(its outgoing 2→3 \(c→d\) sent in fits and starts/);
+    expect(n.blame[0]).toMatch(/host c's ranks .* its compute, not the network \(its 2→3 \(c→d\) carried less in fits and starts/);
+  });
+
+  it('a late host whose incoming link looks slow, later than that link accounts for: its compute', () => {
+    // 1→2 at 500 Mbit/s delays c's data by about 9 ms a step; c is 100 ms late.
+    const n = networkReport(null, ranks, summaries([940, 930, 500, 945], [0, 0, 50, 0]));
+    expect(n.blame).toHaveLength(1);
+    expect(n.blame[0]).toMatch(/host c's ranks .* 100\.0 ms late .* its compute, not the network \(its 1→2 \(b→c\) carried less/);
+  });
+
+  it('a host late every step is blamed, though another was later in one step (a busy machine)', () => {
+    const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, [0, 0, 60, 0, 0], 25, 0]));
+    expect(n.lateness.map((h) => h.ms)).toEqual([0, 0, 50, 0]);
+    expect(n.blame).toEqual(["host c's ranks entered collectives 50.0 ms late per step (a step: 100.0 ms): its compute, not the network"]);
   });
 
   it('says so when nothing stands out', () => {
