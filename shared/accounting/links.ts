@@ -49,7 +49,7 @@ const mbit = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 /** A link by its ranks and hosts: '1→2 (hostB→hostC)', or '1→2 (hostB)' inside one host. */
 const linkName = (l: MeasuredLink) => `${l.from}→${l.to} (${l.fromHost === l.toHost ? l.fromHost : `${l.fromHost}→${l.toHost}`})`;
 
-function slowOnes(links: MeasuredLink[]): MeasuredLink[] {
+function slowOnes<L extends MeasuredLink>(links: L[]): L[] {
   if (links.length < 3) return [];
   const m = median(links.map((l) => l.mbit));
   return links.filter((l) => l.mbit < SLOW_LINK * m);
