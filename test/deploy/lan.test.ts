@@ -30,6 +30,14 @@ function runLan(args: string[]) {
   return { child, done, out: () => stdout, err: () => stderr };
 }
 
+/** DP and ZeRO-3 of a small MLP on 4 hosts at 1 Gbit, with `lan` options for the hosts; its network report. */
+async function networkOf(name: string, lan: string[], run: string[]): Promise<Report['network']> {
+  const out = join(dir, `${name}.json`);
+  const job = runLan(['--hosts', '4', '--rate', '1gbit', ...lan, '--', '--scheme', 'dp,zero3', '--model', '256,1024,1024,10', ...run, '--out', out]);
+  expect(await job.done, job.err().slice(-1500)).toBe(0);
+  return (JSON.parse(readFileSync(out, 'utf8')) as Report).network;
+}
+
 const ours = (err: string) => (/lan: ready (.*)/.exec(err)?.[1] ?? '').split(' ').filter(Boolean);
 
 describe.skipIf(!net.ok)('LAN of network namespaces', () => {
@@ -183,26 +191,7 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     expect(await links.done, links.err().slice(-1500)).toBe(0);
     expect(links.out()).toMatch(/verdict: pre-flight, slowest links \(the better of 1 and several streams\): .* every slow link touches host 10\.250\.0\.4/);
     const allPairs = (JSON.parse(readFileSync(linksOut, 'utf8')) as { network: Report['network'] }).network;
-    const out = join(dir, 'slow-link.json');
-    const run = runLan([
-      '--hosts',
-      '4',
-      '--rate',
-      '1gbit',
-      '--rate-host',
-      '2=100mbit',
-      '--',
-      '--scheme',
-      'dp,zero3',
-      '--model',
-      '256,1024,1024,10',
-      '--steps',
-      '5',
-      '--out',
-      out,
-    ]);
-    expect(await run.done, run.err().slice(-1500)).toBe(0);
-    const net = (JSON.parse(readFileSync(out, 'utf8')) as Report).network;
+    const net = await networkOf('slow-link', ['--rate-host', '2=100mbit'], ['--steps', '5']);
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     for (const [what, slow, all] of [
       ['all-pairs', allPairs.slowProbed, allPairs.preflight!.links.length],
@@ -224,28 +213,7 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
   }, 120_000);
 
   it("host 2's ranks on a tenth of a core, links all at 1 Gbit: the report blames that host's lateness and no link; --preflight off runs none", async () => {
-    const out = join(dir, 'slow-host.json');
-    const run = runLan([
-      '--hosts',
-      '4',
-      '--rate',
-      '1gbit',
-      '--cpu-host',
-      '2=0.1',
-      '--',
-      '--scheme',
-      'dp,zero3',
-      '--model',
-      '256,1024,1024,10',
-      '--steps',
-      '6',
-      '--preflight',
-      'off',
-      '--out',
-      out,
-    ]);
-    expect(await run.done, run.err().slice(-1500)).toBe(0);
-    const net = (JSON.parse(readFileSync(out, 'utf8')) as Report).network;
+    const net = await networkOf('slow-host', ['--cpu-host', '2=0.1'], ['--steps', '6', '--preflight', 'off']);
     console.log(net.blame.join('\n'), '\nlate per step, ms:', net.lateness.map((h) => `${h.host} ${h.ms.toFixed(1)}`).join(', '));
     expect(net.preflight).toBeNull();
     expect(net.blame.join(' ')).toMatch(/host 10\.250\.0\.4's ranks entered collectives [\d.]+ ms late per step .*: its compute, not the network/);
