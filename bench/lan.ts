@@ -110,12 +110,14 @@ function sweep(rates: string[]): { reports: LabelledReport[]; table: string } {
 function overlapIsReal(): string {
   const batches = argv['gpt-batch'].split(',').map((kv) => kv.split('='));
   const rows: string[][] = [];
+  const shares = new Map<string, number[]>(); // saved / backward per round, by scheme
   for (const [scheme, batch] of batches) {
     const base = ['--scheme', scheme, '--model', argv.gpt, '--batch', batch, '--bucket-mib', String(argv['bucket-mib'])];
     const opts = [...base, '--wire-dtype', 'fp32', '--compute', 'thread'];
     for (let round = 1; round <= argv['gpt-rounds']; round++) {
       const [x, y] = [lan(argv['gpt-rate'], opts).rows[0], lan(argv['gpt-rate'], [...opts, '--overlap', 'off']).rows[0]];
       const saved = y.time.stepMs - x.time.stepMs;
+      shares.set(x.title, [...(shares.get(x.title) ?? []), saved / y.time.backwardMs]);
       rows.push([
         x.title,
         batch,
@@ -132,7 +134,12 @@ function overlapIsReal(): string {
   }
   const head = [['scheme', 'batch', 'round', 'step, overlap off', 'on', 'saved', 'backward (off)', 'transfer (off)', 'exposed off -> on', 'saved / backward']];
   const title = `Overlap is real: ${argv.gpt}, --bucket-mib ${argv['bucket-mib']}, fp32 wire, --compute thread, 4 hosts at ${argv['gpt-rate']}; mean ms per step`;
-  return `${title}\n${textTable(head, rows)}`;
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return (s[Math.floor((s.length - 1) / 2)] + s[Math.ceil((s.length - 1) / 2)]) / 2;
+  };
+  const summary = [...shares].map(([scheme, xs]) => `${scheme} ${(100 * median(xs)).toFixed(0)}% (${xs.length} rounds)`).join(', ');
+  return `${title}\n${textTable(head, rows)}\nmedian saved / backward: ${summary}`;
 }
 
 /** 3. HSDP on 2 hosts of 2 ranks, beside DP and ZeRO-3. */
