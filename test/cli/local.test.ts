@@ -1,7 +1,9 @@
 // End to end through the CLI: `zerowire local` runs a coordinator and 4 rank processes.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { adamUpdate } from '../../shared/training/adam.js';
@@ -15,6 +17,7 @@ import { maxAbsDiff } from '../helpers/train.js';
 const dir = mkdtempSync(join(tmpdir(), 'zerowire-local-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MODEL = '24,61,33,7'; // 1525 + 2046 + 238 parameters: none divisible by 4
 
 /** The dump lets anyone re-train independently: plain full-batch Adam over the dumped data and order must
@@ -204,6 +207,17 @@ describe('bad input gets a clear error, a non-zero exit and no process left behi
 });
 
 describe('zerowire plan', () => {
+  it('runs as the README runs it, `npx zerowire` in the repository: the build leaves the bin executable', async () => {
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile('npx', ['zerowire', 'plan', '--params', '13e9', '--world', '16', '--memory', '80GB'], { cwd: ROOT }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(r.stderr).not.toMatch(/Permission denied/);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^ZeRO-3 .* yes/m);
+  });
+
   it("reproduces the chapter's exercise: 13e9 parameters, 16 ranks, 80 GB", async () => {
     const r = await runCli(['plan', '--params', '13e9', '--world', '16', '--memory', '80GB']);
     expect(r.code).toBe(0);
