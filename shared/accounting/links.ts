@@ -32,7 +32,7 @@ export interface NetworkReport {
   slowProbed: MeasuredLink[]; // pre-flight links far below the median (the better of one stream and several)
   achieved: AchievedLink[]; // each ring link during the run: payload Mbit/s while its frames were arriving
   slowAchieved: AchievedLink[];
-  lateness: { host: string; ms: number }[]; // ms a host's ranks entered collectives after the median rank, median step
+  lateness: { host: string; ms: number }[]; // ms per step a host's ranks entered collectives after the median rank
   blame: string[]; // sentences: which link or host, and why
 }
 
@@ -90,9 +90,8 @@ function achievedRates(ranks: RankHost[], summaries: ReadonlyMap<string, readonl
 }
 
 /** How late each host's ranks were per step: the sum over a step's collectives of how long after the median
- *  rank each entered (early counts nothing); a host's figure is the median over its ranks' steps, since a
- *  host short of CPU is late every step while a busy machine makes any host late now and then. And the mean
- *  step. */
+ *  rank each entered (early counts nothing), averaged over steps and the host's ranks (the mean, not the
+ *  median: a CPU quota throttles in bursts, a few steps very late and the rest on time); and the mean step. */
 function latenessByHost(
   ranks: RankHost[],
   summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
@@ -117,7 +116,7 @@ function latenessByHost(
   const hosts = [...new Set(ranks.map((r) => r.host))];
   const lateness = hosts.map((host) => {
     const xs = ranks.filter((r) => r.host === host).flatMap((r) => late.get(r.rank) ?? []);
-    return { host, ms: median(xs) };
+    return { host, ms: xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0 };
   });
   return { lateness, stepMs: stepMs.length ? stepMs.reduce((a, b) => a + b, 0) / stepMs.length : 0 };
 }
@@ -146,7 +145,7 @@ export function networkReport(
   };
   const sorted = [...lateness].sort((a, b) => b.ms - a.ms);
   const bar = Math.max(LATE_FLOOR_MS, LATE_SHARE * stepMs);
-  // Late, and ahead of the next host by as much again: on a busy machine every host is somewhat late.
+  // Late, and ahead of the next host by as much again: on a busy machine every host is late now and then.
   const latest = sorted.length > 1 && sorted[0].ms > bar && sorted[0].ms - sorted[1].ms > bar ? sorted[0] : null;
   // A host behind a slow link enters late because its data comes late: the link's doing, as far as the
   // link's slowness accounts for the lateness. What is left beyond that is the host's own compute.
