@@ -104,11 +104,19 @@ function sweep(rates: string[]): { reports: LabelledReport[]; table: string } {
   return { reports, table: `${title}\n${textTable(head, rows)}` };
 }
 
+/** --gpt-batch as [scheme, batch] pairs, checked (with --gpt-rounds) before anything runs. */
+function gptBatches(): string[][] {
+  const batches = argv['gpt-batch'].split(',').map((kv) => kv.split('='));
+  const bad = batches.filter(([scheme, batch]) => !['dp', 'zero1'].includes(scheme) || !/^[1-9]\d*$/.test(batch ?? ''));
+  if (bad.length) throw new Error(`--gpt-batch: ${bad.map((b) => b.join('=')).join(', ')} is not dp=N or zero1=N`);
+  if (!(Number.isInteger(argv['gpt-rounds']) && argv['gpt-rounds'] >= 1)) throw new Error(`--gpt-rounds: ${argv['gpt-rounds']} is not a count of rounds`);
+  return batches;
+}
+
 /** 2. DP and ZeRO-1 on a GPT whose gradient reduction lasts as long as its backward pass: what the buckets
  *  hide. fp32 gradients on the wire (what DDP reduces), compute on a worker thread (so the ring moves at any
  *  moment of the backward pass), overlap on and off in alternating rounds: the machine is shared. */
-function overlapIsReal(): string {
-  const batches = argv['gpt-batch'].split(',').map((kv) => kv.split('='));
+function overlapIsReal(batches: string[][]): string {
   const rows: string[][] = [];
   const shares = new Map<string, number[]>(); // saved / backward per round, by scheme
   for (const [scheme, batch] of batches) {
@@ -168,6 +176,7 @@ async function main(): Promise<void> {
   const run = new Set(argv.experiments.split(','));
   const unknown = [...run].filter((e) => !['mlp', 'overlap', 'hsdp'].includes(e));
   if (unknown.length) throw new Error(`--experiments: ${unknown.join(', ')} is not one of mlp, overlap, hsdp`);
+  const batches = gptBatches();
   try {
     if (run.has('mlp')) {
       const mlp = sweep(rates);
@@ -176,7 +185,7 @@ async function main(): Promise<void> {
       writeFileSync(argv.html, await renderHtmlReport(mlp.reports, `zerowire on a 4-host LAN: ${rates.join(', ')} per link`));
       console.log(`chart: ${argv.svg}\nreport: ${argv.html}\n`);
     }
-    if (run.has('overlap')) console.log(`${overlapIsReal()}\n`);
+    if (run.has('overlap')) console.log(`${overlapIsReal(batches)}\n`);
     if (run.has('hsdp')) console.log(hybrid(rates));
   } finally {
     rmSync(dir, { recursive: true, force: true });
