@@ -17,6 +17,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { isReplicated } from '../shared/training/schemes/table.js';
 import type { Report, SchemeRow } from '../shared/accounting/report.js';
+import { median } from '../shared/accounting/stats.js';
 import { textTable } from '../shared/accounting/table.js';
 import type { LabelledReport } from '../shared/accounting/charts.js';
 import { renderFigureSvg, renderHtmlReport } from '../shared/accounting/html-report.js';
@@ -104,8 +105,8 @@ function sweep(rates: string[]): { reports: LabelledReport[]; table: string } {
   return { reports, table: `${title}\n${textTable(head, rows)}` };
 }
 
-/** --gpt-batch as [scheme, batch] pairs, checked (with --gpt-rounds) before anything runs. */
-function gptBatches(): string[][] {
+/** The overlap experiment's --gpt-batch as [scheme, batch] pairs, checked with --gpt-rounds before anything runs. */
+function overlapBatches(): string[][] {
   const batches = argv['gpt-batch'].split(',').map((kv) => kv.split('='));
   const bad = batches.filter(([scheme, batch]) => !['dp', 'zero1'].includes(scheme) || !/^[1-9]\d*$/.test(batch ?? ''));
   if (bad.length) throw new Error(`--gpt-batch: ${bad.map((b) => b.join('=')).join(', ')} is not dp=N or zero1=N`);
@@ -142,10 +143,6 @@ function overlapIsReal(batches: string[][]): string {
   }
   const head = [['scheme', 'batch', 'round', 'step, overlap off', 'on', 'saved', 'backward (off)', 'transfer (off)', 'exposed off -> on', 'saved / backward']];
   const title = `Overlap is real: ${argv.gpt}, --bucket-mib ${argv['bucket-mib']}, fp32 wire, --compute thread, 4 hosts at ${argv['gpt-rate']}; mean ms per step`;
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return (s[Math.floor((s.length - 1) / 2)] + s[Math.ceil((s.length - 1) / 2)]) / 2;
-  };
   const summary = [...shares].map(([scheme, xs]) => `${scheme} ${(100 * median(xs)).toFixed(0)}% (${xs.length} rounds)`).join(', ');
   return `${title}\n${textTable(head, rows)}\nmedian saved / backward: ${summary}`;
 }
@@ -176,7 +173,7 @@ async function main(): Promise<void> {
   const run = new Set(argv.experiments.split(','));
   const unknown = [...run].filter((e) => !['mlp', 'overlap', 'hsdp'].includes(e));
   if (unknown.length) throw new Error(`--experiments: ${unknown.join(', ')} is not one of mlp, overlap, hsdp`);
-  const batches = gptBatches();
+  const batches = overlapBatches();
   try {
     if (run.has('mlp')) {
       const mlp = sweep(rates);

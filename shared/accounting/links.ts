@@ -4,6 +4,7 @@
 // two; a slow host in the third and in neither of the others: the report says which it was.
 import type { SchemeSummary } from '../control/messages.js';
 import type { LinkProbe } from '../transport/link-probe.js';
+import { median } from './stats.js';
 
 export interface Preflight {
   mode: 'off' | 'ring' | 'all-pairs';
@@ -41,10 +42,6 @@ const SLOW_LINK = 0.6;
 const LATE_SHARE = 0.1;
 const LATE_FLOOR_MS = 2;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : 0;
-};
 const mbit = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 /** A link by its ranks and hosts: '1→2 (hostB→hostC)', or '1→2 (hostB)' inside one host. */
 const linkName = (l: MeasuredLink) => `${l.from}→${l.to} (${l.fromHost === l.toHost ? l.fromHost : `${l.fromHost}→${l.toHost}`})`;
@@ -55,9 +52,12 @@ function slowOnes<L extends MeasuredLink>(links: L[]): L[] {
   return links.filter((l) => l.mbit < SLOW_LINK * m);
 }
 
+/** The median rate of the links that are not slow. */
+const othersMbit = (slow: MeasuredLink[], all: MeasuredLink[]) => median(all.filter((l) => !slow.includes(l)).map((l) => l.mbit));
+
 /** How much later per step a host's data arrived over its slow incoming links than at the others' rate. */
 function delayInto(host: string, slow: AchievedLink[], all: AchievedLink[]): number {
-  const others = median(all.filter((l) => !slow.includes(l)).map((l) => l.mbit));
+  const others = othersMbit(slow, all);
   return slow.filter((l) => l.toHost === host).reduce((ms, l) => ms + l.msPerStep * Math.max(0, 1 - l.mbit / others), 0);
 }
 
@@ -137,7 +137,7 @@ export function networkReport(
   const { lateness, stepMs } = latenessByHost(ranks, summaries);
   const blame: string[] = [];
   const say = (what: string, slow: MeasuredLink[], all: MeasuredLink[]) => {
-    const others = median(all.filter((l) => !slow.includes(l)).map((l) => l.mbit));
+    const others = othersMbit(slow, all);
     const host = commonHost(slow);
     blame.push(
       `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')} while the others carried ~${mbit(others)}${host ? `: every slow link touches host ${host} (their median ${mbit(median(slow.map((l) => l.mbit)))} Mbit/s)` : ''}`,
