@@ -8,12 +8,15 @@
 // (round k: host i sends to host i+k). The receiver measures and ends each phase: it closes the streams
 // once data has arrived for PROBE.ms, so a slow link costs no more time than a fast one.
 import { performance } from 'node:perf_hooks';
+import { theilSenSlope } from '../accounting/stats.js';
 import type { PeerChannel } from './channel.js';
 import { ClientTransport } from './channel.js';
 import { dialPeer, type PeerAddress, type PeerListener } from './ring.js';
 
 const PROBE = {
   ms: 250, // data arriving per phase
+  settleMs: 50, // left out at the start of a phase
+  sampleMs: 5, // how often the receiver reads its sockets' byte counters
   streams: 4, // the several-streams phase
   pings: 5, // round trips timed (the least is reported)
   window: 4, // frames a sender keeps in flight per stream
@@ -136,30 +139,41 @@ async function roundTrips(ch: PeerChannel): Promise<number> {
   return best;
 }
 
-/** Payload Mbit/s over the channels together, once PROBE.ms have passed since the first frame arrived; then
- *  they are closed. The first fifth of that time is left out: TCP's slow start and a shaper's burst
- *  allowance would otherwise count. */
+/** Mbit/s over the channels together, once PROBE.ms have passed since the first frame arrived; then they
+ *  are closed. The settling is left out: TCP's slow start and a shaper's burst allowance would otherwise count.
+ *  The sockets' byte counters are sampled every PROBE.sampleMs, not frames counted as they complete: four
+ *  streams at one rate complete their frames together, in bunches a frame apart. The rate is the robust
+ *  slope of bytes over time: a receiver whose event loop stalls on a busy machine reads the backlog late,
+ *  and those few late points would otherwise set it (a 30 ms stall as the window opens would read a link
+ *  15% fast). Socket bytes are the payload and its framing, a few dozen bytes per 256 KiB frame. */
 function receive(channels: PeerChannel[]): Promise<number> {
   const scratch = new Uint8Array(PROBE.frameBytes);
-  const arrivals: { t: number; bytes: number }[] = []; // when each frame had fully arrived, bytes so far
-  let total = 0;
+  const settled: { x: number; y: number }[] = []; // time, bytes the sockets had read
+  const bytesRead = () => channels.reduce((sum, ch) => sum + ch.socketReceived(), 0);
+  let first = -1; // when the first frame had arrived
+  let timer: NodeJS.Timeout | undefined;
   let done = false;
   return new Promise<number>((resolve, reject) => {
+    const finish = (end: () => void) => {
+      done = true;
+      clearInterval(timer);
+      for (const c of channels) c.transport.terminate(); // at once: a polite close would queue behind the data
+      end();
+    };
+    const sample = () => {
+      const now = performance.now();
+      const elapsed = now - first;
+      if (elapsed >= PROBE.settleMs) settled.push({ x: now, y: bytesRead() });
+      if (elapsed >= PROBE.ms) finish(() => resolve((theilSenSlope(settled) * 8) / 1000)); // bytes per ms to Mbit/s
+    };
     for (const ch of channels) {
-      ch.onFailure((err) => !done && reject(err));
+      ch.onFailure((err) => !done && finish(() => reject(err)));
       ch.listen(0, {
         destination: (h) => scratch.subarray(0, h.elements * 4),
-        frame: (f) => {
-          if (done) return;
-          const now = performance.now();
-          total += f.payload.byteLength;
-          arrivals.push({ t: now, bytes: total });
-          if (now - arrivals[0].t < PROBE.ms) return;
-          done = true;
-          for (const c of channels) c.transport.terminate(); // at once: a polite close would queue behind the data
-          const from = arrivals.find((a) => a.t >= arrivals[0].t + PROBE.ms / 5) ?? arrivals[0];
-          const last = arrivals[arrivals.length - 1];
-          resolve(last.t > from.t ? ((last.bytes - from.bytes) * 8) / ((last.t - from.t) * 1000) : 0);
+        frame: () => {
+          if (first >= 0 || done) return;
+          first = performance.now();
+          timer = setInterval(sample, PROBE.sampleMs);
         },
       });
     }
