@@ -46,14 +46,23 @@ const mbit = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 /** A link by its ranks and hosts: '1→2 (hostB→hostC)', or '1→2 (hostB)' inside one host. */
 const linkName = (l: MeasuredLink) => `${l.from}→${l.to} (${l.fromHost === l.toHost ? l.fromHost : `${l.fromHost}→${l.toHost}`})`;
 
+const crosses = (l: MeasuredLink) => l.fromHost !== l.toHost;
+
+/** Links far below the median of their kind. Links between hosts are judged against each other, links inside a
+ *  host against each other: with hosts of several ranks, a 100 Mbit/s LAN link is not slow next to loopback's
+ *  10 Gbit/s, it is another kind of link. A kind needs three links to single one out. */
 function slowOnes<L extends MeasuredLink>(links: L[]): L[] {
-  if (links.length < 3) return [];
-  const m = median(links.map((l) => l.mbit));
-  return links.filter((l) => l.mbit < SLOW_LINK * m);
+  const slowAmong = (kind: L[]) => {
+    const m = median(kind.map((l) => l.mbit));
+    return kind.length < 3 ? [] : kind.filter((l) => l.mbit < SLOW_LINK * m);
+  };
+  const slow = [...slowAmong(links.filter(crosses)), ...slowAmong(links.filter((l) => !crosses(l)))];
+  return links.filter((l) => slow.includes(l));
 }
 
-/** The median rate of the links that are not slow. */
-const othersMbit = (slow: MeasuredLink[], all: MeasuredLink[]) => median(all.filter((l) => !slow.includes(l)).map((l) => l.mbit));
+/** The median rate of the links that are not slow, of the slow ones' kind (between hosts, or inside one). */
+const othersMbit = (slow: MeasuredLink[], all: MeasuredLink[]) =>
+  median(all.filter((l) => !slow.includes(l) && slow.some((x) => crosses(x) === crosses(l))).map((l) => l.mbit));
 
 /** How much later per step a host's data arrived over its slow incoming links than at the others' rate. */
 function delayInto(host: string, slow: AchievedLink[], all: AchievedLink[]): number {

@@ -9,7 +9,7 @@ const ranks = hosts.map((host, rank) => ({ rank, host }));
 
 /** 5 steps per rank; rank r receives 10 Mbit per step from r-1 at `mbit[r]`, and enters each of 2 collectives `late[r]` ms late
  *  (or, given per step, `late[r][t]`). */
-function summaries(mbit: number[], late: (number | number[])[]): Map<string, Omit<SchemeSummary, 'master'>[]> {
+function summaries(mbit: number[], late: (number | number[])[], of = ranks): Map<string, Omit<SchemeSummary, 'master'>[]> {
   const lateAt = (r: number, t: number) => (typeof late[r] === 'number' ? late[r] : late[r][t]);
   const steps = (r: number) =>
     [0, 1, 2, 3, 4].map((t) => ({
@@ -18,7 +18,7 @@ function summaries(mbit: number[], late: (number | number[])[]): Map<string, Omi
       wire: { wireMs: 10_000 / mbit[r], bytes: 1.25e6, hiddenMs: 0, hiddenBytes: 0 },
       collectives: [0, 1].map((i) => ({ entry: 1000 * t + 40 * i + lateAt(r, t), exit: 1000 * t + 40 * i + 30 })),
     }));
-  return new Map([['dp', ranks.map(({ rank }) => ({ rank, steps: steps(rank) }) as unknown as Omit<SchemeSummary, 'master'>)]]);
+  return new Map([['dp', of.map(({ rank }) => ({ rank, steps: steps(rank) }) as unknown as Omit<SchemeSummary, 'master'>)]]);
 }
 
 describe('which link or host is slow', () => {
@@ -71,6 +71,17 @@ describe('which link or host is slow', () => {
   it('two hosts about as late: neither stands out, and neither is blamed', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 22, 25, 0]));
     expect(n.blame).toEqual(['no link or host stands out']);
+  });
+
+  it('hosts of two ranks: links between hosts are judged against each other, not against loopback', () => {
+    const paired = ['a', 'a', 'b', 'b', 'c', 'c'].map((host, rank) => ({ rank, host }));
+    // Into ranks 0, 2, 4 from another host (5→0, 1→2, 3→4); into 1, 3, 5 from the same host, at loopback's rate.
+    const n = networkReport(null, paired, summaries([940, 9000, 950, 9100, 100, 8900], [0, 0, 0, 0, 0, 0], paired));
+    expect(n.slowAchieved.map((l) => `${l.from}->${l.to}`)).toEqual(['3->4']);
+    expect(n.blame.join('\n')).toMatch(/during the run, link: 3→4 \(b→c\) 100 Mbit\/s while the others carried ~945$/); // one link: no host to single out
+    // Two hosts of two: two links between hosts, two inside; neither kind has enough links to single one out.
+    const two = paired.slice(0, 4);
+    expect(networkReport(null, two, summaries([100, 9000, 100, 9100], [0, 0, 0, 0], two)).slowAchieved).toEqual([]);
   });
 
   it('says so when nothing stands out', () => {
