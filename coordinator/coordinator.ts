@@ -16,6 +16,7 @@ import { CheckpointQuorum } from './checkpoint-quorum.js';
 import { settleWorldSize } from './world-size.js';
 import { CoordinatorError, lostOnTheRing, nameOf, type Member, type RankInfo } from './members.js';
 import { Waiters } from './waiters.js';
+import { WeightsInbox } from './weights-inbox.js';
 import { Membership, type Phase } from './membership.js';
 
 export { CoordinatorError, type RankInfo } from './members.js';
@@ -37,7 +38,8 @@ export class Coordinator {
   private readonly ready = new Set<number>();
   private readonly preflight: Preflight = { mode: 'off', ms: 0, links: [] }; // what the ranks' pre-flight measured
   private readonly done = new Map<SchemeName, SchemeSummary[]>();
-  private current: { scheme: SchemeName; step: number } | null = null;
+  private readonly weights = new WeightsInbox();
+  private current: { scheme: SchemeName; step: number; plan: RunPlan } | null = null;
   private readonly stepReports = new RankReports();
   onStep: StepListener = () => undefined;
   onJoin: (info: RankInfo) => void = () => undefined;
@@ -123,7 +125,7 @@ export class Coordinator {
     this.wired = true;
     this.preflight.mode = config.preflight;
     for (const scheme of this.opts.linksOnly ? [] : config.schemes) {
-      this.current = { scheme, step: 0 };
+      this.current = { scheme, step: 0, plan };
       this.done.set(scheme, []);
       for (const m of this.members) this.send(m, { type: 'run', scheme });
       const got = this.done.get(scheme)!;
@@ -285,11 +287,15 @@ export class Coordinator {
         this.onStep(msg.scheme, msg.metrics.step, n, msg.metrics);
         break;
       }
+      case 'weights': {
+        const refused = msg.scheme !== this.current?.scheme || msg.rank !== m.info.rank ? 'weights out of turn' : this.weights.add(msg);
+        return refused ? this.failWith(new CoordinatorError(`${this.where(m)} sent ${refused}`)) : undefined;
+      }
       case 'done': {
         const s = msg.summary;
-        if (!this.current || s.scheme !== this.current.scheme || s.rank !== m.info.rank)
-          return this.failWith(new CoordinatorError(`${this.where(m)} sent an unexpected summary`));
-        this.done.get(s.scheme)!.push(s);
+        const whole = s.scheme !== this.current?.scheme || s.rank !== m.info.rank ? 'an unexpected summary' : this.weights.complete(s, this.current!.plan);
+        if (typeof whole === 'string') return this.failWith(new CoordinatorError(`${this.where(m)} sent ${whole}`));
+        this.done.get(s.scheme)!.push(whole);
         break;
       }
       case 'checkpoint': {

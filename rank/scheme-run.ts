@@ -13,7 +13,7 @@ import type { ClockEstimate } from '../shared/accounting/clock.js';
 import type { RunPlan } from '../shared/accounting/run-plan.js';
 import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
-import { bufferBytes } from '../shared/tensor/wasm/memories.js';
+import { bufferBytes, touchPages } from '../shared/tensor/wasm/memories.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { isHybrid, schemeTitle } from '../shared/training/schemes/table.js';
@@ -25,6 +25,7 @@ import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
 import { ModeledCompute } from '../shared/whatif/modeled-compute.js';
+import { weightBytesFrom } from '../shared/accounting/report.js';
 
 export interface SchemeRun {
   scheme: SchemeName;
@@ -116,8 +117,11 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
 
 /** Where the scheme's bands live: its WebAssembly heap, or (modeled compute) nowhere: a ledger of extents,
  *  the bands' sizes without their values. */
-function schemeLedger(plan: RunPlan, scheme: SchemeName): MemoryLedger {
-  return plan.modeled ? new MemoryLedger(null, true) : new MemoryLedger(WasmHeap.create(plan.heapBytes(scheme)));
+async function schemeLedger(plan: RunPlan, scheme: SchemeName): Promise<MemoryLedger> {
+  if (plan.modeled) return new MemoryLedger(null, true);
+  const heap = WasmHeap.create(plan.heapBytes(scheme));
+  if (heap) await touchPages(heap.memory); // its pages mapped now, with heartbeats between, not in the first step
+  return new MemoryLedger(heap);
 }
 
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
@@ -128,7 +132,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
   collectGarbage();
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
-  const ledger = schemeLedger(plan, scheme);
+  const ledger = await schemeLedger(plan, scheme);
   for (const r of rings) r.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {
@@ -174,7 +178,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       clock: run.clock(),
       products: productsBackend(),
       compute: run.computeMode,
-      master: masterBytes(plan, s),
+      ...finalWeights(plan, scheme, ring.rank, s),
       ...(modeledMs.length ? { modeledMs } : {}),
       ...linkCipher(rings),
     };
@@ -185,11 +189,11 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   }
 }
 
-/** This rank's final fp32 master weights as bytes; none under modeled compute (no values to compare). */
-function masterBytes(plan: RunPlan, s: Base): Uint8Array {
-  if (plan.modeled) return new Uint8Array(0);
+/** This rank's final fp32 master weights as bytes, if the coordinator takes them from this rank. */
+function finalWeights(plan: RunPlan, scheme: SchemeName, rank: number, s: Base): { master: Uint8Array; weightBytes: number } {
   const m = s.masterState().data;
-  return new Uint8Array(m.buffer, m.byteOffset, m.byteLength);
+  const master = weightBytesFrom(plan, scheme, rank) > 0 ? new Uint8Array(m.buffer, m.byteOffset, m.byteLength) : new Uint8Array(0);
+  return { master, weightBytes: master.byteLength };
 }
 
 function checkLoss(loss: number, t: number, scheme: SchemeName): void {

@@ -19,6 +19,7 @@ import { Liveness, LIVENESS, livenessFor, type LivenessTiming } from '../shared/
 import { socketOf } from '../shared/transport/ws-internals.js';
 import { logKernels } from './kernels-log.js';
 import { runScheme } from './scheme-run.js';
+import { sendSummary } from './weights-upload.js';
 import { rankCompute, rankData } from './compute-choice.js';
 
 export interface RankOptions {
@@ -227,6 +228,14 @@ export class RankSession {
     this.ws?.send(encodeMessage(m));
   }
 
+  /** Send, and resolve once the message has been handed to the kernel. */
+  private sendFlushed(m: ControlMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (!this.ws) return reject(new RankError('no connection to the coordinator'));
+      this.ws.send(encodeMessage(m), (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
   private async handle(msg: ControlMessage): Promise<void> {
     switch (msg.type) {
       case 'assign': {
@@ -302,7 +311,7 @@ export class RankSession {
         onStep: (metrics) => this.send({ type: 'step', rank, scheme, metrics }),
         onCheckpoint: (step, w) => this.send({ type: 'checkpoint', scheme, step, rank, file: w.path, sha256: w.sha256, headerSha256: w.headerSha256 }),
       });
-      this.send({ type: 'done', summary });
+      await sendSummary(summary, (m) => this.sendFlushed(m));
     } finally {
       await compute.close();
     }

@@ -107,13 +107,22 @@ function splitExposed(sums: SchemeSummary[]): SchemeRow['split'] {
   return { waitByRank: wait, transferByRank: transfer, clockUncertaintyMs: Math.max(...sums.map((s) => s.clock.uncertaintyMs)) };
 }
 
-/** The full unpadded fp32 parameters a scheme ended with, from the ranks' master bytes. */
+/** The bytes of fp32 final weights rank `rank` sends the coordinator: the ones finalParameters puts
+ *  together. Sharded: the first group's shards make the model (the hybrid's other groups hold replicas of
+ *  them). Replicated (DP): rank 0's padded copy. None under modeled compute (no values to compare). */
+export function weightBytesFrom(plan: RunPlan, scheme: SchemeName, rank: number): number {
+  if (plan.modeled) return 0;
+  const layout = plan.layoutFor(scheme, 0);
+  if (SCHEME_TABLE[scheme].shardOptimizer) return rank < layout.world ? 4 * layout.shardTotal : 0;
+  return rank === 0 ? 4 * layout.paddedTotal : 0;
+}
+
+/** The full unpadded fp32 parameters a scheme ended with, from the weights the ranks sent (weightBytesFrom). */
 export function finalParameters(plan: RunPlan, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
   const layout = plan.layoutFor(scheme, 0);
   const f32 = (b: Uint8Array) => new Float32Array(Uint8Array.prototype.slice.call(b).buffer);
-  // Sharded: one group's shards make the model (the hybrid's other groups hold replicas of them).
-  if (SCHEME_TABLE[scheme].shardOptimizer) return layout.assemble(summaries.slice(0, layout.world).map((s) => f32(s.master)));
-  return layout.unpad(f32(summaries[0].master));
+  const sent = summaries.filter((s) => weightBytesFrom(plan, scheme, s.rank) > 0).map((s) => f32(s.master));
+  return SCHEME_TABLE[scheme].shardOptimizer ? layout.assemble(sent) : layout.unpad(sent[0]);
 }
 
 /** Payload per rank per step over links that leave the sender's host: theory (each ring's bytes where its

@@ -6,7 +6,8 @@ import * as v from 'valibot';
 import { RunConfigSchema, ALL_SCHEMES } from './run-config.js';
 import { binary, binaryOf, finite, int, parse, ProtocolError, text } from './schema.js';
 
-export const PROTOCOL_VERSION = 1;
+/** Bumped when a message changes: 2, final weights in pieces (`weights`) before the summary. */
+export const PROTOCOL_VERSION = 2;
 
 const scheme = v.picklist(ALL_SCHEMES);
 const rank = int(0);
@@ -89,13 +90,21 @@ const SchemeSummarySchema = v.object({
   compute: v.optional(v.union([v.picklist(['inline', 'thread']), v.pipe(v.string(), v.regex(/^model:[a-z0-9]+$/))])),
   modeledMs: v.optional(v.array(finite)), // modeled compute per step (--compute model:...): the time waited for
   link: v.optional(v.object({ protocol: text(32), cipher: text(128) })), // what its ring links encrypt with (absent: plain)
-  // fp32 bytes of this rank's final master weights: its shard, or (DP) the padded model
-  master: v.pipe(
-    binary,
-    v.check((b) => b.byteLength % 4 === 0, 'fp32 bytes (a multiple of 4)'),
+  // fp32 bytes of its final master weights this rank sent in `weights` pieces before this summary (0: none)
+  weightBytes: v.pipe(
+    int(),
+    v.check((n) => n % 4 === 0, 'fp32 bytes (a multiple of 4)'),
   ),
 });
-export type SchemeSummary = v.InferOutput<typeof SchemeSummarySchema>;
+/** What a rank reports of a scheme, as sent. */
+export type RankSummary = v.InferOutput<typeof SchemeSummarySchema>;
+/** ... with the weights it sent before, put together by the coordinator (empty if it sent none). */
+export type SchemeSummary = RankSummary & { master: Uint8Array };
+
+/** The most bytes of weights one `weights` message carries. A rank's final weights go to the coordinator in
+ *  pieces: as one message, DP's 134 MB at 33.6M parameters kept sender and coordinator busy packing, copying
+ *  and unpacking for seconds, deaf to heartbeats on both ends. */
+export const WEIGHT_PIECE_BYTES = 4 << 20;
 
 /** One direction of one link as the pre-flight's receiver measured it (transport/link-probe.ts). */
 const LinkProbeSchema = v.object({ from: rank, to: rank, mbit: finite, mbitMulti: finite, streams: int(1, 64), rttMs: finite });
@@ -133,6 +142,19 @@ const ControlMessageSchema = v.variant('type', [
   v.object({ type: v.literal('ready'), rank, links: v.optional(v.array(LinkProbeSchema)), preflightMs: v.optional(finite) }),
   v.object({ type: v.literal('run'), scheme }),
   v.object({ type: v.literal('step'), rank, scheme, metrics: StepMetricsSchema }),
+  // a piece of this rank's final fp32 master weights (its shard, or DP's padded model): bytes [offset, offset +
+  // bytes.length) of `total`, in order, before its summary
+  v.object({
+    type: v.literal('weights'),
+    scheme,
+    rank,
+    offset: int(),
+    total: int(),
+    bytes: v.pipe(
+      binary,
+      v.check((b) => b.byteLength > 0 && b.byteLength <= WEIGHT_PIECE_BYTES, `1 to ${WEIGHT_PIECE_BYTES} bytes`),
+    ),
+  }),
   v.object({ type: v.literal('done'), summary: SchemeSummarySchema }),
   // sha256: of the whole file; headerSha256: of its header, which lists a SHA-256 per block of its data (so a
   // reader that wants part of the file checks only what it reads)

@@ -2,6 +2,7 @@
 // one parameter group at a time, so a scheme can hand each group's parameters over just in time. A whole
 // pass over a flat parameter vector, as one process training alone runs it, is the same for both.
 import { KernelArena } from '../tensor/kernel-arena.js';
+import { touchPages } from '../tensor/wasm/memories.js';
 import type { ParamGroup } from './param-group.js';
 
 export abstract class ArenaModel {
@@ -19,6 +20,13 @@ export abstract class ArenaModel {
   abstract forward(group: number, params: Float32Array | Uint16Array): void;
   abstract loss(labels: Int32Array, gradScale?: number): number;
   abstract backward(group: number, params: Float32Array | Uint16Array, grad: Float32Array): void;
+
+  /** start(), and the pages the arena grew by mapped a slice at a time (touchPages), not in the first pass. */
+  async startSliced(x: ArrayLike<number>, rows: number): Promise<void> {
+    const before = this.arena.bytes;
+    this.start(x, rows);
+    if (this.arena.bytes > before) await touchPages(this.arena.memory, before);
+  }
 
   /** Resolves once the kernel threads (if any) run. */
   async ready(): Promise<void> {

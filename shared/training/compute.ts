@@ -39,7 +39,7 @@ export class InlineCompute implements Compute {
 
   async start(x: Float32Array, rows: number): Promise<void> {
     await this.mlp.ready();
-    this.mlp.start(x, rows);
+    await this.mlp.startSliced(x, rows);
   }
 
   async forward(layer: number, params: Elems): Promise<void> {

@@ -271,7 +271,7 @@ export class GptCompute implements Compute {
 
   async start(x: Float32Array, rows: number): Promise<void> {
     await this.model.ready();
-    this.model.start(x, rows);
+    await this.model.startSliced(x, rows);
   }
 
   async forward(layer: number, params: Elems): Promise<void> {

@@ -5,7 +5,7 @@ import { WebSocket } from 'ws';
 import { joinRefusal, type AdmissionState, type JoinMessage } from '../../coordinator/admission.js';
 import { Coordinator, type CoordinatorOptions } from '../../coordinator/coordinator.js';
 import { RankReports } from '../../coordinator/rank-reports.js';
-import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type SchemeSummary } from '../../shared/control/messages.js';
+import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type RankSummary, type SchemeSummary } from '../../shared/control/messages.js';
 import { smallConfig } from '../helpers/config.js';
 
 const config = smallConfig();
@@ -20,7 +20,7 @@ describe('admission', () => {
     ['a plain ring into a TLS run', join, { ...state, tls: true }, /this run encrypts its links .*--tls-cert and --tls-key/],
     ['a TLS ring into a plain run', { ...join, ringTls: true }, state, /this rank has --tls-cert but the coordinator serves plain ws:\/\//],
     ['TLS on both sides', { ...join, ringTls: true }, { ...state, tls: true }, null],
-    ['another protocol version', { ...join, version: 99 }, state, /protocol version 99 is not 1/],
+    ['another protocol version', { ...join, version: 99 }, state, /protocol version 99 is not 2/],
     ['a run already started', join, { ...state, phase: 'running' }, 'refused: the run has already started'],
     [
       'a full run',
@@ -77,7 +77,7 @@ class FakeRank {
   }
 }
 
-const summary = (rank: number): SchemeSummary => ({
+const summary = (rank: number, weightBytes = rank === 0 ? 80 : 0): RankSummary => ({
   scheme: 'dp',
   rank,
   params: 20,
@@ -86,8 +86,19 @@ const summary = (rank: number): SchemeSummary => ({
   memory: { resident: {}, peak: 0, peakBands: {}, peakPerBand: {}, peakAll: 0, peakAllBands: {}, processBefore: 0, processPeak: 0 },
   socket: { sent: 0, recv: 0 },
   clock: { offsetMs: 0, uncertaintyMs: 0.1 },
-  master: new Uint8Array(80),
+  weightBytes,
 });
+/** DP's final weights at model 4,4 (20 parameters), as rank 0 sends them: two pieces, then its summary. */
+const weights = Uint8Array.from({ length: 80 }, (_, i) => i);
+const sendWeights = (
+  r: FakeRank,
+  pieces: [number, number][] = [
+    [0, 48],
+    [48, 80],
+  ],
+) => {
+  for (const [from, to] of pieces) r.send({ type: 'weights', scheme: 'dp', rank: 0, offset: from, total: 80, bytes: weights.subarray(from, to) });
+};
 
 let coord: Coordinator | null = null;
 const ranks: FakeRank[] = [];
@@ -120,10 +131,30 @@ describe('the coordinator, message by message', () => {
     ]);
     for (const [i, r] of rs.entries()) r.send({ type: 'ready', rank: i });
     for (const r of rs) expect(await r.next('run')).toEqual({ type: 'run', scheme: 'dp' });
+    sendWeights(rs[0]);
     for (const [i, r] of rs.entries()) r.send({ type: 'done', summary: summary(i) });
     const result = (await run) as { world: number; summaries: Map<string, SchemeSummary[]> };
     expect(result.world).toBe(2);
     expect(result.summaries.get('dp')!.map((s) => s.rank)).toEqual([0, 1]);
+    // DP's replicas are alike: only rank 0 sends its weights, in pieces, put together in order.
+    expect(result.summaries.get('dp')!.map((s) => Array.from(s.master))).toEqual([Array.from(weights), []]);
+  });
+
+  it.each([
+    ['a piece out of order', [[48, 80]], 0, /rank 0 .* sent weights: a piece at byte 48, expected the one at 0/],
+    ['a summary before all its weights', [[0, 48]], 0, /rank 0 .* sent a summary after 48 of 80 bytes of weights/],
+    ['weights from a replica that need not send them', [], 1, /rank 1 .* sent a summary with 80 bytes of weights, where this run needs 0 from it/],
+  ] as const)('weights: %s fails the run, naming the rank and the bytes', async (_, pieces, who, expected) => {
+    const { run, ranks: rs } = await start(2);
+    await Promise.all(rs.map((r) => r.next('assign')));
+    for (const [i, r] of rs.entries()) r.send({ type: 'ready', rank: i });
+    for (const r of rs) await r.next('run');
+    sendWeights(
+      rs[0],
+      pieces.map(([a, b]) => [a, b]),
+    );
+    rs[who].send({ type: 'done', summary: summary(who, 80) });
+    await expect(run).rejects.toThrow(expected);
   });
 
   it('a rank that leaves before the run starts is forgotten and the others are renumbered', async () => {

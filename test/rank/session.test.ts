@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { RankSession } from '../../rank/session.js';
-import { decodeControl, encodeMessage, type ControlMessage } from '../../shared/control/messages.js';
+import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage } from '../../shared/control/messages.js';
 import { smallConfig } from '../helpers/config.js';
 
 const config = smallConfig({ scheme: 'dp,zero3', model: '4,8,3', steps: 2, batch: 4, samples: 16 });
@@ -68,7 +68,7 @@ describe('a rank session, message by message', () => {
     const done = s.run();
     const rank = await coord.rank;
     const j = await rank.next('join');
-    expect(j).toMatchObject({ type: 'join', version: 1, pid: process.pid });
+    expect(j).toMatchObject({ type: 'join', version: PROTOCOL_VERSION, pid: process.pid });
     rank.ws.send(
       encodeMessage({ type: 'assign', rank: 0, world: 1, runId: 'r1', ringKey: new Uint8Array(32), prevHost: '127.0.0.1', prevPort: 1, hostRanks: 1, config }),
     );
@@ -80,8 +80,11 @@ describe('a rank session, message by message', () => {
         [scheme, 0],
         [scheme, 1],
       ]);
+      const w = await rank.next('weights'); // its final weights before its summary: one piece at this size
+      const total = w.type === 'weights' ? w.total : -1;
+      expect(w.type === 'weights' && [w.scheme, w.offset, w.bytes.byteLength]).toEqual([scheme, 0, total]);
       const d = await rank.next('done');
-      expect(d.type === 'done' && [d.summary.scheme, d.summary.rank, d.summary.steps.length]).toEqual([scheme, 0, 2]);
+      expect(d.type === 'done' && [d.summary.scheme, d.summary.rank, d.summary.steps.length, d.summary.weightBytes]).toEqual([scheme, 0, 2, total]);
     }
     rank.ws.send(encodeMessage({ type: 'finish' }));
     await expect(done).resolves.toBeUndefined();
