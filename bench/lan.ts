@@ -17,7 +17,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { isReplicated } from '../shared/training/schemes/table.js';
 import type { Report, SchemeRow } from '../shared/accounting/report.js';
-import { median } from '../shared/accounting/stats.js';
+import { median } from '../shared/tensor/stats.js';
 import { textTable } from '../shared/accounting/table.js';
 import type { LabelledReport } from '../shared/accounting/charts.js';
 import { renderFigureSvg, renderHtmlReport } from '../shared/accounting/html-report.js';

@@ -4,7 +4,7 @@
 // two; a slow host in the third and in neither of the others: the report says which it was.
 import type { SchemeSummary } from '../control/messages.js';
 import type { LinkProbe } from '../transport/link-probe.js';
-import { median } from './stats.js';
+import { median } from '../tensor/stats.js';
 
 export interface Preflight {
   mode: 'off' | 'ring' | 'all-pairs';

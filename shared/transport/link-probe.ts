@@ -8,7 +8,7 @@
 // (round k: host i sends to host i+k). The receiver measures and ends each phase: it closes the streams
 // once data has arrived for PROBE.ms, so a slow link costs no more time than a fast one.
 import { performance } from 'node:perf_hooks';
-import { theilSenSlope } from '../accounting/stats.js';
+import { theilSenSlope } from '../tensor/stats.js';
 import type { PeerChannel } from './channel.js';
 import { ClientTransport } from './channel.js';
 import { dialPeer, type PeerAddress, type PeerListener } from './ring.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { median, theilSenSlope } from '../../../shared/accounting/stats.js';
+import { median, theilSenSlope } from '../../../shared/tensor/stats.js';
 
 // Frames of 256 KiB arriving at 100 Mbit/s: one every 20.97 ms, as the link probe records them.
 const FRAME = 256 << 10;
