@@ -207,7 +207,7 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     // tbf's 100 Mbit counts Ethernet frames: 1448 bytes of TCP payload in each 1514 (95.6 Mbit/s; a plain TCP
     // stream through it reads 95.8). A probe that let its reader's stalls count read 105-115 under load.
     const payloadMbit = (100 * 1448) / 1514;
-    for (const slow of [allPairs.slowProbed, net.slowProbed]) expect(Math.abs(median(slow.map((l) => l.mbit)) / payloadMbit - 1)).toBeLessThan(0.08);
+    for (const slow of [allPairs.slowProbed, net.slowProbed]) expect(Math.abs(median(slow.map((l) => l.mbit)) / payloadMbit - 1)).toBeLessThan(0.1);
     expect(allPairs.slowProbed).toHaveLength(6); // every pair with host 2, both ways
     console.log(`pre-flight took ${net.preflight!.ms.toFixed(0)} ms (ring), ${allPairs.preflight!.ms.toFixed(0)} ms (all pairs)`);
     expect(net.preflight!.ms).toBeLessThan(2000);
