@@ -288,7 +288,7 @@ export class Coordinator {
         break;
       }
       case 'weights': {
-        const refused = msg.scheme !== this.current?.scheme || msg.rank !== m.info.rank ? 'weights out of turn' : this.weights.add(msg);
+        const refused = msg.scheme !== this.current?.scheme || msg.rank !== m.info.rank ? 'weights out of turn' : this.weights.add(msg, this.current!.plan);
         return refused ? this.failWith(new CoordinatorError(`${this.where(m)} sent ${refused}`)) : undefined;
       }
       case 'done': {

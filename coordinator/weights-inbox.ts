@@ -9,11 +9,13 @@ type WeightsPiece = Extract<ControlMessage, { type: 'weights' }>;
 export class WeightsInbox {
   private readonly open = new Map<string, { bytes: Uint8Array; got: number }>();
 
-  /** Take a piece; a reason it is refused, or null. */
-  add(p: WeightsPiece): string | null {
+  /** Take a piece; a reason it is refused, or null. Its total is checked against what the run needs from
+   *  that rank before anything is allocated: a broken rank's announcement costs the coordinator nothing. */
+  add(p: WeightsPiece, plan: RunPlan): string | null {
+    const expected = weightBytesFrom(plan, p.scheme, p.rank);
+    if (p.total !== expected) return `weights: ${p.total} bytes in all, where this run needs ${expected} from it`;
     const key = `${p.scheme}:${p.rank}`;
-    const into = this.open.get(key) ?? { bytes: new Uint8Array(p.total), got: 0 };
-    if (into.bytes.byteLength !== p.total) return `weights: a piece says ${p.total} bytes in all, an earlier one ${into.bytes.byteLength}`;
+    const into = this.open.get(key) ?? { bytes: new Uint8Array(expected), got: 0 };
     if (p.offset !== into.got) return `weights: a piece at byte ${p.offset}, expected the one at ${into.got}`;
     if (p.offset + p.bytes.byteLength > p.total) return `weights: a piece ends at byte ${p.offset + p.bytes.byteLength}, past the ${p.total} announced`;
     into.bytes.set(p.bytes, p.offset);

@@ -90,15 +90,15 @@ const summary = (rank: number, weightBytes = rank === 0 ? 80 : 0): RankSummary =
 });
 /** DP's final weights at model 4,4 (20 parameters), as rank 0 sends them: two pieces, then its summary. */
 const weights = Uint8Array.from({ length: 80 }, (_, i) => i);
-const sendWeights = (
-  r: FakeRank,
-  pieces: [number, number][] = [
-    [0, 48],
-    [48, 80],
-  ],
-) => {
-  for (const [from, to] of pieces) r.send({ type: 'weights', scheme: 'dp', rank: 0, offset: from, total: 80, bytes: weights.subarray(from, to) });
-};
+/** Bytes [offset, end) of them as rank `rank` would send them, announcing `total`. */
+const piece = (rank: number, offset: number, end: number, total = 80): ControlMessage => ({
+  type: 'weights',
+  scheme: 'dp',
+  rank,
+  offset,
+  total,
+  bytes: weights.subarray(offset, end),
+});
 
 let coord: Coordinator | null = null;
 const ranks: FakeRank[] = [];
@@ -131,7 +131,7 @@ describe('the coordinator, message by message', () => {
     ]);
     for (const [i, r] of rs.entries()) r.send({ type: 'ready', rank: i });
     for (const r of rs) expect(await r.next('run')).toEqual({ type: 'run', scheme: 'dp' });
-    sendWeights(rs[0]);
+    for (const m of [piece(0, 0, 48), piece(0, 48, 80)]) rs[0].send(m);
     for (const [i, r] of rs.entries()) r.send({ type: 'done', summary: summary(i) });
     const result = (await run) as { world: number; summaries: Map<string, SchemeSummary[]> };
     expect(result.world).toBe(2);
@@ -141,19 +141,25 @@ describe('the coordinator, message by message', () => {
   });
 
   it.each([
-    ['a piece out of order', [[48, 80]], 0, /rank 0 .* sent weights: a piece at byte 48, expected the one at 0/],
-    ['a summary before all its weights', [[0, 48]], 0, /rank 0 .* sent a summary after 48 of 80 bytes of weights/],
-    ['weights from a replica that need not send them', [], 1, /rank 1 .* sent a summary with 80 bytes of weights, where this run needs 0 from it/],
-  ] as const)('weights: %s fails the run, naming the rank and the bytes', async (_, pieces, who, expected) => {
+    ['a piece out of order', [piece(0, 48, 80)], /rank 0 .* sent weights: a piece at byte 48, expected the one at 0/],
+    ['a piece announcing 1 TB', [piece(0, 0, 48, 2 ** 40)], /rank 0 .* sent weights: 1099511627776 bytes in all, where this run needs 80 from it/],
+    [
+      'weights from a replica that need not send them',
+      [piece(0, 0, 80), piece(1, 0, 48)],
+      /rank 1 .* sent weights: 80 bytes in all, where this run needs 0 from it/,
+    ],
+    ['a summary before all its weights', [piece(0, 0, 48), { type: 'done', summary: summary(0) }], /rank 0 .* sent a summary after 48 of 80 bytes of weights/],
+    [
+      'a summary announcing weights a replica need not send',
+      [{ type: 'done', summary: summary(1, 80) }],
+      /rank 1 .* sent a summary with 80 bytes of weights, where this run needs 0 from it/,
+    ],
+  ] as [string, ControlMessage[], RegExp][])('weights: %s fails the run, naming the rank and the bytes', async (_, messages, expected) => {
     const { run, ranks: rs } = await start(2);
     await Promise.all(rs.map((r) => r.next('assign')));
     for (const [i, r] of rs.entries()) r.send({ type: 'ready', rank: i });
     for (const r of rs) await r.next('run');
-    sendWeights(
-      rs[0],
-      pieces.map(([a, b]) => [a, b]),
-    );
-    rs[who].send({ type: 'done', summary: summary(who, 80) });
+    for (const m of messages) rs['rank' in m ? m.rank : m.type === 'done' ? m.summary.rank : 0].send(m);
     await expect(run).rejects.toThrow(expected);
   });
 
