@@ -1,7 +1,7 @@
 // The verdict on links and hosts, from summaries made to order: a slow link, a late host, and a host late
 // only because the link into it is slow.
 import { describe, expect, it } from 'vitest';
-import { networkReport } from '../../../shared/accounting/links.js';
+import { networkReport, networkText } from '../../../shared/accounting/links.js';
 import type { SchemeSummary } from '../../../shared/control/messages.js';
 
 const hosts = ['a', 'b', 'c', 'd'];
@@ -81,7 +81,14 @@ describe('which link or host is slow', () => {
     expect(n.blame.join('\n')).toMatch(/during the run, link: 3→4 \(b→c\) 100 Mbit\/s while the others carried ~945$/); // one link: no host to single out
     // Two hosts of two: two links between hosts, two inside; neither kind has enough links to single one out.
     const two = paired.slice(0, 4);
-    expect(networkReport(null, two, summaries([100, 9000, 100, 9100], [0, 0, 0, 0], two)).slowAchieved).toEqual([]);
+    const pre = {
+      mode: 'ring' as const,
+      ms: 900,
+      links: [3, 0, 1, 2].map((from, to) => ({ from, to, mbit: to % 2 ? 7500 : to ? 96 : 94, mbitMulti: 0, streams: 4, rttMs: 0.3 })),
+    };
+    const n2 = networkReport(pre, two, summaries([100, 9000, 100, 9100], [0, 0, 0, 0], two));
+    expect([n2.slowProbed, n2.slowAchieved]).toEqual([[], []]);
+    expect(networkText(n2).join('\n')).toMatch(/slowest link 3→0 \(b→a\): 94\.0 Mbit\/s, 1% below the median of the links between hosts 95\.0\n/);
   });
 
   it('says so when nothing stands out', () => {
