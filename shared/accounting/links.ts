@@ -53,8 +53,9 @@ const crosses = (l: MeasuredLink) => l.fromHost !== l.toHost;
  *  10 Gbit/s, it is another kind of link. A kind needs three links to single one out. */
 function slowOnes<L extends MeasuredLink>(links: L[]): L[] {
   const slowAmong = (kind: L[]) => {
+    if (kind.length < 3) return [];
     const m = median(kind.map((l) => l.mbit));
-    return kind.length < 3 ? [] : kind.filter((l) => l.mbit < SLOW_LINK * m);
+    return kind.filter((l) => l.mbit < SLOW_LINK * m);
   };
   const slow = [...slowAmong(links.filter(crosses)), ...slowAmong(links.filter((l) => !crosses(l)))];
   return links.filter((l) => slow.includes(l));
