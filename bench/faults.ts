@@ -105,7 +105,10 @@ async function trial(n: number, fault: Fault): Promise<Trial> {
     '--log-level',
     'debug',
   ];
-  const job: ChildProcess = spawn('bash', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE: process.execPath } });
+  const job: ChildProcess = spawn('bash', args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, NODE: process.execPath, ZEROWIRE_LOG_FORMAT: 'json' },
+  });
   let err = '';
   job.stderr!.on('data', (d) => (err += d));
   const exit = new Promise<number>((r) => job.once('exit', (code) => r(code ?? 1)));

@@ -59,7 +59,7 @@ function lan(rate: string, options: string[], hosts = 4, procs = 1): Report {
     process.stderr.write(
       r.stderr
         .split('\n')
-        .filter((l) => /"level":50|lan\.sh/.test(l))
+        .filter((l) => /ERROR|lan\.sh/.test(l))
         .join('\n'),
     );
     throw new Error(`lan.sh at ${rate} (${options.join(' ')}) exited with ${r.status}`);

@@ -13,6 +13,7 @@ const CLI = fileURLToPath(new URL('./zerowire.js', import.meta.url));
 export interface LocalOptions extends CoordinatorJobOptions {
   world: number;
   logLevel: string;
+  logFormat: string;
   rankArgs: string[]; // extra arguments for every rank
 }
 
@@ -25,10 +26,12 @@ function rankEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ZEROWIRE_') || PROCESS_SETTINGS.has(k)));
 }
 
-function forward(child: ChildProcess, tag: string): void {
+/** A child's lines on our stderr, prefixed with its rank id once the ring has given it one (before that, with
+ *  the order it was started in). */
+function forward(child: ChildProcess, tag: () => string): void {
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
-    createInterface({ input: stream }).on('line', (line) => process.stderr.write(`${tag} ${line}\n`));
+    createInterface({ input: stream }).on('line', (line) => process.stderr.write(`${tag()} ${line}\n`));
   }
 }
 
@@ -39,7 +42,13 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
   // Only the ranks started here may join: a fresh token, handed over in the environment (not argv, which
   // every local user can read with ps).
   const token = opts.token ?? randomBytes(24).toString('base64url');
+  const rankOf = new Map<number, number>(); // pid -> rank id, from the ring
   const code = await runCoordinatorJob({ ...opts, token, host: '127.0.0.1', port: 0 }, log, (port, coord) => {
+    const narrate = coord.onRing;
+    coord.onRing = (ranks) => {
+      for (const r of ranks) rankOf.set(r.pid, r.rank);
+      narrate(ranks);
+    };
     for (let i = 0; i < opts.world; i++) {
       const hb = String((opts.heartbeatTimeoutMs ?? LIVENESS.timeoutMs) / 1000);
       const child = spawn(
@@ -51,6 +60,8 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
           `${opts.tls ? 'wss' : 'ws'}://127.0.0.1:${port}`,
           '--log-level',
           opts.logLevel,
+          '--log-format',
+          opts.logFormat,
           '--peer-host',
           '127.0.0.1',
           '--heartbeat-timeout',
@@ -63,7 +74,7 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
         },
       );
       children.push(child);
-      forward(child, `[proc ${i}]`);
+      forward(child, () => (rankOf.has(child.pid!) ? `[rank ${rankOf.get(child.pid!)}]` : `[proc ${i}]`));
       exits.push(
         new Promise((resolve) => {
           child.once('exit', (code, signal) => {

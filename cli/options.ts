@@ -1,12 +1,13 @@
 // The options every run command shares (model, schemes, sizes, files, liveness), and turning them into the
 // coordinator's job: checked once here, with errors that name the option.
 import yargs, { type Argv } from 'yargs';
-import { LOG_LEVELS } from './log.js';
+import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEVICES, deviceNamed } from '../shared/whatif/devices.js';
 import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, modeledDevice, NAMED_SHAPES, type RunOptions } from '../shared/control/run-config.js';
 import { checkRecompute, modelSpec } from '../shared/training/model.js';
+import { resolveHybrid } from '../shared/control/shard-groups.js';
 import { parseBytes } from '../shared/accounting/units.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
 
@@ -16,7 +17,13 @@ export function baseCli(argv: string[]) {
     yargs(argv)
       .scriptName('zerowire')
       .env('ZEROWIRE')
-      .option('log-level', { choices: LOG_LEVELS, default: 'info', global: true })
+      .option('log-level', { choices: LOG_LEVELS, default: 'info', global: true, describe: 'how much the log says' })
+      .option('log-format', {
+        choices: LOG_FORMATS,
+        default: 'pretty',
+        global: true,
+        describe: 'logs on stderr: pretty (one line per event, coloured on a terminal) or json (one JSON object per line)',
+      })
       // ZEROWIRE_BLAS is read where the products are computed (shared/tensor/blas.ts), in this process, the ranks
       // it starts and their compute threads; as an option it is also what yargs makes of the variable.
       .option('blas', {
@@ -26,10 +33,23 @@ export function baseCli(argv: string[]) {
       })
       .middleware((a) => {
         if (a.blas !== undefined) process.env.ZEROWIRE_BLAS = String(a.blas);
+        notANumber(a, argv);
       })
   );
 }
 export type Cli = ReturnType<typeof baseCli>;
+
+/** yargs reads a number option given "abc" as NaN, and the run config's check would then say "got null":
+ *  refuse it here, naming the option and the text as it was given. */
+function notANumber(a: Record<string, unknown>, argv: string[]): void {
+  for (const [key, value] of Object.entries(a)) {
+    if (typeof value !== 'number' || !Number.isNaN(value) || /[A-Z]/.test(key)) continue;
+    const at = argv.findIndex((x) => x === `--${key}` || x.startsWith(`--${key}=`));
+    const given =
+      at < 0 ? process.env[`ZEROWIRE_${key.replace(/-/g, '_').toUpperCase()}`] : argv[at].includes('=') ? argv[at].slice(key.length + 3) : argv[at + 1];
+    throw new ConfigError(`--${key}: ${given === undefined ? 'no value given' : `"${given}" is not a number`}`);
+  }
+}
 
 /** torchrun's variable for --world. */
 export const envWorld = process.env.WORLD_SIZE;
@@ -224,7 +244,17 @@ export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: bo
     if (valueOptions.length) throw new ConfigError(`--compute ${config.compute} models compute and holds no values: drop ${valueOptions.join(', ')}`);
   }
   const world = parseWorld(a.world, allowAuto);
-  if (world !== 'auto') checkWorld(config, world);
+  if (world !== 'auto') {
+    checkWorld(config, world);
+    // HSDP with groups given by size can be checked now; groups by host wait for the hosts to join.
+    if (config.shardGroup > 0) {
+      try {
+        resolveHybrid(config, Array<string>(world).fill(''));
+      } catch (err) {
+        throw new ConfigError((err as Error).message);
+      }
+    }
+  }
   return {
     host,
     port,

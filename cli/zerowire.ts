@@ -35,11 +35,17 @@ async function main(): Promise<number> {
 
 class UsageError extends Error {}
 
+const COMMANDS = ['coordinator', 'rank', 'local', 'links', 'plan', 'compare', 'consolidate', 'checkpoint'];
+
 main().then(
   (code) => process.exit(code),
   (err) => {
+    // One line: a bad value's message names the option and what to do; yargs' own (an unknown option, a
+    // missing command) points at the help that lists them.
     const usage = err instanceof UsageError || err instanceof ConfigError || err instanceof RangeError;
-    process.stderr.write(`zerowire: ${(err as Error).message}${usage ? '\n(see zerowire --help, or zerowire COMMAND --help)' : ''}\n`);
+    const command = hideBin(process.argv).find((x) => !x.startsWith('-'));
+    const help = err instanceof UsageError ? ` (see zerowire ${command && COMMANDS.includes(command) ? `${command} ` : ''}--help)` : '';
+    process.stderr.write(`zerowire: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}${help}\n`);
     process.exit(usage ? 2 : err instanceof BindError ? BIND_EXIT_CODE : 1);
   },
 );

@@ -65,11 +65,11 @@ async function checkpointFor(dir: string, scheme: SchemeName): ReturnType<typeof
 }
 
 /** Refuse, before anything starts, a run that cannot fit or cannot write where it was told to: no rank is
- *  launched and nothing allocated for it. The reason, or null. */
-async function refusal(opts: CoordinatorJobOptions, log: Logger): Promise<string | null> {
+ *  launched and nothing allocated for it. Throws a ConfigError (exit 2, one line) naming the option. */
+async function refuse(opts: CoordinatorJobOptions, log: Logger): Promise<void> {
   if (opts.maxRankMemory !== undefined && opts.world !== 'auto') {
     const fit = fitCheck(new RunPlan(opts.config, opts.world), opts.maxRankMemory);
-    if (fit.refused.length) return fit.message;
+    if (fit.refused.length) throw new ConfigError(`--max-rank-memory: ${fit.message}`);
     log.info(fit.message);
   }
   try {
@@ -79,9 +79,8 @@ async function refusal(opts: CoordinatorJobOptions, log: Logger): Promise<string
     if (opts.dump) await checkWritableDir(opts.dump, '--dump');
     if (opts.config.checkpoint) await checkWritableDir(opts.config.checkpoint.dir, '--checkpoint-dir');
   } catch (err) {
-    return (err as Error).message;
+    throw new ConfigError((err as Error).message);
   }
-  return null;
 }
 
 /** What the coordinator tells the operator while it runs: joins, the world, the ring, progress, refusals. */
@@ -154,11 +153,7 @@ async function linksReport(opts: CoordinatorJobOptions, result: RunResult, log: 
 
 /** Listen, run, report. Resolves with the process exit code. `started` is told the port once listening. */
 export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger, started?: (port: number, coord: Coordinator) => void): Promise<number> {
-  const refused = await refusal(opts, log);
-  if (refused) {
-    log.error(refused);
-    return 1;
-  }
+  await refuse(opts, log);
   if (opts.resumeDir) await resolveResume(opts, opts.resumeDir, log);
   const coord = new Coordinator(opts);
   const progress = narrate(coord, opts, log);

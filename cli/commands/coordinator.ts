@@ -34,7 +34,7 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
             'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
         }),
     async (a) => {
-      const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator');
+      const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator', a.logFormat);
       const tls = readTls(a);
       if (a.minWorld !== undefined && !(Number.isInteger(a.minWorld) && a.minWorld >= 1))
         throw new ConfigError(`--min-world: ${a.minWorld} must be a positive integer`);

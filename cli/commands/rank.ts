@@ -51,7 +51,7 @@ function rankOptions(y: Cli) {
 
 export function rankCommand(y: Cli, exit: (code: number) => void): Cli {
   return y.command('rank', 'join a coordinator and train', rankOptions, async (a) => {
-    const log = createLogger(a.logLevel, 'rank');
+    const log = createLogger(a.logLevel, 'rank', a.logFormat);
     if (!Number.isInteger(a.procs) || a.procs < 1 || a.procs > 256) throw new ConfigError(`--procs: ${a.procs} must be an integer from 1 to 256`);
     const id = rankIdentity({ coordinator: a.coordinator, rankId: a.rankId, tls: a.tlsCert !== undefined }, process.env);
     if (a.procs > 1) {

@@ -30,3 +30,26 @@ export function fitCheck(plan: RunPlan, limitBytes: number): FitResult {
     : `every requested scheme fits in ${formatBytes(limitBytes)} per rank`;
   return { peaks, refused, fitting, message };
 }
+
+/** Runtime a rank holds besides what the plan counts: Node, the links' receive pool, the data (measured ~65 MiB
+ *  at the default sizes). */
+const RANK_RUNTIME_BYTES = 64 * 2 ** 20;
+
+export interface HostNeed {
+  scheme: SchemeName;
+  rankBytes: number; // one rank: its heap (model states and each step's transients), the seed's initial parameters, activations, runtime
+  hostBytes: number; // `ranksOnHost` of them
+}
+
+/** What each of the run's schemes needs of one host's memory when `ranksOnHost` of its ranks compute there. */
+export function hostNeeds(plan: RunPlan, ranksOnHost: number): HostNeed[] {
+  const { config, spec, world } = plan;
+  const activations = spec.activationBytes(config.batch / (world * config.accumulate), config.recompute);
+  const schemes = config.schemes.filter((s) => s !== 'hsdp' || config.shardGroup > 0);
+  return schemes
+    .map((scheme) => {
+      const rankBytes = plan.heapBytes(scheme) + 4 * spec.params + activations + RANK_RUNTIME_BYTES;
+      return { scheme, rankBytes, hostBytes: rankBytes * ranksOnHost };
+    })
+    .sort((a, b) => b.rankBytes - a.rankBytes);
+}

@@ -30,7 +30,8 @@ type AchievedLink = MeasuredLink & { msPerStep: number };
 
 export interface NetworkReport {
   preflight: (Omit<Preflight, 'links'> & { links: (LinkProbe & { fromHost: string; toHost: string })[] }) | null;
-  slowProbed: MeasuredLink[]; // pre-flight links far below the median (the better of one stream and several)
+  capacity: MeasuredLink[]; // each pre-flight link's rate: the better of one stream and several
+  slowProbed: MeasuredLink[]; // pre-flight links between hosts far below their median
   achieved: AchievedLink[]; // each ring link during the run: payload Mbit/s while its frames were arriving
   slowAchieved: AchievedLink[];
   lateness: { host: string; ms: number }[]; // ms per step a host's ranks entered collectives after the median rank
@@ -41,33 +42,44 @@ export interface NetworkReport {
 const SLOW_LINK = 0.6;
 const LATE_SHARE = 0.1;
 const LATE_FLOOR_MS = 2;
+/** Fewer links of a kind than this, and none is singled out: two links cannot say which of them is odd. */
+const JUDGED_AMONG = 3;
 
 const mbit = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 /** A link by its ranks and hosts: '1→2 (hostB→hostC)', or '1→2 (hostB)' inside one host. */
 const linkName = (l: MeasuredLink) => `${l.from}→${l.to} (${l.fromHost === l.toHost ? l.fromHost : `${l.fromHost}→${l.toHost}`})`;
 
+/** Links between two hosts cross a network; a link inside a host (loopback, or a host's own bridge) is a copy
+ *  between processes on one machine, whose rate is the share of the cores it got, not a network's. The two
+ *  kinds are never judged against each other, and links inside a host are not judged at all: on a 2-core
+ *  machine running 4 ranks, one loopback link reads a third of another from scheduling alone. */
 const crosses = (l: MeasuredLink) => l.fromHost !== l.toHost;
+const KIND_NAME = { between: 'links between hosts', inside: 'links inside a host' } as const;
+type LinkKind = keyof typeof KIND_NAME;
+const kindOf = (l: MeasuredLink): LinkKind => (crosses(l) ? 'between' : 'inside');
 
-/** Links far below the median of their kind. Links between hosts are judged against each other, links inside a
- *  host against each other: with hosts of several ranks, a 100 Mbit/s LAN link is not slow next to loopback's
- *  10 Gbit/s, it is another kind of link. A kind needs three links to single one out. */
-function slowOnes<L extends MeasuredLink>(links: L[]): L[] {
-  const slowAmong = (kind: L[]) => {
-    if (kind.length < 3) return [];
-    const m = median(kind.map((l) => l.mbit));
-    return kind.filter((l) => l.mbit < SLOW_LINK * m);
-  };
-  const slow = [...slowAmong(links.filter(crosses)), ...slowAmong(links.filter((l) => !crosses(l)))];
-  return links.filter((l) => slow.includes(l));
+/** The median of a kind's rates as every line of the report prints it: the middle link (the upper of the two
+ *  middle ones for an even count), so that it is a rate some link had, never the mean of two unlike links. */
+export function kindMedian(rates: readonly number[]): number {
+  if (!rates.length) return 0;
+  const sorted = [...rates].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
-/** The median rate of the links that are not slow, of the slow ones' kind (between hosts, or inside one). */
-const othersMbit = (slow: MeasuredLink[], all: MeasuredLink[]) =>
-  median(all.filter((l) => !slow.includes(l) && slow.some((x) => crosses(x) === crosses(l))).map((l) => l.mbit));
+/** Links far below the median of the links between hosts (three at least). */
+function slowOnes<L extends MeasuredLink>(links: L[]): L[] {
+  const between = links.filter(crosses);
+  if (between.length < JUDGED_AMONG) return [];
+  const m = kindMedian(between.map((l) => l.mbit));
+  return between.filter((l) => l.mbit < SLOW_LINK * m);
+}
+
+/** The median of the links of the slow ones' kind (between hosts): the same figure the kind's line prints. */
+const kindMbit = (all: MeasuredLink[]) => kindMedian(all.filter(crosses).map((l) => l.mbit));
 
 /** How much later per step a host's data arrived over its slow incoming links than at the others' rate. */
 function delayInto(host: string, slow: AchievedLink[], all: AchievedLink[]): number {
-  const others = othersMbit(slow, all);
+  const others = kindMbit(all);
   return slow.filter((l) => l.toHost === host).reduce((ms, l) => ms + l.msPerStep * Math.max(0, 1 - l.mbit / others), 0);
 }
 
@@ -123,6 +135,7 @@ function latenessByHost(
       perRank.forEach((ms, r) => late.set(r, [...(late.get(r) ?? []), ms]));
     }
   }
+  if (!stepMs.length) return { lateness: [], stepMs: 0 }; // nothing trained (zerowire links): no lateness to speak of
   const hosts = [...new Set(ranks.map((r) => r.host))];
   const lateness = hosts.map((host) => {
     const xs = ranks.filter((r) => r.host === host).flatMap((r) => late.get(r.rank) ?? []);
@@ -147,10 +160,9 @@ export function networkReport(
   const { lateness, stepMs } = latenessByHost(ranks, summaries);
   const blame: string[] = [];
   const say = (what: string, slow: MeasuredLink[], all: MeasuredLink[]) => {
-    const others = othersMbit(slow, all);
     const host = commonHost(slow);
     blame.push(
-      `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')} while the others carried ~${mbit(others)}${host ? `: every slow link touches host ${host} (their median ${mbit(median(slow.map((l) => l.mbit)))} Mbit/s)` : ''}`,
+      `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')}, against the median of the links between hosts ${mbit(kindMbit(all))}${host ? `: every slow link touches host ${host}` : ''}`,
     );
   };
   const sorted = [...lateness].sort((a, b) => b.ms - a.ms);
@@ -170,10 +182,43 @@ export function networkReport(
       `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (a step: ${stepMs.toFixed(1)} ms): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,
     );
   if (!blame.length && (achieved.length >= 3 || probed.length >= 3)) blame.push('no link or host stands out');
-  return { preflight: preflight && preflight.mode !== 'off' ? { ...preflight, links: probed } : null, slowProbed, achieved, slowAchieved, lateness, blame };
+  return {
+    preflight: preflight && preflight.mode !== 'off' ? { ...preflight, links: probed } : null,
+    capacity,
+    slowProbed,
+    achieved,
+    slowAchieved,
+    lateness,
+    blame,
+  };
 }
 
-/** The report's lines: the pre-flight's links (a matrix for all pairs), the achieved rates, the verdict. */
+/** Each kind's line: its median and its slowest link, in the pre-flight's rates (the better of 1 and several
+ *  streams, as the verdict reads them). */
+function kindLines(capacity: MeasuredLink[], streams: number): string[] {
+  return (['between', 'inside'] as const).flatMap((kind) => {
+    const links = capacity.filter((l) => kindOf(l) === kind);
+    if (!links.length) return [];
+    const slowest = [...links].sort((a, b) => a.mbit - b.mbit)[0];
+    const m = kindMedian(links.map((l) => l.mbit));
+    const rates =
+      links.length < JUDGED_AMONG
+        ? `${links.map((l) => `${linkName(l)} ${mbit(l.mbit)}`).join(', ')} Mbit/s (fewer than ${JUDGED_AMONG}: none is singled out)`
+        : `median ${mbit(m)} Mbit/s, slowest ${linkName(slowest)} ${mbit(slowest.mbit)} (${((100 * (m - slowest.mbit)) / Math.max(m, 1e-9)).toFixed(0)}% below the median)`;
+    const judged = kind === 'inside' ? "; not judged: a copy between processes on one machine moves at the pace of the cores it gets, not a network's" : '';
+    return [`${KIND_NAME[kind]} (the better of 1 and ${streams} streams): ${rates}${judged}`];
+  });
+}
+
+/** Achieved rates above what the pre-flight measured on the same link between hosts: a shaper's burst or the
+ *  kernel's buffers let a backlog through faster than the link's rate. Marked, not trimmed. */
+const ABOVE_LINK = 1.1;
+function aboveLink(l: MeasuredLink, capacity: MeasuredLink[]): boolean {
+  const probe = capacity.find((c) => c.from === l.from && c.to === l.to);
+  return crosses(l) && probe !== undefined && l.mbit > ABOVE_LINK * probe.mbit;
+}
+
+/** The report's lines: the pre-flight's links, each kind's median and slowest, the achieved rates, the verdict. */
 export function networkText(n: NetworkReport): string[] {
   const out: string[] = [];
   const p = n.preflight;
@@ -183,20 +228,29 @@ export function networkText(n: NetworkReport): string[] {
       `pre-flight (${p.mode}, ${(p.ms / 1000).toFixed(2)} s), payload Mbit/s with 1 stream / ${p.links[0]?.streams ?? 0} streams, round trip: ${p.links
         .map((l) => `${linkName(l)} ${mbit(l.mbit)}/${mbit(l.mbitMulti)}, ${l.rttMs.toFixed(2)} ms`)
         .join('; ')}`,
-    );
-    const slowest = [...p.links].sort((a, b) => a.mbit - b.mbit)[0];
-    // Against links of its kind: a LAN link is not 98% below a median that loopback links set.
-    const kind = p.links.filter((l) => crosses(l) === crosses(slowest));
-    const m = median(kind.map((l) => l.mbit));
-    const of = kind.length < p.links.length ? ` of the links ${crosses(slowest) ? 'between hosts' : 'inside a host'}` : '';
-    out.push(
-      `slowest link ${linkName(slowest)}: ${mbit(slowest.mbit)} Mbit/s, ${((100 * (m - slowest.mbit)) / Math.max(m, 1e-9)).toFixed(0)}% below the median${of} ${mbit(m)}`,
+      ...kindLines(n.capacity, p.links[0]?.streams ?? 0),
     );
   }
-  if (n.achieved.length)
-    out.push(`achieved during the run (payload while frames arrived), Mbit/s: ${n.achieved.map((l) => `${linkName(l)} ${mbit(l.mbit)}`).join(', ')}`);
+  if (n.achieved.length) {
+    const above = n.achieved.filter((l) => aboveLink(l, n.capacity));
+    out.push(
+      `achieved during the run (payload while frames arrived), Mbit/s: ${n.achieved.map((l) => `${linkName(l)} ${mbit(l.mbit)}${above.includes(l) ? '*' : ''}`).join(', ')}`,
+    );
+    if (above.length)
+      out.push(
+        `* above what the pre-flight measured on that link: a shaper's burst (lan.sh's tbf) or the kernel's buffers let a backlog through at once; the link's own rate is the pre-flight's (docs/lan.md)`,
+      );
+  }
   if (n.lateness.length > 1)
     out.push(`late entering collectives (ms per step after the median rank): ${n.lateness.map((h) => `${h.host} ${h.ms.toFixed(1)}`).join(', ')}`);
   out.push(...n.blame.map((b) => `verdict: ${b}`));
   return out;
+}
+
+/** The rates the ring's floor is read at: its slowest link, and the median of that link's kind (named). */
+export function ringFloorRates(n: NetworkReport): { slowest: number; median: number; medianOf: string } | null {
+  if (n.capacity.length < 2) return null;
+  const slowest = [...n.capacity].sort((a, b) => a.mbit - b.mbit)[0];
+  const kind = kindOf(slowest);
+  return { slowest: slowest.mbit, median: kindMedian(n.capacity.filter((l) => kindOf(l) === kind).map((l) => l.mbit)), medianOf: KIND_NAME[kind] };
 }

@@ -1,6 +1,6 @@
 // The report as text: the side-by-side table and the notes that say how to read it, shared by the terminal
 // and the HTML page.
-import { networkText } from './links.js';
+import { networkText, ringFloorRates } from './links.js';
 import { bytesPerElement } from '../tensor/dtype.js';
 import type { RunConfig } from '../control/run-config.js';
 import { modelKind, modelSpec } from '../training/model.js';
@@ -193,13 +193,11 @@ function reportNotes(r: Report): string[] {
 /** What the ring needs of its slowest link: every link carries each step's payload, so the slowest sets a
  *  floor under each scheme's communication per step. */
 function ringNeeds(r: Report): string[] {
-  const links = r.network.preflight?.links ?? [];
-  if (links.length < 2 || !r.rows.length) return [];
-  const rates = links.map((l) => l.mbit).sort((a, b) => a - b);
-  const [slowest, median] = [rates[0], rates[Math.floor(rates.length / 2)]];
+  const at = r.network && ringFloorRates(r.network);
+  if (!at || !r.rows.length) return [];
   const floor = (mbit: number) => r.rows.map((x) => `${x.title} ${((x.sentPerStep.frame * 8) / (mbit * 1000)).toFixed(1)}`).join(', ');
   return [
-    `the ring moves at its slowest link: a step's frames take at least, ms: ${floor(slowest)} at the slowest link's ${slowest.toFixed(0)} Mbit/s (${floor(median)} at the median link's ${median.toFixed(0)})`,
+    `the ring moves at its slowest link: a step's frames take at least, ms: ${floor(at.slowest)} at the slowest link's ${at.slowest.toFixed(0)} Mbit/s (${floor(at.median)} at the median of the ${at.medianOf}, ${at.median.toFixed(0)})`,
   ];
 }
 

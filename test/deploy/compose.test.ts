@@ -100,7 +100,7 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
     const { Wait } = await import('testcontainers');
     const project = `zwfault${process.pid}`;
-    const env = await composeUp(project, { ZEROWIRE_STEPS: '100000', ZEROWIRE_SCHEME: 'zero3' }, (c) =>
+    const env = await composeUp(project, { ZEROWIRE_STEPS: '100000', ZEROWIRE_SCHEME: 'zero3', ZEROWIRE_LOG_FORMAT: 'json' }, (c) =>
       c
         .withDefaultWaitStrategy(Wait.forLogMessage(/assigned; wiring the ring/))
         .withWaitStrategy(`${project}_coordinator_1`, Wait.forLogMessage(/ZeRO-3 step 1\//)),

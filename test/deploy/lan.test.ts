@@ -21,7 +21,10 @@ const tcpdump = spawnSync('tcpdump', ['--version']).status === 0;
 if (net.ok && !tcpdump) console.warn('LAN TLS test skipped: tcpdump is missing (apt-get install tcpdump; .ci/run installs it)');
 
 function runLan(args: string[]) {
-  const child = spawn('bash', [LAN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE: process.execPath } });
+  const child = spawn('bash', [LAN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE: process.execPath, ZEROWIRE_LOG_FORMAT: 'json' },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

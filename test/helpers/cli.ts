@@ -16,7 +16,10 @@ export interface CliResult {
 }
 
 export function startCli(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env, FORCE_COLOR: '0' } });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ZEROWIRE_LOG_FORMAT: 'json', ...env, FORCE_COLOR: '0' },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
@@ -33,7 +36,7 @@ export async function runCli(args: string[], timeoutMs = 60_000, env: Record<str
   return r;
 }
 
-/** JSON log lines (pino) out of a process's stderr, also those forwarded with a "[proc i]" prefix. */
+/** JSON log lines (pino, --log-format json, which startCli sets) out of a process's stderr, also those forwarded with a "[rank r]" or "[proc i]" prefix. */
 export function logLines(stderr: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const line of stderr.split('\n')) {
