@@ -3,7 +3,8 @@
 // scheme, so a reader can compare schemes on every one.
 import type { TopLevelSpec } from 'vega-lite';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
-import type { Report } from './report.js';
+import type { Report, SchemeRow } from './report.js';
+import { columnUnit } from './units.js';
 
 export interface LabelledReport {
   label: string; // '' for a single run; the link rate for a LAN run
@@ -108,22 +109,21 @@ function timeFigure(runs: LabelledReport[]): Figure {
 function trafficFigure(runs: LabelledReport[]): Figure {
   const measures = ['theory', 'payload', 'frame', 'TCP', 'interface'];
   const data: Datum[] = [];
+  const sent = (row: SchemeRow) => [row.sentPerStep.theory, row.sentPerStep.payload, row.sentPerStep.frame, row.sentPerStep.socket, row.sentPerStep.iface];
+  const unit = columnUnit(runs.flatMap(({ report }) => report.rows.flatMap((row) => sent(row).map((b) => b ?? 0))));
   for (const { label, report } of runs)
-    for (const row of report.rows) {
-      const s = row.sentPerStep;
-      const values = [s.theory, s.payload, s.frame, s.socket, s.iface];
-      values.forEach((bytes, i) => {
-        if (bytes !== null) data.push({ run: label, [CATEGORY.scheme]: row.title, measure: measures[i], KiB: bytes / 1024 });
+    for (const row of report.rows)
+      sent(row).forEach((bytes, i) => {
+        if (bytes !== null) data.push({ run: label, [CATEGORY.scheme]: row.title, measure: measures[i], [unit.name]: bytes / unit.scale });
       });
-    }
   return {
     id: 'traffic',
-    title: 'Bytes sent per rank per step (KiB)',
+    title: `Bytes sent per rank per step (${unit.name})`,
     caption:
       'Theory: 2(N-1)/N of the parameters for DP and ZeRO-1/2, 3(N-1)/N for ZeRO-3. Payload is tensor data, frame adds msgpack and WebSocket framing, TCP is what the socket wrote, interface what the kernel counted.',
     spec: schemeBars(runs, data, {
       xOffset: { field: 'measure', type: 'nominal', sort: measures },
-      y: { field: 'KiB', type: 'quantitative', title: 'KiB per rank per step' },
+      y: { field: unit.name, type: 'quantitative', title: `${unit.name} per rank per step` },
       color: { field: 'measure', type: 'nominal', sort: measures, title: null },
     }),
   };
@@ -179,21 +179,29 @@ function fullMemoryFigure(runs: LabelledReport[]): Figure {
   ];
   const parts = [...groups.map(([name]) => name), 'process: ArrayBuffers + wasm'];
   const data: Datum[] = [];
+  const rows = runs.flatMap(({ report }) => report.rows);
+  const unit = columnUnit(rows.flatMap((row) => [row.memory.tracked.bytes, row.memory.process]));
   for (const { label, report } of runs)
     for (const row of report.rows) {
       const bands = row.memory.tracked.bands;
       for (const [name, members] of groups)
-        data.push({ run: label, [CATEGORY.scheme]: row.title, part: name, kind: 'ledger', MiB: members.reduce((t, b) => t + (bands[b] ?? 0), 0) / 2 ** 20 });
-      data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[parts.length - 1], kind: 'process', MiB: row.memory.process / 2 ** 20 });
+        data.push({
+          run: label,
+          [CATEGORY.scheme]: row.title,
+          part: name,
+          kind: 'ledger',
+          [unit.name]: members.reduce((t, b) => t + (bands[b] ?? 0), 0) / unit.scale,
+        });
+      data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[parts.length - 1], kind: 'process', [unit.name]: row.memory.process / unit.scale });
     }
   return {
     id: 'memory-full',
-    title: 'Everything a rank holds at its worst moment (MiB)',
+    title: `Everything a rank holds at its worst moment (${unit.name})`,
     caption:
       'Left bar of each pair: the ledger at its peak, by band. Right bar: what the process reported at its peak (ArrayBuffers plus WebAssembly memories, including what earlier schemes of the run still hold). ZeRO shards the model states only.',
     spec: schemeBars(runs, data, {
       xOffset: { field: 'kind', type: 'nominal', sort: ['ledger', 'process'] },
-      y: { field: 'MiB', type: 'quantitative', stack: 'zero', title: 'MiB per rank' },
+      y: { field: unit.name, type: 'quantitative', stack: 'zero', title: `${unit.name} per rank` },
       color: { field: 'part', type: 'nominal', sort: parts, title: null },
     }),
   };

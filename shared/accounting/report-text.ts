@@ -7,9 +7,9 @@ import { modelKind, modelSpec } from '../training/model.js';
 import { gathersParameters, isReplicated } from '../training/schemes/table.js';
 import type { Report, SchemeRow } from './report.js';
 import { textTable } from './table.js';
+import { columnUnit, formatBytes } from './units.js';
 import { whatIfText } from './whatif-text.js';
 
-const kb = (b: number) => (b / 1024).toFixed(1);
 const f2 = (x: number) => x.toFixed(2);
 
 /** A wait or transfer figure, or '<U' where the clock's uncertainty is larger than it: no precise wrong number. */
@@ -54,8 +54,19 @@ function ringNote(r: Report): string {
   return `ring by host: ${crossing} of ${n} links cross hosts (each rank sends only to the next, so its bytes are that link's): ${links.join(', ')}`;
 }
 
+/** The units of the table's size columns, each chosen to fit its largest figure. */
+interface SizeUnits {
+  activ: ReturnType<typeof columnUnit>;
+  sent: ReturnType<typeof columnUnit>;
+}
+
+function sizeUnits(rows: readonly SchemeRow[]): SizeUnits {
+  const sent = rows.flatMap((x) => [x.sentPerStep.theory, x.sentPerStep.payload, x.sentPerStep.frame, x.sentPerStep.socket, x.sentPerStep.iface ?? 0]);
+  return { activ: columnUnit(rows.map((x) => x.activations.measured)), sent: columnUnit(sent) };
+}
+
 /** The table's two header rows. */
-function tableHeader(hasIface: boolean): string[][] {
+function tableHeader(hasIface: boolean, u: SizeUnits): string[][] {
   return [
     [
       '',
@@ -66,7 +77,7 @@ function tableHeader(hasIface: boolean): string[][] {
       'peak B/param',
       '',
       'activ.',
-      'sent KiB/rank/step',
+      `sent ${u.sent.name}/rank/step`,
       '',
       '',
       '',
@@ -89,7 +100,7 @@ function tableHeader(hasIface: boolean): string[][] {
       'measured',
       'theory',
       'measured',
-      'KiB',
+      u.activ.name,
       'theory',
       'payload',
       'frame',
@@ -109,7 +120,8 @@ function tableHeader(hasIface: boolean): string[][] {
 }
 
 /** One scheme's row of the table. */
-function tableRow(x: SchemeRow, hasIface: boolean): string[] {
+function tableRow(x: SchemeRow, hasIface: boolean, u: SizeUnits): string[] {
+  const kb = u.sent.cell;
   return [
     x.title,
     String(x.world),
@@ -118,7 +130,7 @@ function tableRow(x: SchemeRow, hasIface: boolean): string[] {
     f2(x.resident.measured),
     f2(x.peak.theory),
     f2(x.peak.measured),
-    kb(x.activations.measured),
+    u.activ.cell(x.activations.measured),
     kb(x.sentPerStep.theory),
     kb(x.sentPerStep.payload),
     kb(x.sentPerStep.frame),
@@ -150,13 +162,13 @@ function reportNotes(r: Report): string[] {
   ];
   if (c.accumulate > 1)
     notes.push(
-      `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch on average (per optimizer step / ${c.accumulate}): ${r.rows.map((x) => `${x.title} ${kb(x.sentPerStep.payload / c.accumulate)} KiB`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
+      `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch on average (per optimizer step / ${c.accumulate}): ${r.rows.map((x) => `${x.title} ${formatBytes(x.sentPerStep.payload / c.accumulate)}`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
     );
   const hosts = new Set(r.ranks.map((x) => x.host));
   if (hosts.size > 1) {
     notes.push(ringNote(r));
     notes.push(
-      `payload that leaves its host, KiB per rank per step (theory | measured): ${r.rows.map((x) => `${x.title} ${kb(x.interHost.theory)} | ${kb(x.interHost.measured)}`).join(', ')}`,
+      `payload that leaves its host per rank per step (theory | measured): ${r.rows.map((x) => `${x.title} ${formatBytes(x.interHost.theory)} | ${formatBytes(x.interHost.measured)}`).join(', ')}`,
     );
   }
   for (const n of r.notes ?? []) notes.push(n);
@@ -177,17 +189,28 @@ function reportNotes(r: Report): string[] {
   const act = r.rows[0]?.activations;
   if (act && act.measured > 0 && !r.device)
     notes.push(
-      `activations (what the forward pass keeps for the backward pass) per rank: ${kb(act.measured)} KiB measured in every scheme, ${kb(act.estimate)} KiB by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${kb(act.measured)} KiB is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
+      `activations (what the forward pass keeps for the backward pass) per rank: ${formatBytes(act.measured)} measured in every scheme, ${formatBytes(act.estimate)} by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${formatBytes(act.measured)} is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
   notes.push(linksNote(r));
   if (r.network) notes.push(...networkText(r.network), ...ringNeeds(r));
-  const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
-  notes.push(`products computed on: ${products.join('; ')}${products.length > 1 ? ' (the ranks differ)' : ' (every rank)'}`);
-  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
-  notes.push(
-    `everything a rank held at its worst moment, MiB (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${mib(x.memory.tracked.bytes)} | ${mib(x.memory.process)}`).join(', ')}`,
-  );
+  notes.push(...holdings(r));
   return notes;
+}
+
+/** Where the products ran, and what a rank held at its worst moment: in a modeled run, what the device would
+ *  hold (the bands by their sizes) apart from what this process really held. */
+function holdings(r: Report): string[] {
+  const held = (f: (x: SchemeRow) => number) => r.rows.map((x) => `${x.title} ${formatBytes(f(x))}`).join(', ');
+  if (r.device)
+    return [
+      `what a rank would hold on the ${r.device.title} at its worst moment (the ledger's bands by their sizes; modeled compute holds no values): ${held((x) => x.memory.tracked.bytes)}`,
+      `what this process held (ArrayBuffers + WebAssembly memories: buffers, frames, the ring's pool): ${held((x) => x.memory.process)}`,
+    ];
+  const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
+  return [
+    `products computed on: ${products.join('; ')}${products.length > 1 ? ' (the ranks differ)' : ' (every rank)'}`,
+    `everything a rank held at its worst moment (ledger: every band, model states to receive buffers, data and idle heap | process: ArrayBuffers + WebAssembly memories): ${r.rows.map((x) => `${x.title} ${formatBytes(x.memory.tracked.bytes)} | ${formatBytes(x.memory.process)}`).join(', ')}`,
+  ];
 }
 
 /** What the ring needs of its slowest link: every link carries each step's payload, so the slowest sets a
@@ -214,7 +237,8 @@ function linksNote(r: Report): string {
 /** The side-by-side table (two header rows, a row per scheme) and its notes, for text and HTML alike. */
 export function reportCells(r: Report): { header: string[][]; rows: string[][]; notes: string[] } {
   const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
-  return { header: tableHeader(hasIface), rows: r.rows.map((x) => tableRow(x, hasIface)), notes: reportNotes(r) };
+  const units = sizeUnits(r.rows);
+  return { header: tableHeader(hasIface, units), rows: r.rows.map((x) => tableRow(x, hasIface, units)), notes: reportNotes(r) };
 }
 
 export function formatReport(r: Report): string {

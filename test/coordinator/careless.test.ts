@@ -32,7 +32,8 @@ describe('careless and hostile input', () => {
     ] as const) {
       const t0 = Date.now();
       const r = await runCli(['local', '--world', '2', ...SMALL, ...args], 30_000);
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(want);
       expect(logLines(r.stderr).some((l) => /joined/.test(String(l.msg)))).toBe(false);
       expect(Date.now() - t0).toBeLessThan(10_000);

@@ -1,0 +1,47 @@
+// Runs that cannot work are refused before a rank starts: exit 2, one line naming the option and what to do,
+// within 2 s, nothing on stdout and no process started (the coordinator never said it was waiting).
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+describe('impossible runs are refused up front', () => {
+  it.each([
+    [
+      ['local', '--model', 'llama2-7b'],
+      /^zerowire: --model llama2-7b: 6,723,084,288 parameters need at least .* per rank \(ZeRO-3\).*: a named shape runs as a modeled accelerator: add --compute model:h200/,
+    ],
+    [
+      ['local', '--model', '65536,65536,10', '--world', '2'],
+      /^zerowire: --model 65536,65536,10: 4,295,688,202 parameters need .*: fewer --world ranks, a smaller --model, or --compute model:h200/,
+    ],
+    [
+      ['local', '--scheme', 'hsdp', '--world', '3', '--batch', '48'],
+      /^zerowire: --scheme hsdp: --world 3 cannot form 2 groups of 2 ranks or more \(HSDP's smallest is --world 4 --shard-group 2\)$/,
+    ],
+    [
+      ['local', '--scheme', 'hsdp', '--world', '4'],
+      /^zerowire: --scheme hsdp: local runs every rank on this one host, .* give --shard-group 2 \(ranks per group/,
+    ],
+    [['local', '--scheme', 'hsdp', '--world', '4', '--shard-group', '3'], /^zerowire: --scheme hsdp: --shard-group 3 does not divide the world of 4 ranks$/],
+    [['coordinator', '--scheme', 'hsdp', '--world', '4', '--shard-group', '4'], /^zerowire: --scheme hsdp: --shard-group 4 on 4 ranks makes 1 group\(s\) of 4/],
+    [
+      ['local', '--scheme', 'dp,hsdp', '--world', '4', '--shard-group', '2', '--checkpoint-every', '1', '--checkpoint-dir', '/tmp/zw-none'],
+      /^zerowire: --scheme hsdp: its checkpoints are not written yet/,
+    ],
+    [['local', '--lr', 'abc'], /^zerowire: --lr: "abc" is not a number$/],
+    [['local', '--steps=x'], /^zerowire: --steps: "x" is not a number$/],
+    [['local', '--max-rank-memory', '8MB'], /^zerowire: --max-rank-memory: model of 1055242 parameters on 4 ranks does not fit in 7\.63 MiB per rank/],
+    [['local', '--out', '/proc/no-such-dir/report.json'], /^zerowire: --out: cannot write in \/proc\/no-such-dir \(ENOENT\)$/],
+    [['local', '--bogus'], /^zerowire: Unknown argument: bogus \(see zerowire local --help\)$/],
+  ])('%j', async (args, message) => {
+    const t0 = Date.now();
+    const r = await runCli(args as string[], 20_000);
+    const ms = Date.now() - t0;
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(message as RegExp);
+    expect(r.stderr).not.toMatch(/waiting for|joined|\[proc|\[rank/);
+    expect(ms, `refused after ${ms} ms`).toBeLessThan(2000);
+  });
+});
