@@ -1,5 +1,6 @@
 // `zerowire compare A.json B.json ...`: reports of runs side by side, with what differs between them.
-import { compareReports } from '../../shared/accounting/compare.js';
+import { compareReports, NothingInCommon } from '../../shared/accounting/compare.js';
+import { ConfigError } from '../../shared/control/run-config.js';
 import { readReport } from '../../shared/accounting/report-file.js';
 import type { Cli } from '../options.js';
 
@@ -12,7 +13,12 @@ export function compareCommand(y: Cli): Cli {
       const files = a.reports as string[];
       if (files.length < 2) throw new RangeError(`compare: give two reports or more (got ${files.length})`);
       const runs = files.map((f) => ({ name: f.replace(/^.*\//, '').replace(/\.json$/, ''), report: readReport(f, 'compare') }));
-      process.stdout.write(`${compareReports(runs)}\n`);
+      try {
+        process.stdout.write(`${compareReports(runs)}\n`);
+      } catch (err) {
+        if (err instanceof NothingInCommon) throw new ConfigError(`compare: ${err.message}`);
+        throw err;
+      }
     },
   );
 }

@@ -2,9 +2,9 @@
 // and the HTML page.
 import { networkText, ringFloorRates } from './links.js';
 import { bytesPerElement } from '../tensor/dtype.js';
-import type { RunConfig } from '../control/run-config.js';
+import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { modelKind, modelSpec } from '../training/model.js';
-import { gathersParameters, isReplicated } from '../training/schemes/table.js';
+import { gathersParameters, isReplicated, schemeTitle } from '../training/schemes/table.js';
 import type { Report, SchemeRow } from './report.js';
 import { textTable } from './table.js';
 import { columnUnit, formatBytes } from './units.js';
@@ -164,6 +164,7 @@ function reportNotes(r: Report): string[] {
     notes.push(
       `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch on average (per optimizer step / ${c.accumulate}): ${r.rows.map((x) => `${x.title} ${formatBytes(x.sentPerStep.payload / c.accumulate)}`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
     );
+  if (c.resume) notes.push(resumeNote(c.resume, c.steps));
   const hosts = new Set(r.ranks.map((x) => x.host));
   if (hosts.size > 1) {
     notes.push(ringNote(r));
@@ -195,6 +196,16 @@ function reportNotes(r: Report): string[] {
   if (r.network) notes.push(...networkText(r.network), ...ringNeeds(r));
   notes.push(...holdings(r));
   return notes;
+}
+
+/** Which checkpoint each scheme continued from: the report of a resumed run covers only the steps it ran. */
+function resumeNote(resume: NonNullable<RunConfig['resume']>, steps: number): string {
+  const dirs = [...new Set(Object.values(resume).map((x) => x.dir))];
+  const each = Object.entries(resume).map(
+    ([scheme, x]) =>
+      `${schemeTitle(scheme as SchemeName)} at step ${x.step}${x.from ? ` (written by ${schemeTitle(x.from.scheme)} at world ${x.from.world}, resharded as it loaded)` : ''}, steps ${x.step + 1}–${steps} run here`,
+  );
+  return `resumed from the checkpoints in ${dirs.join(', ')}: ${each.join('; ')}`;
 }
 
 /** Where the products ran, and what a rank held at its worst moment: in a modeled run, what the device would

@@ -67,6 +67,7 @@ describe('checkpoint, interrupt, resume', () => {
       const resumed = await runCli([...base(scheme, steps), '--resume', ck, '--dump', join(dir, `resumed-${scheme}`)]);
       expect(resumed.stderr).toMatch(new RegExp(`resuming ${scheme} from step \\d+`));
       expect(resumed.stderr).not.toMatch(/from step 39/);
+      expect(resumed.stdout).toMatch(new RegExp(`^resumed from the checkpoints in ${ck}: .* at step \\d+, steps \\d+–${steps} run here$`, 'm'));
       expect(resumed.code).toBe(0);
       const a = tensors(join(dir, `whole-${scheme}`, `final-${scheme}.safetensors`));
       const b = tensors(join(dir, `resumed-${scheme}`, `final-${scheme}.safetensors`));
