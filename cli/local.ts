@@ -35,6 +35,16 @@ function forward(child: ChildProcess, tag: () => string): void {
   }
 }
 
+/** One rank process, dialling the coordinator on `port` with the run's token. */
+function spawnRank(opts: LocalOptions, port: number, token: string): ChildProcess {
+  const hb = String((opts.heartbeatTimeoutMs ?? LIVENESS.timeoutMs) / 1000);
+  const args = ['--log-level', opts.logLevel, '--log-format', opts.logFormat, '--peer-host', '127.0.0.1', '--heartbeat-timeout', hb, ...opts.rankArgs];
+  return spawn(process.execPath, [CLI, 'rank', '--coordinator', `${opts.tls ? 'wss' : 'ws'}://127.0.0.1:${port}`, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...rankEnv(), ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
+  });
+}
+
 export async function runLocal(opts: LocalOptions, log: Logger): Promise<number> {
   const children: ChildProcess[] = [];
   let finished = false;
@@ -50,29 +60,7 @@ export async function runLocal(opts: LocalOptions, log: Logger): Promise<number>
       narrate(ranks);
     };
     for (let i = 0; i < opts.world; i++) {
-      const hb = String((opts.heartbeatTimeoutMs ?? LIVENESS.timeoutMs) / 1000);
-      const child = spawn(
-        process.execPath,
-        [
-          CLI,
-          'rank',
-          '--coordinator',
-          `${opts.tls ? 'wss' : 'ws'}://127.0.0.1:${port}`,
-          '--log-level',
-          opts.logLevel,
-          '--log-format',
-          opts.logFormat,
-          '--peer-host',
-          '127.0.0.1',
-          '--heartbeat-timeout',
-          hb,
-          ...opts.rankArgs,
-        ],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...rankEnv(), ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
-        },
-      );
+      const child = spawnRank(opts, port, token);
       children.push(child);
       forward(child, () => (rankOf.has(child.pid!) ? `[rank ${rankOf.get(child.pid!)}]` : `[proc ${i}]`));
       exits.push(

@@ -5,7 +5,6 @@ import pretty from 'pino-pretty';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['pretty', 'json'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export function createLogger(level: string, name: string, format: string = 'pretty'): Logger {
   const dest =

@@ -33,11 +33,22 @@ export function baseCli(argv: string[]) {
       })
       .middleware((a) => {
         if (a.blas !== undefined) process.env.ZEROWIRE_BLAS = String(a.blas);
+        givenOnce(a, argv);
         notANumber(a, argv);
       })
   );
 }
 export type Cli = ReturnType<typeof baseCli>;
+
+/** An option given twice: yargs makes a list of a string option and adds up a number option (--steps 2
+ *  --steps 1 ran 3 steps), so neither is taken. `_` and compare's `reports` are lists by design. */
+function givenOnce(a: Record<string, unknown>, argv: string[]): void {
+  for (const key of Object.keys(a)) {
+    if (key === '_' || key === 'reports' || /[A-Z]/.test(key)) continue;
+    const given = argv.filter((x) => x === `--${key}` || x.startsWith(`--${key}=`));
+    if (given.length > 1) throw new ConfigError(`--${key}: given ${given.length} times: give it once`);
+  }
+}
 
 /** yargs reads a number option given "abc" as NaN, and the run config's check would then say "got null":
  *  refuse it here, naming the option and the text as it was given. */
@@ -61,37 +72,62 @@ function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
   return n;
 }
 
+/** The options a first run needs, first; the rest grouped by what they are for (`zerowire local --help`). */
+const HELP_GROUPS: [string, string[]][] = [
+  ['The run:', ['world', 'scheme', 'model', 'steps', 'batch', 'lr', 'seed']],
+  ['Outputs:', ['out', 'html', 'trace', 'dump']],
+  ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute']],
+  ['Where it computes (and GPU what-ifs, docs/what-if.md):', ['compute', 'threads', 'tflops', 'mfu', 'link-scale']],
+  ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'chunk-kib']],
+  ['Checkpoints:', ['checkpoint-every', 'checkpoint-dir', 'resume']],
+  [
+    'Network, liveness and security:',
+    ['preflight', 'timeout', 'join-timeout', 'heartbeat-timeout', 'max-rank-memory', 'token', 'token-file', 'tls-cert', 'tls-key', 'tls-ca'],
+  ],
+  ['Logs and the rest:', ['log-level', 'log-format', 'blas', 'help', 'version']],
+];
+
+/** Groups the help of a run command (`local`, `coordinator`, `links`) by HELP_GROUPS, with its examples;
+ *  `listen`: the command's own options that go with the network's. */
+export function runHelp<T>(y: Argv<T>, examples: [string, string][], listen: string[] = []): Argv<T> {
+  for (const [heading, keys] of HELP_GROUPS) y = y.group(heading.startsWith('Network') ? [...listen, ...keys] : keys, heading);
+  for (const [command, what] of examples) y = y.example(command, what);
+  return y;
+}
+
 export function runOptions<T>(y: Argv<T>) {
-  return computeOptions(y)
-    .option('world', {
-      type: 'string',
-      default: envWorld ?? '4',
-      describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join",
-    })
-    .option('scheme', {
-      type: 'string',
-      default: 'all',
-      describe: 'dp|zero1|zero2|zero3|hsdp|all, or a comma list (all: hsdp too where there are 2+ groups of 2+ ranks)',
-    })
+  return computeOptions(
+    y
+      .option('world', {
+        type: 'string',
+        default: envWorld ?? '4',
+        describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join",
+      })
+      .option('scheme', {
+        type: 'string',
+        default: 'all',
+        describe: 'dp|zero1|zero2|zero3|hsdp|all, or a comma list (all: hsdp too where there are 2+ groups of 2+ ranks)',
+      })
+      .option('model', {
+        type: 'string',
+        default: DEFAULT_MODEL,
+        describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; or a real model's shape as our GPT block, with --compute model:PRESET: ${Object.keys(NAMED_SHAPES).join(', ')}`,
+      })
+      .option('steps', { type: 'number', default: 20, describe: 'optimizer steps each scheme trains (from the same initial weights and data)' })
+      .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
+      .option('lr', { type: 'number', default: 1e-3, describe: "Adam's learning rate (betas 0.9, 0.999, eps 1e-8)" })
+      .option('seed', { type: 'number', default: 0, describe: 'seeds the initial weights and the data: the same seed, the same run' }),
+  )
     .option('shard-group', {
       type: 'number',
       default: 0,
       describe: 'hsdp: ranks per shard group (ZeRO-3 within it, replicas across groups); 0: the ranks of one host',
     })
-    .option('model', {
-      type: 'string',
-      default: DEFAULT_MODEL,
-      describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; or a real model's shape as our GPT block: ${Object.keys(NAMED_SHAPES).join(', ')}`,
-    })
-    .option('steps', { type: 'number', default: 20 })
-    .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
     .option('accumulate', {
       type: 'number',
       default: 1,
       describe: 'micro-batches per optimizer step (gradient accumulation): each of batch/(world*accumulate) rows per rank',
     })
-    .option('lr', { type: 'number', default: 1e-3 })
-    .option('seed', { type: 'number', default: 0 })
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
     .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })

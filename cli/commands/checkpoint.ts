@@ -9,7 +9,8 @@ export function checkpointCommand(y: Cli, exit: (code: number) => void): Cli {
     (y) =>
       y
         .positional('action', { choices: ['inspect'] as const, describe: 'what to do' })
-        .positional('dir', { type: 'string', demandOption: true, describe: 'a --checkpoint-dir' }),
+        .positional('dir', { type: 'string', demandOption: true, describe: 'a --checkpoint-dir' })
+        .example('$0 checkpoint inspect ck', 'each checkpoint in ck: scheme, step, world, complete or not, damaged shards named'),
     async (a) => {
       const reports = await inspectCheckpoints(a.dir);
       process.stdout.write(`${formatInspection(a.dir, reports)}\n`);

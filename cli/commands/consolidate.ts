@@ -12,8 +12,13 @@ export function consolidateCommand(y: Cli, _exit: (code: number) => void): Cli {
     (y) =>
       y
         .option('dir', { type: 'string', demandOption: true, describe: 'the --checkpoint-dir of the run' })
-        .option('scheme', { choices: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'] as const, demandOption: true })
-        .option('out', { type: 'string', demandOption: true, describe: 'where to write model.safetensors' }),
+        .option('scheme', {
+          choices: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'] as const,
+          demandOption: true,
+          describe: "whose checkpoint: the scheme's newest complete one",
+        })
+        .option('out', { type: 'string', demandOption: true, describe: 'where to write model.safetensors' })
+        .example('$0 consolidate --dir ck --scheme zero3 --out model.safetensors', "ZeRO-3's newest checkpoint in ck as one file with torch's names"),
     async (a) => {
       const { index } = await latestIndex(a.dir, a.scheme);
       if (!index) throw new ConfigError(`--dir ${a.dir}: no complete ${a.scheme} checkpoint (a checkpoint is complete once its index.json exists)`);

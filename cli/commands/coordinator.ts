@@ -3,7 +3,7 @@ import { runCoordinatorJob } from '../../coordinator/main.js';
 import { ConfigError } from '../../shared/control/run-config.js';
 import { readTls, tlsOptions } from '../tls-options.js';
 import { createLogger } from '../log.js';
-import { jobOptions, runOptions, type RunArgv, type Cli } from '../options.js';
+import { jobOptions, runHelp, runOptions, type RunArgv, type Cli } from '../options.js';
 
 /** `links`: the same coordinator, which wires the ranks, runs the pre-flight (all pairs by default),
  *  prints what it measured and lets them go, training nothing. */
@@ -14,9 +14,22 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
       ? 'wait for --world ranks, measure their links (--preflight all-pairs or ring), report which is slow, train nothing'
       : 'wait for --world ranks, run the schemes, print the report',
     (y) =>
-      tlsOptions(runOptions(y))
-        .option('port', { type: 'number', default: 7070 })
-        .option('host', { type: 'string', default: '0.0.0.0' })
+      runHelp(
+        tlsOptions(runOptions(y)),
+        linksOnly
+          ? [
+              ['$0 links --world 4', 'every pair of hosts measured, the slow link or host named (ranks: zerowire rank --coordinator ws://THIS:7070)'],
+              ['$0 links --world 8 --preflight ring', "only the ring's links"],
+            ]
+          : [
+              ['$0 coordinator --world 4', 'then on each machine: zerowire rank --coordinator ws://THIS_HOST:7070 --iface auto'],
+              ['$0 coordinator --world auto --discover rank', 'as compose runs it: as many ranks as the DNS name rank has addresses'],
+              ['$0 coordinator --world 8 --scheme dp,zero3 --out report.json --html report.html', 'two schemes, the JSON report and the page'],
+            ],
+        ['port', 'host', 'discover', 'min-world', 'settle'],
+      )
+        .option('port', { type: 'number', default: 7070, describe: 'port the ranks join on (0: any free port, logged)' })
+        .option('host', { type: 'string', default: '0.0.0.0', describe: 'interface to listen on (0.0.0.0: every one)' })
         .option('discover', {
           type: 'string',
           describe: "a DNS name with one address per rank (the compose service 'rank', Swarm's tasks.rank): auto waits for all of them",

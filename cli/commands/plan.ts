@@ -100,11 +100,14 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
         })
         .option('shard-group', { type: 'number', default: 0, describe: 'also the hybrid (hsdp): ZeRO-3 within groups of G ranks, replicas across them' })
         .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
-        .option('world', { type: 'number', default: Number(envWorld ?? 8) })
+        .option('world', { type: 'number', default: Number(envWorld ?? 8), describe: 'number of ranks (also WORLD_SIZE)' })
         .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
-        .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const })
+        .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const, describe: 'working copy, gradients and wire: bf16 or fp32' })
         .option('k8s', { type: 'boolean', default: false, describe: "also print a rank container's Kubernetes resources block (deploy/k8s/ranks.yaml)" })
-        .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' }),
+        .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' })
+        .example('$0 plan --params 13e9 --world 16 --memory 80GB', "each scheme's model states per rank, and whether they fit 80 GB")
+        .example('$0 plan --compute model:h100 --model llama2-7b --world 4 --gbit 100', "each scheme's step on H100s joined by 100 Gbit/s links")
+        .example('$0 plan --run report.json --gbit 25', "a what-if run's step predicted at 25 Gbit/s, beside what it measured"),
     (a) => {
       if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
       if ((a.params === undefined) === (a.model === undefined)) throw new ConfigError('plan: give --params or --model (one of them)');

@@ -49,39 +49,56 @@ function rankOptions(y: Cli) {
     });
 }
 
+/** The rank's help: joining first, then its links, then what is for experiments. */
+function rankHelp(y: ReturnType<typeof rankOptions>) {
+  return y
+    .group(['coordinator', 'token', 'token-file', 'rank-id', 'host-id', 'procs', 'model'], 'Joining:')
+    .group(['iface', 'advertise', 'peer-host', 'peer-port', 'connect-timeout', 'heartbeat-timeout', 'tls-cert', 'tls-key', 'tls-ca'], 'Network and liveness:')
+    .group(['max-rank-memory', 'straggle-ms'], 'Limits and experiments:')
+    .group(['log-level', 'log-format', 'blas', 'help', 'version'], 'Logs and the rest:')
+    .example('$0 rank --coordinator ws://10.0.0.1:7070 --iface auto', 'join the coordinator on 10.0.0.1 and report the interface the ring uses')
+    .example('$0 rank --coordinator ws://10.0.0.1:7070 --procs 4 --peer-port 7071', 'four ranks from this host, ring ports 7071-7074')
+    .example('ZEROWIRE_TOKEN=... $0 rank --coordinator wss://10.0.0.1:7070 --tls-ca ca.pem', 'with a join token, over TLS');
+}
+
 export function rankCommand(y: Cli, exit: (code: number) => void): Cli {
-  return y.command('rank', 'join a coordinator and train', rankOptions, async (a) => {
-    const log = createLogger(a.logLevel, 'rank', a.logFormat);
-    if (!Number.isInteger(a.procs) || a.procs < 1 || a.procs > 256) throw new ConfigError(`--procs: ${a.procs} must be an integer from 1 to 256`);
-    const id = rankIdentity({ coordinator: a.coordinator, rankId: a.rankId, tls: a.tlsCert !== undefined }, process.env);
-    if (a.procs > 1) {
-      if (id.rankId !== undefined)
-        throw new ConfigError(`--procs ${a.procs} with a rank id (${id.rankId}): each process needs its own id; start them one by one`);
-      exit(await runProcs(a.procs, a.peerPort, CLI, withoutProcs(hideBin(process.argv)), log));
-      return;
-    }
-    exit(
-      await runRank(
-        {
-          coordinator: id.coordinator,
-          rankId: id.rankId,
-          worldSize: id.worldSize,
-          hostId: a.hostId,
-          advertise: a.advertise,
-          peerHost: a.peerHost,
-          peerPort: a.peerPort,
-          connectTimeoutMs: a.connectTimeout * 1000,
-          maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
-          iface: a.iface,
-          token: joinToken(a.token, a.tokenFile),
-          tlsCa: a.tlsCa === undefined ? undefined : readPem(a.tlsCa, '--tls-ca'),
-          tls: readTls(a),
-          straggleMs: straggle(a.straggleMs),
-          model: a.model === undefined ? undefined : parseWidths(a.model),
-          ...heartbeat(a.heartbeatTimeout),
-        },
-        log,
-      ),
-    );
-  });
+  return y.command(
+    'rank',
+    'join a coordinator and train',
+    (y) => rankHelp(rankOptions(y)),
+    async (a) => {
+      const log = createLogger(a.logLevel, 'rank', a.logFormat);
+      if (!Number.isInteger(a.procs) || a.procs < 1 || a.procs > 256) throw new ConfigError(`--procs: ${a.procs} must be an integer from 1 to 256`);
+      const id = rankIdentity({ coordinator: a.coordinator, rankId: a.rankId, tls: a.tlsCert !== undefined }, process.env);
+      if (a.procs > 1) {
+        if (id.rankId !== undefined)
+          throw new ConfigError(`--procs ${a.procs} with a rank id (${id.rankId}): each process needs its own id; start them one by one`);
+        exit(await runProcs(a.procs, a.peerPort, CLI, withoutProcs(hideBin(process.argv)), log));
+        return;
+      }
+      exit(
+        await runRank(
+          {
+            coordinator: id.coordinator,
+            rankId: id.rankId,
+            worldSize: id.worldSize,
+            hostId: a.hostId,
+            advertise: a.advertise,
+            peerHost: a.peerHost,
+            peerPort: a.peerPort,
+            connectTimeoutMs: a.connectTimeout * 1000,
+            maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
+            iface: a.iface,
+            token: joinToken(a.token, a.tokenFile),
+            tlsCa: a.tlsCa === undefined ? undefined : readPem(a.tlsCa, '--tls-ca'),
+            tls: readTls(a),
+            straggleMs: straggle(a.straggleMs),
+            model: a.model === undefined ? undefined : parseWidths(a.model),
+            ...heartbeat(a.heartbeatTimeout),
+          },
+          log,
+        ),
+      );
+    },
+  );
 }

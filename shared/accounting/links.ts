@@ -60,7 +60,7 @@ const kindOf = (l: MeasuredLink): LinkKind => (crosses(l) ? 'between' : 'inside'
 
 /** The median of a kind's rates as every line of the report prints it: the middle link (the upper of the two
  *  middle ones for an even count), so that it is a rate some link had, never the mean of two unlike links. */
-export function kindMedian(rates: readonly number[]): number {
+function kindMedian(rates: readonly number[]): number {
   if (!rates.length) return 0;
   const sorted = [...rates].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];

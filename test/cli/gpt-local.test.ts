@@ -39,7 +39,7 @@ describe('local --model gpt', () => {
       );
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/model gpt:2,16,2,8,32 \(\d+ params/);
-      expect(r.stdout).toMatch(/activations .* per rank: [\d.]+ KiB measured in every scheme/);
+      expect(r.stdout).toMatch(/activations .* per rank: [\d.]+ (B|KiB|MiB) measured in every scheme/);
       const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
       expect(report.rows.map((x) => x.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
       expect(report.agreement.agree).toBe(true);

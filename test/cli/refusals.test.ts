@@ -28,6 +28,7 @@ describe('impossible runs are refused up front', () => {
       /^zerowire: --scheme hsdp: its checkpoints are not written yet/,
     ],
     [['local', '--lr', 'abc'], /^zerowire: --lr: "abc" is not a number$/],
+    [['local', '--steps', '2', '--steps=1'], /^zerowire: --steps: given 2 times: give it once$/],
     [['local', '--steps=x'], /^zerowire: --steps: "x" is not a number$/],
     [['local', '--max-rank-memory', '8MB'], /^zerowire: --max-rank-memory: model of 1055242 parameters on 4 ranks does not fit in 7\.63 MiB per rank/],
     [['local', '--out', '/proc/no-such-dir/report.json'], /^zerowire: --out: cannot write in \/proc\/no-such-dir \(ENOENT\)$/],
