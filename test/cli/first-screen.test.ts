@@ -5,21 +5,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { mediansByKind } from '../helpers/report-text.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { scripts: { start: string } };
-
-/** Each kind of link and the medians printed for it anywhere in the report. */
-function mediansByKind(text: string): Map<string, Set<string>> {
-  const found = new Map<string, Set<string>>();
-  for (const line of text.split('\n')) {
-    for (const m of line.matchAll(/links (inside a host|between hosts)[^:]*: median ([\d.]+)|median of the links (inside a host|between hosts), ([\d.]+)/g)) {
-      const kind = m[1] ?? m[3];
-      found.set(kind, (found.get(kind) ?? new Set()).add(m[2] ?? m[4]));
-    }
-  }
-  return found;
-}
 
 /** The words of a table's two header rows: the README's samples against what a run prints. */
 const headerWords = (text: string) =>

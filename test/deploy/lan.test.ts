@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { alive, eventually, logLines, runCli } from '../helpers/cli.js';
+import { mediansByKind } from '../helpers/report-text.js';
 import { namespaces, netnsAvailable } from '../helpers/netns.js';
 import { makeCerts } from '../helpers/certs.js';
 import { occurrences, tcpPayloads } from '../helpers/pcap.js';
@@ -107,6 +108,11 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
       }
     }
     expect(lan.err()).toMatch(/ring: 0 \(10\.250\.0\.\d\) → 1 \(10\.250\.0\.\d\) → 2 .* 2 of 4 links cross hosts/);
+    // A healthy LAN ring: no slow-link verdict, and each kind of link with one median wherever one is printed.
+    expect(lan.out()).toMatch(/^verdict: no link or host stands out$/m);
+    const medians = mediansByKind(lan.out());
+    expect(medians.get('between hosts'), lan.out()).toBeDefined(); // the ring's floor names it (2 links inside a host: none printed)
+    for (const [kind, values] of medians) expect([...values], `the medians of the ${kind}`).toHaveLength(1);
   });
 
   it('a cut link (interface down) is detected within 2 s; every process exits non-zero; nothing left behind', async () => {
