@@ -159,10 +159,11 @@ export function networkReport(
   const slowAchieved = slowOnes(achieved);
   const { lateness, stepMs } = latenessByHost(ranks, summaries);
   const blame: string[] = [];
-  const say = (what: string, slow: MeasuredLink[], all: MeasuredLink[]) => {
+  // The pre-flight's median is the one its kind's line prints; the run's is of what the links achieved.
+  const say = (what: string, slow: MeasuredLink[], all: MeasuredLink[], against: string) => {
     const host = commonHost(slow);
     blame.push(
-      `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')}, against the median of the links between hosts ${mbit(kindMbit(all))}${host ? `: every slow link touches host ${host}` : ''}`,
+      `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')}, ${against} ${mbit(kindMbit(all))}${host ? `: every slow link touches host ${host}` : ''}`,
     );
   };
   const sorted = [...lateness].sort((a, b) => b.ms - a.ms);
@@ -175,8 +176,9 @@ export function networkReport(
   // A host short of CPU reads and sends in fits and starts, so the links touching it look slow too.
   const symptoms = lateHost ? slowAchieved.filter((l) => l.fromHost === lateHost.host || l.toHost === lateHost.host) : [];
   const slowLinks = slowAchieved.filter((l) => !symptoms.includes(l));
-  if (slowProbed.length) say('pre-flight, slowest links (the better of 1 and several streams)', slowProbed, capacity);
-  if (slowLinks.length) say('during the run, link', slowLinks, achieved);
+  if (slowProbed.length)
+    say('pre-flight, slowest links (the better of 1 and several streams)', slowProbed, capacity, 'against the median of the links between hosts');
+  if (slowLinks.length) say('during the run, link', slowLinks, achieved, 'where the links between hosts achieved a median');
   if (lateHost)
     blame.push(
       `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (a step: ${stepMs.toFixed(1)} ms): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,

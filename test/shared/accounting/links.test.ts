@@ -39,7 +39,7 @@ describe('which link or host is slow', () => {
     expect(n.slowProbed.map((l) => `${l.from}->${l.to}`)).toEqual(['1->2', '2->3']);
     expect(n.slowAchieved.map((l) => `${l.from}->${l.to}`)).toEqual(['1->2', '2->3']);
     expect(n.blame.join('\n')).toMatch(
-      /during the run, link: 1→2 \(b→c\) 100 Mbit\/s, 2→3 \(c→d\) 98\.0 Mbit\/s, against the median of the links between hosts 930: every slow link touches host c$/,
+      /during the run, link: 1→2 \(b→c\) 100 Mbit\/s, 2→3 \(c→d\) 98\.0 Mbit\/s, where the links between hosts achieved a median 930: every slow link touches host c$/,
     );
     expect(n.blame.join('\n')).not.toMatch(/entered collectives/); // d is late because its data comes through c
   });
@@ -80,7 +80,7 @@ describe('which link or host is slow', () => {
     // Into ranks 0, 2, 4 from another host (5→0, 1→2, 3→4); into 1, 3, 5 from the same host, at loopback's rate.
     const n = networkReport(null, paired, summaries([940, 9000, 950, 9100, 100, 8900], [0, 0, 0, 0, 0, 0], paired));
     expect(n.slowAchieved.map((l) => `${l.from}->${l.to}`)).toEqual(['3->4']);
-    expect(n.blame.join('\n')).toMatch(/during the run, link: 3→4 \(b→c\) 100 Mbit\/s, against the median of the links between hosts 940$/); // one link: no host to single out
+    expect(n.blame.join('\n')).toMatch(/during the run, link: 3→4 \(b→c\) 100 Mbit\/s, where the links between hosts achieved a median 940$/); // one link: no host to single out
     // Two hosts of two: two links between hosts, two inside; neither kind has enough links to single one out.
     const two = paired.slice(0, 4);
     const pre = {
