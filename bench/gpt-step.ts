@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { textTable } from '../shared/accounting/table.js';
-import { parseModel } from '../shared/control/run-config.js';
+import { parseModel } from '../cli/run-config-options.js';
 import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { adamUpdate } from '../shared/training/adam.js';

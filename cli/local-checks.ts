@@ -2,7 +2,8 @@
 // cannot work here are refused now, in one line naming the option, rather than by a rank failing to allocate
 // (or the coordinator failing to form groups) after the processes have started.
 import { totalmem } from 'node:os';
-import { ConfigError, NAMED_SHAPES, type RunConfig } from '../shared/control/run-config.js';
+import { ConfigError, type RunConfig } from '../shared/control/run-config.js';
+import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
 import { resolveHybrid } from '../shared/control/shard-groups.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { hostNeeds } from '../shared/accounting/fit.js';

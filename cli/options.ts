@@ -5,7 +5,9 @@ import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEVICES, deviceNamed } from '../shared/whatif/devices.js';
-import { checkWorld, ConfigError, DEFAULT_MODEL, makeRunConfig, modeledDevice, NAMED_SHAPES, type RunOptions } from '../shared/control/run-config.js';
+import { checkWorld, ConfigError, DEFAULT_BUCKET_BYTES, DEFAULT_MODEL, modeledDevice } from '../shared/control/run-config.js';
+import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
+import { makeRunConfig, type RunOptions } from './run-config-options.js';
 import { checkRecompute, modelSpec } from '../shared/training/model.js';
 import { resolveHybrid } from '../shared/control/shard-groups.js';
 import { parseBytes } from '../shared/accounting/units.js';
@@ -176,7 +178,7 @@ function computeOptions<T>(y: Argv<T>) {
     })
     .option('bucket-mib', {
       type: 'number',
-      default: 25,
+      default: DEFAULT_BUCKET_BYTES / 2 ** 20,
       describe: "DP/ZeRO-1: gradient bucket cap in MiB (DDP's bucket_cap_mb; the first bucket is at most 1 MiB)",
     })
     .option('gather-ahead', { type: 'number', describe: 'ZeRO-3: gather this many units ahead of the one computing (0, 1, 2; default 1 with --overlap on)' })

@@ -6,7 +6,8 @@ import { predictStep, type Link, type StepPrediction } from '../shared/accountin
 import { readReport } from '../shared/accounting/report-file.js';
 import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
-import { ConfigError, makeRunConfig, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { ConfigError, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { makeRunConfig } from './run-config-options.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
 import { runDevice } from '../shared/whatif/preset.js';

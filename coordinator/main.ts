@@ -15,7 +15,8 @@ import { crossHostLinks } from '../shared/accounting/ring-links.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { checkWritableDir, checkWritableFile } from '../shared/io/writable.js';
-import { Coordinator, type CoordinatorOptions, type RunResult } from './coordinator.js';
+import { Coordinator } from './coordinator.js';
+import type { CoordinatorOptions, RunResult } from './run-types.js';
 import { ProgressLine } from './progress.js';
 
 export interface CoordinatorJobOptions extends CoordinatorOptions {

@@ -1,23 +1,19 @@
-// What computes a rank's forward and backward passes in the mode it resolved: the kernels on its own thread
-// or on a worker thread, or a modeled accelerator's time (--compute model:PRESET), and the data it needs.
+// Where a rank computes (--compute auto resolved on the rank, from its host's cores and ranks).
 import type { ComputeMode, RunConfig } from '../shared/control/run-config.js';
-import type { Compute } from '../shared/training/compute.js';
-import type { TrainingData } from '../shared/training/data.js';
-import { inlineCompute, trainingData, type ModelSpec } from '../shared/training/model.js';
-import { ModeledCompute } from '../shared/whatif/modeled-compute.js';
-import { ModeledData } from '../shared/whatif/modeled-data.js';
-import { runDevice } from '../shared/whatif/preset.js';
-import { WorkerCompute } from './worker-compute.js';
 
-const MODEL_PREFIX = 'model:';
-
-export function rankCompute(mode: ComputeMode, spec: ModelSpec, threads: number, c: Pick<RunConfig, 'recompute' | 'tflops' | 'mfu'>): Compute {
-  const recompute = c.recompute ?? false;
-  if (mode.startsWith(MODEL_PREFIX)) return new ModeledCompute(spec, runDevice({ ...c, compute: mode }).cost, recompute);
-  return mode === 'thread' ? new WorkerCompute(spec, threads, undefined, recompute) : inlineCompute(spec, threads, recompute);
-}
-
-/** The data set, or (modeled compute) only the rows. */
-export function rankData(mode: ComputeMode, spec: ModelSpec, c: Pick<RunConfig, 'samples' | 'seed'>): TrainingData {
-  return mode.startsWith(MODEL_PREFIX) ? new ModeledData() : trainingData(spec, c);
+/**
+ * Where a rank computes. A worker thread leaves the event loop free to move ring frames at any moment, at
+ * the price of copies through its staging and a hand-off per layer; it pays only where the host has a spare
+ * core for it. Inline, the event loop turns between units (the kernel keeps moving bytes meanwhile). So
+ * auto: a thread when there is something to overlap and at least two cores per rank's compute threads on
+ * this host, else inline.
+ */
+export function resolveCompute(
+  c: Pick<RunConfig, 'compute' | 'overlap' | 'gatherAhead' | 'reduceBehind'>,
+  cores: number,
+  busyThreadsOnHost: number,
+): ComputeMode {
+  if (c.compute !== 'auto') return c.compute as ComputeMode;
+  const overlaps = c.overlap || c.gatherAhead > 0 || c.reduceBehind > 0;
+  return overlaps && cores >= 2 * busyThreadsOnHost ? 'thread' : 'inline';
 }

@@ -1,6 +1,6 @@
 // The hybrid scheme's two sub-rings, wired at set-up beside the run's ring: this rank's shard group, and the
 // ranks holding the same shard in every group (shared/control/shard-groups.ts says who they are).
-import { Collectives } from '../shared/collectives/collectives.js';
+import type { Collectives, CollectiveOptions } from '../shared/collectives/collectives.js';
 import type { ControlMessage } from '../shared/control/messages.js';
 import { crossMembers, groupMembers } from '../shared/control/shard-groups.js';
 import { wireSubRing, type PeerListener, type Ring } from '../shared/transport/ring.js';
@@ -16,6 +16,7 @@ export async function wireHybridRings(
   msg: Extract<ControlMessage, { type: 'assign' }>,
   listener: PeerListener,
   limits: { chunkBytes: number; timeoutMs: number; linkScale: number },
+  collectives: (ring: Ring, opts: CollectiveOptions) => Collectives,
 ): Promise<HybridRings | null> {
   const c = msg.config;
   if (!c.schemes.includes('hsdp')) return null;
@@ -26,5 +27,5 @@ export async function wireHybridRings(
     wireSubRing({ ...common, ring: 'group', members: groupMembers(msg.rank, G) }),
     wireSubRing({ ...common, ring: 'cross', members: crossMembers(msg.rank, G, msg.world) }),
   ]);
-  return { group: new Collectives(group, limits), cross: new Collectives(cross, limits), rings: [group, cross] };
+  return { group: collectives(group, limits), cross: collectives(cross, limits), rings: [group, cross] };
 }

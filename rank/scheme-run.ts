@@ -11,9 +11,8 @@ import { readInterfaceCounters, type InterfaceCounters } from '../shared/account
 import { ShardLayout } from '../shared/training/layout.js';
 import type { ClockEstimate } from '../shared/accounting/clock.js';
 import type { RunPlan } from '../shared/accounting/run-plan.js';
-import { WasmHeap } from '../shared/tensor/heap.js';
-import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
-import { bufferBytes, touchPages } from '../shared/tensor/wasm/memories.js';
+import type { MemoryLedger } from '../shared/tensor/memory-ledger.js';
+import { bufferBytes } from '../shared/tensor/wasm/memories.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { isHybrid, schemeTitle } from '../shared/training/schemes/table.js';
@@ -26,6 +25,7 @@ import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
 import { ModeledCompute } from '../shared/whatif/modeled-compute.js';
 import { weightBytesFrom } from '../shared/accounting/report.js';
+import type { Implementation } from './implementation.js';
 
 export interface SchemeRun {
   scheme: SchemeName;
@@ -35,6 +35,7 @@ export interface SchemeRun {
   data: TrainingData;
   compute: Compute;
   computeMode: ComputeMode; // where `compute` runs, for the report
+  impl: Pick<Implementation, 'values' | 'ledger'>; // real or what-if (assembly.ts)
   log: Logger;
   iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
   clock: () => ClockEstimate; // this rank's offset from the coordinator's clock
@@ -84,7 +85,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   const { coll, cross } = trainingRings(run);
   const c = run.plan.config;
   const ring = run.coll.ring; // the run's: this rank's global id
-  const theta0 = run.plan.theta0(); // made when the rank was assigned (session.ts)
+  const theta0 = run.plan.theta0(); // made when the rank was assigned (assembly.ts)
   const s = new SCHEME_CLASSES[scheme]().setup({
     layout,
     coll,
@@ -92,6 +93,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     hyper: { lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps },
     dtype: c.wireDtype,
     theta0,
+    values: run.impl.values,
     ...(cross ? { cross, ranks: run.coll.world } : {}),
     gatherAhead: c.gatherAhead,
     reduceBehind: c.reduceBehind,
@@ -115,15 +117,6 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   return s;
 }
 
-/** Where the scheme's bands live: its WebAssembly heap, or (modeled compute) nowhere: a ledger of extents,
- *  the bands' sizes without their values. */
-async function schemeLedger(plan: RunPlan, scheme: SchemeName): Promise<MemoryLedger> {
-  if (plan.modeled) return new MemoryLedger(null, true);
-  const heap = WasmHeap.create(plan.heapBytes(scheme));
-  if (heap) await touchPages(heap.memory); // its pages mapped now, with heartbeats between, not in the first step
-  return new MemoryLedger(heap);
-}
-
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const { scheme, plan, coll, data, compute, log } = run;
   const [c, ring, rings] = [plan.config, coll.ring, allRings(run)];
@@ -132,7 +125,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
   collectGarbage();
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
-  const ledger = await schemeLedger(plan, scheme);
+  const ledger = await run.impl.ledger(plan, scheme);
   for (const r of rings) r.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {

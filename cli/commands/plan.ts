@@ -1,5 +1,6 @@
 // `zerowire plan`: model states (and activations) per rank for each scheme, and whether they fit.
-import { ConfigError, parseModel } from '../../shared/control/run-config.js';
+import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-config.js';
+import { parseModel } from '../run-config-options.js';
 import { modelSpec } from '../../shared/training/model.js';
 import { parseBytes, parseCount } from '../../shared/accounting/units.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
@@ -73,7 +74,7 @@ function whatIfOptions<T>(y: Argv<T>) {
     })
     .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
     .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
-    .option('bucket-mib', { type: 'number', default: 25, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
+    .option('bucket-mib', { type: 'number', default: DEFAULT_BUCKET_BYTES / 2 ** 20, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
     .option('run', {
       type: 'string',

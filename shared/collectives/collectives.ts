@@ -11,28 +11,25 @@ import { Chunks } from './chunks.js';
 import { exchange, type Phase, type Sender } from './exchange.js';
 import { addTraffic, measure, type CollectiveRecord, type Tally } from './record.js';
 import { reduceScatterPhase, type RingSeat } from './reduce-scatter.js';
-import { SyntheticPayload, syntheticPhase } from './synthetic.js';
-import { anyExtent } from '../tensor/extent.js';
 
 export interface CollectiveOptions {
   chunkBytes: number;
   timeoutMs: number;
   ledger?: MemoryLedger; // staging copies are accounted in its 'comm' band
   /** A what-if rank's collectives carry 1/linkScale of each segment (rounded up): each link then stands for
-   *  one linkScale times faster (--link-scale; only with values that do not exist, extents). */
+   *  one linkScale times faster (--link-scale; shared/whatif/synthetic-collectives.ts). */
   linkScale?: number;
 }
 
+/** The ring collectives on values. A what-if rank runs the same schedule without values
+ *  (shared/whatif/synthetic-collectives.ts overrides the three ring runs); the rank's assembly picks one. */
 export class Collectives {
   private seq = 0;
   /** Records since the last takeRecords() (a step takes them, so a long run does not accumulate them). */
   private records: CollectiveRecord[] = [];
-  /** What a what-if rank's frames carry (its bands are extents: synthetic.ts). */
-  private readonly synthetic = new SyntheticPayload();
-
   constructor(
     readonly ring: Ring,
-    private opts: CollectiveOptions,
+    protected opts: CollectiveOptions,
   ) {}
 
   get rank(): number {
@@ -65,9 +62,7 @@ export class Collectives {
     const shardLen = paddedLength(buf.length, this.world) / this.world;
     if (shardLen * this.world === buf.length && this.world > 1) {
       const steps = 2 * (this.world - 1);
-      if (anyExtent(buf)) return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.runSynthetic(t, shardLen, dtypeOf(buf), steps)));
-      const chunks = new Chunks(shardLen, this.opts.chunkBytes, dtypeOf(buf));
-      return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.run(t, chunks, steps, allReducePhase(this.seat(), buf, chunks))));
+      return this.push(await measure(this.ring, 'all-reduce', label, buf, (t) => this.allReduceRing(t, buf, shardLen, steps)));
     }
     const ledger = this.opts.ledger;
     const shard = ledger ? ledger.alloc('comm', dtypeOf(buf), shardLen) : emptyOf(dtypeOf(buf), shardLen);
@@ -103,7 +98,7 @@ export class Collectives {
     return r;
   }
 
-  private seat(): RingSeat {
+  protected seat(): RingSeat {
     const ledger = this.opts.ledger;
     return {
       rank: this.rank,
@@ -113,14 +108,30 @@ export class Collectives {
     };
   }
 
-  private run(tally: Tally, chunks: Chunks, steps: number, phase: Phase): Promise<void> {
+  protected run(tally: Tally, chunks: Chunks, steps: number, phase: Phase): Promise<void> {
     return exchange({ ring: this.ring, coll: this.seq++, tally, timeoutMs: this.opts.timeoutMs, chunks, steps, phase });
   }
 
-  /** A what-if collective: the real algorithm's frames for a segment of S elements (scaled by linkScale). */
-  private runSynthetic(tally: Tally, S: number, dtype: WireDtype, steps: number): Promise<void> {
-    const chunks = new Chunks(Math.ceil(S / (this.opts.linkScale ?? 1)), this.opts.chunkBytes, dtype);
-    return this.run(tally, chunks, steps, syntheticPhase(this.seat(), chunks, steps, this.synthetic));
+  /** The fused all-reduce's ring over `buf` (its length `shardLen` times the world). */
+  protected allReduceRing(tally: Tally, buf: Elems, shardLen: number, steps: number): Promise<void> {
+    const chunks = new Chunks(shardLen, this.opts.chunkBytes, dtypeOf(buf));
+    return this.run(tally, chunks, steps, allReducePhase(this.seat(), buf, chunks));
+  }
+
+  /** The reduce-scatter's ring: segments of S elements, this rank's sum into `output`. */
+  protected reduceScatterRing(tally: Tally, input: Elems, output: Elems, S: number, dtype: WireDtype): Promise<void> {
+    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+    return this.run(tally, chunks, this.world - 1, reduceScatterPhase(this.seat(), input, output, chunks));
+  }
+
+  /** The all-gather's ring, once this rank's own segment is in place in `output`. */
+  protected allGatherRing(tally: Tally, input: Elems, output: Elems, S: number, dtype: WireDtype): Promise<void> {
+    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
+    const phase = allGatherPhase(this.seat(), output, chunks);
+    const start = (send: Sender) => {
+      for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
+    };
+    return this.run(tally, chunks, this.world - 1, { ...phase, start });
   }
 
   private rs(tally: Tally, input: Elems, output: Elems): Promise<void> {
@@ -133,9 +144,7 @@ export class Collectives {
       if (output !== input) output.set(input as never);
       return Promise.resolve();
     }
-    if (anyExtent(input, output)) return this.runSynthetic(tally, S, dtype, N - 1);
-    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
-    return this.run(tally, chunks, N - 1, reduceScatterPhase(this.seat(), input, output, chunks));
+    return this.reduceScatterRing(tally, input, output, S, dtype);
   }
 
   private ag(tally: Tally, input: Elems, output: Elems): Promise<void> {
@@ -144,16 +153,10 @@ export class Collectives {
     const dtype = dtypeOf(output);
     if (dtypeOf(input) !== dtype || input.length !== S)
       throw new RangeError(`all-gather input must be ${dtype} of ${S} elements, got ${dtypeOf(input)} of ${input.length}`);
-    if (N > 1 && anyExtent(input, output)) return this.runSynthetic(tally, S, dtype, N - 1);
     const aliased = input.buffer === output.buffer && input.byteOffset === output.byteOffset + this.rank * S * input.BYTES_PER_ELEMENT;
     const mine = Math.min(S, output.length - this.rank * S); // the last segments may be cut short, or empty
     if (!aliased && mine > 0) output.set(input.subarray(0, mine) as never, this.rank * S);
     if (N === 1) return Promise.resolve();
-    const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
-    const phase = allGatherPhase(this.seat(), output, chunks);
-    const start = (send: Sender) => {
-      for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
-    };
-    return this.run(tally, chunks, N - 1, { ...phase, start });
+    return this.allGatherRing(tally, input, output, S, dtype);
   }
 }

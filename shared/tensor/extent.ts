@@ -1,7 +1,8 @@
 // An array of a size and a dtype that holds no values: what a what-if rank (--compute model:...) keeps in
 // place of its bands, so that a 7B model's schedule runs here without its 100 GB. It answers the few calls
-// the schemes make on a band (length, subarray, fill, set) and does nothing with values; the collectives
-// send frames of its size with synthetic bytes (collectives.ts), and the conversions and Adam skip it.
+// the schemes make on a band (length, subarray, fill, set) and does nothing with values. What works on values
+// is chosen once, where the rank is assembled: synthetic frames (whatif/synthetic-collectives.ts) and no
+// conversions or Adam (whatif/no-values.ts) go with these bands.
 // It poses as an Elems only where a modeled ledger hands it out (memory-ledger.ts).
 import { bytesPerElement, type Elems, type WireDtype } from './dtype.js';
 
@@ -37,9 +38,4 @@ export function extentOf(dtype: 'fp32', n: number): Float32Array;
 export function extentOf(dtype: WireDtype, n: number): Elems;
 export function extentOf(dtype: WireDtype, n: number): Elems {
   return new Extent(n, dtype) as unknown as Elems;
-}
-
-/** Whether any of `xs` is an extent (then there are no values to work on). */
-export function anyExtent(...xs: unknown[]): boolean {
-  return xs.some((x) => x instanceof Extent);
 }

@@ -1,5 +1,4 @@
 // Adam with torch.optim.Adam semantics (no weight decay, no amsgrad), on whatever slice a rank owns.
-import { anyExtent } from '../tensor/extent.js';
 import { heapOf } from '../tensor/heap.js';
 
 export interface AdamHyper {
@@ -11,7 +10,6 @@ export interface AdamHyper {
 
 /** One update of `param`, `m`, `v` (fp32, same length) with gradient `g` at step t (1-based). */
 export function adamUpdate(param: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, t: number, h: AdamHyper): void {
-  if (anyExtent(param, m, v, g)) return; // a what-if rank: the modeled device's optimizer time stands for it
   const bc1 = 1 - h.beta1 ** t;
   const bc2Sqrt = Math.sqrt(1 - h.beta2 ** t);
   const stepSize = h.lr / bc1;

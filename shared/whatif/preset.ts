@@ -2,7 +2,7 @@
 // (calibration.ts, fitEfficiencies; test/shared/whatif/calibration.test.ts refits them and holds them
 // against the named rows). Other devices share the fraction of peak and bandwidth they reach and the host's
 // per-kernel cost: an assumption, stated in docs/what-if.md.
-import type { RunConfig } from '../control/run-config.js';
+import { modeledDevice, type RunConfig } from '../control/run-config.js';
 import { deviceNamed, type Device } from './devices.js';
 import { GpuCost, type Efficiencies } from './gpu-cost.js';
 
@@ -25,7 +25,7 @@ export function presetCost(name: string): GpuCost {
 /** A run's modeled device: the preset, with --tflops for its dense peak and --mfu for the fraction of it the
  *  products reach, when given (any device: the preset's memory, bandwidth and host figures stay). */
 export function runDevice(c: Pick<RunConfig, 'compute' | 'tflops' | 'mfu'>): { device: Device; cost: GpuCost } {
-  const name = /^model:(.+)$/.exec(c.compute)?.[1];
+  const name = modeledDevice(c);
   if (!name) throw new Error(`compute ${c.compute} is not modeled`);
   const preset = deviceNamed(name);
   const device: Device =

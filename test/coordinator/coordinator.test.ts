@@ -3,7 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { joinRefusal, type AdmissionState, type JoinMessage } from '../../coordinator/admission.js';
-import { Coordinator, type CoordinatorOptions } from '../../coordinator/coordinator.js';
+import { Coordinator } from '../../coordinator/coordinator.js';
+import type { CoordinatorOptions } from '../../coordinator/run-types.js';
 import { RankReports } from '../../coordinator/rank-reports.js';
 import { decodeControl, encodeMessage, PROTOCOL_VERSION, type ControlMessage, type RankSummary, type SchemeSummary } from '../../shared/control/messages.js';
 import { smallConfig } from '../helpers/config.js';

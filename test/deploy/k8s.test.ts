@@ -11,7 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { k8sResources, plan } from '../../cli/plan.js';
 import { MlpSpec } from '../../shared/training/mlp.js';
-import { parseWidths } from '../../shared/control/run-config.js';
+import { parseWidths } from '../../cli/run-config-options.js';
 import { runCli } from '../helpers/cli.js';
 
 const DIR = fileURLToPath(new URL('../../deploy/k8s/', import.meta.url));

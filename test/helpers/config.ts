@@ -1,5 +1,6 @@
 // Small run configs for tests, from the same options the CLI passes (so they go through the one schema).
-import { makeRunConfig, type RunConfig, type RunOptions } from '../../shared/control/run-config.js';
+import type { RunConfig } from '../../shared/control/run-config.js';
+import { makeRunConfig, type RunOptions } from '../../cli/run-config-options.js';
 
 export const SMALL_OPTIONS: RunOptions = {
   scheme: 'dp',

@@ -1,6 +1,7 @@
 // N rings wired together over real loopback WebSockets, inside this process.
 import { randomBytes } from 'node:crypto';
 import { Collectives, type CollectiveOptions } from '../../shared/collectives/collectives.js';
+import { SyntheticCollectives } from '../../shared/whatif/synthetic-collectives.js';
 import { MemoryLedger } from '../../shared/tensor/memory-ledger.js';
 import { PeerListener, wireRing } from '../../shared/transport/ring.js';
 import type { LinkTls } from '../../shared/transport/link-tls.js';
@@ -12,7 +13,11 @@ export interface LocalRank {
 }
 
 /** `tls`: every link over TLS with this certificate, key and CA. */
-export async function localRings(world: number, opts: Partial<CollectiveOptions> & { tls?: LinkTls } = {}): Promise<LocalRank[]> {
+/** `world` ranks wired into a ring on loopback; `synthetic`: a what-if rank's collectives (no values). */
+export async function localRings(
+  world: number,
+  opts: Partial<CollectiveOptions> & { tls?: LinkTls; synthetic?: boolean } = {},
+): Promise<LocalRank[]> {
   const listeners = await Promise.all(Array.from({ length: world }, () => PeerListener.open(0, '127.0.0.1', opts.tls)));
   const runId = `test-${process.pid}-${Date.now()}`;
   const ringKey = randomBytes(32);
@@ -35,7 +40,7 @@ export async function localRings(world: number, opts: Partial<CollectiveOptions>
     const ledger = new MemoryLedger();
     return {
       ledger,
-      coll: new Collectives(ring, { chunkBytes, timeoutMs: opts.timeoutMs ?? 10_000, ledger, linkScale: opts.linkScale }),
+      coll: new (opts.synthetic ? SyntheticCollectives : Collectives)(ring, { chunkBytes, timeoutMs: opts.timeoutMs ?? 10_000, ledger, linkScale: opts.linkScale }),
       close: async () => {
         ring.close();
         await listeners[rank].close();

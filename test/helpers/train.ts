@@ -1,5 +1,6 @@
 // Train one scheme on N in-process ranks joined by real loopback sockets, and a plain single-process
 // full-batch Adam reference to compare against.
+import { REAL_VALUES } from '../../shared/training/values.js';
 import { adamUpdate, type AdamHyper } from '../../shared/training/adam.js';
 import type { WireDtype } from '../../shared/tensor/dtype.js';
 import { ShardLayout } from '../../shared/training/layout.js';
@@ -78,6 +79,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
         hyper: s.hyper,
         dtype: s.dtype,
         theta0,
+        values: REAL_VALUES,
         gatherAhead: s.gatherAhead,
         reduceBehind: s.reduceBehind,
         overlap: s.overlap,

@@ -1,8 +1,7 @@
 // One training step of one rank, for every scheme: the bands, the forward and backward passes unit by unit,
 // the gradient reduction and the Adam update. What differs between the schemes is read from their row of
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
-import { adamUpdate, type OptimizerState } from '../adam.js';
-import { fromF32 } from '../../tensor/convert.js';
+import type { OptimizerState } from '../adam.js';
 import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
 import type { Unit } from '../layout.js';
 import type { Compute } from '../compute.js';
@@ -13,6 +12,7 @@ import { SCHEME_TABLE, type SchemeFlags } from './table.js';
 import { StepProbe, type StepStats } from './step-probe.js';
 import { Gradients } from './gradients.js';
 import type { SchemeContext } from './context.js';
+import type { Values } from '../values.js';
 
 export type { SchemeContext } from './context.js';
 
@@ -35,6 +35,10 @@ export class Base {
   readonly name: SchemeName = 'dp';
 
   protected ctx!: SchemeContext;
+  /** Conversions and Adam: real, or a what-if rank's none. */
+  protected get values(): Values {
+    return this.ctx.values;
+  }
   protected compute!: Compute;
   /** The working copy compute reads, in the wire dtype (16-bit, or fp32 with --wire-dtype fp32): the full
    *  padded layout, or this rank's shard. */
@@ -74,13 +78,13 @@ export class Base {
     const { layout } = this.ctx;
     if (this.flags.shardOptimizer) layout.shardInto(theta0, this.master);
     else layout.padInto(theta0, this.master);
-    if (this.flags.shardParameters === this.flags.shardOptimizer) return fromF32(this.master, this.working); // same layout
+    if (this.flags.shardParameters === this.flags.shardOptimizer) return this.values.fromF32(this.master, this.working); // same layout
     // ZeRO-1/2: the working copy is whole while the masters are a shard: unit by unit through the scratch.
     for (const u of layout.units) {
       const unit = this.unitGrad.subarray(0, u.padded);
       unit.set(theta0.subarray(u.offset, u.offset + u.size));
       unit.fill(0, u.size);
-      fromF32(unit, this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded));
+      this.values.fromF32(unit, this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded));
     }
   }
 
@@ -207,7 +211,7 @@ export class Base {
     this.t++;
     const owned = this.gradients.forAdam();
     this.probe.sample(); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
-    adamUpdate(this.master, this.m, this.v, owned, this.t, this.ctx.hyper);
+    this.values.adam(this.master, this.m, this.v, owned, this.t, this.ctx.hyper);
     await this.compute.optimizer?.(owned.length, bytesPerElement(this.ctx.dtype));
     this.gradients.consumed();
   }
@@ -235,13 +239,13 @@ export class Base {
   private async refreshWorkingCopy(): Promise<void> {
     const { coll, layout } = this.ctx;
     if (this.flags.shardParameters || !this.flags.shardOptimizer) {
-      fromF32(this.master, this.working); // same layout on both sides
+      this.values.fromF32(this.master, this.working); // same layout on both sides
       return;
     }
     // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters.
     for (const u of layout.units) {
       const own = layout.ownOffset(u);
-      fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.working.subarray(own, own + u.shard));
+      this.values.fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.working.subarray(own, own + u.shard));
       await coll.allGather(this.working.subarray(own, own + u.shard), this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
     }
   }

@@ -5,6 +5,7 @@ import type { WireDtype } from '../../tensor/dtype.js';
 import type { ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import type { Compute } from '../compute.js';
+import type { Values } from '../values.js';
 
 export interface SchemeContext {
   layout: ShardLayout;
@@ -13,6 +14,7 @@ export interface SchemeContext {
   hyper: AdamHyper;
   dtype: WireDtype; // of the working copy, the gradients and the wire
   theta0: Float32Array; // initial parameters, unpadded fp32 (every rank derives the same from the seed)
+  values: Values; // conversions and Adam: on real arrays, or a what-if rank's none (rank/assembly.ts chooses)
   gatherAhead?: number; // ZeRO-3: unit gathers kept in flight ahead of the unit being computed (0: none)
   reduceBehind?: number; // sharded gradients: unit reduce-scatters left running behind the backward pass (0: none)
   overlap?: boolean; // false: every reduction is awaited as soon as it starts (the "no overlap" baseline); default true

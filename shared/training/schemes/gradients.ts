@@ -2,7 +2,6 @@
 // all-reduced (DP) or reduce-scattered (ZeRO-1) in DDP's buckets, or reduce-scattered unit by unit so that
 // only the owned slice stays (ZeRO-2/3); summed over micro-batches in fp32 with --accumulate; and handed to
 // Adam as fp32 laid out like the master weights.
-import { addF32, fromF32, toF32 } from '../../tensor/convert.js';
 import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
 import type { Unit } from '../layout.js';
 import { DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
@@ -53,23 +52,23 @@ export class Gradients {
       // DDP's no_sync: before the last micro-batch the gradient is only summed here, in fp32.
       if (this.accum) {
         const sum = this.accum.subarray(u.paddedOffset, u.paddedOffset + u.padded);
-        if (!last) return (addF32(sum, g), null);
-        addF32(g, sum);
+        if (!last) return (this.ctx.values.addF32(sum, g), null);
+        this.ctx.values.addF32(g, sum);
         sum.fill(0);
       }
-      fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
+      this.ctx.values.fromF32(g, this.grads.subarray(u.paddedOffset, u.paddedOffset + u.padded));
       const b = this.closes.get(u);
       return b === undefined ? null : this.reduce(() => this.reduceBucket(b));
     }
     // Sharded gradients: copy this unit into a bucket now, reduce-scatter it, keep only the owned slice
     // (summed in fp32 over the micro-batches when accumulating, as DeepSpeed's stage 2 does).
     const bucket = ledger.alloc('bucket', dtype, u.padded);
-    fromF32(g, bucket);
+    this.ctx.values.fromF32(g, bucket);
     const owned = this.grads.subarray(u.shardOffset, u.shardOffset + u.shard);
     return this.reduce(async () => {
       await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
-      if (this.accum) addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), toF32(owned, this.widened!.subarray(0, u.shard)));
+      if (this.accum) this.ctx.values.addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), this.ctx.values.toF32(owned, this.widened!.subarray(0, u.shard)));
     }).finally(() => ledger.free(bucket));
   }
 
@@ -79,11 +78,11 @@ export class Gradients {
     if (this.accum && this.flags.shardGradients) return this.accum; // summed over the micro-batches
     const out = this.owned;
     if (!out) return this.grads as Float32Array; // fp32, laid out like the masters already
-    if (this.flags.shardGradients === this.flags.shardOptimizer) return toF32(this.grads, out);
+    if (this.flags.shardGradients === this.flags.shardOptimizer) return this.ctx.values.toF32(this.grads, out);
     // ZeRO-1: whole gradients are resident, but only the owned segment of each unit was reduced.
     for (const u of layout.units) {
       const own = layout.ownOffset(u);
-      toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
+      this.ctx.values.toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
     }
     return out;
   }

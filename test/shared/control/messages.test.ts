@@ -2,7 +2,9 @@
 // refuse is refused with a ProtocolError that names the field.
 import { describe, expect, it } from 'vitest';
 import { decodeControl, encodeMessage, validateHello, type ControlMessage } from '../../../shared/control/messages.js';
-import { ConfigError, makeRunConfig, resolveCompute, validateRunConfig, type RunOptions } from '../../../shared/control/run-config.js';
+import { ConfigError, validateRunConfig } from '../../../shared/control/run-config.js';
+import { makeRunConfig, type RunOptions } from '../../../cli/run-config-options.js';
+import { resolveCompute } from '../../../rank/compute-choice.js';
 import { ProtocolError } from '../../../shared/control/schema.js';
 import { SMALL_OPTIONS } from '../../helpers/config.js';
 

@@ -4,9 +4,9 @@
 // step's chunks go out at once, and every chunk that arrives before the last step is passed on to the next
 // rank. The reductions are the modeled device's work, not this CPU's.
 import { emptyOf, type Elems, type WireDtype } from '../tensor/dtype.js';
-import type { Chunks } from './chunks.js';
-import type { Phase } from './exchange.js';
-import { payloadView, type RingSeat } from './reduce-scatter.js';
+import type { Chunks } from '../collectives/chunks.js';
+import type { Phase } from '../collectives/exchange.js';
+import { payloadView, type RingSeat } from '../collectives/reduce-scatter.js';
 
 /** One chunk of zeros per dtype: the synthetic payload every frame sends a view of. */
 export class SyntheticPayload {

@@ -1,0 +1,63 @@
+// Seating the ranks that joined: their final ids (asked-for ids kept, the rest grouped by host so that a host's
+// ranks are ring neighbours), and what each is told when assigned.
+import { randomBytes } from 'node:crypto';
+import type { ControlMessage } from '../shared/control/messages.js';
+import type { RunConfig } from '../shared/control/run-config.js';
+import { resolveHybrid } from '../shared/control/shard-groups.js';
+import { fitCheck } from '../shared/accounting/fit.js';
+import type { RunPlan } from '../shared/accounting/run-plan.js';
+import type { Member } from './members.js';
+import { assignRanks } from './ring-order.js';
+
+/** Final rank ids, and the members sorted by them. Throws where asked-for ids conflict. */
+export function seatMembers(members: Member[], where: (m: Member) => string): void {
+  const ids = assignRanks(members.map((m) => ({ host: m.info.host, requested: m.info.requested, worldSize: m.info.worldSize, who: where(m) })));
+  members.forEach((m, i) => (m.info.rank = ids[i]));
+  members.sort((a, b) => a.info.rank - b.info.rank);
+}
+
+/** Every rank's `assign`: its id, its ring neighbour, the run's id, key and config. */
+export function assignments(members: Member[], config: RunConfig, world: number): [Member, ControlMessage][] {
+  // The hybrid's sub-rings and the all-pairs pre-flight dial any rank: every rank learns every address.
+  const everyone = config.schemes.includes('hsdp') || config.preflight === 'all-pairs';
+  const peers = everyone ? { peers: members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
+  const hosts = { hosts: members.map((o) => o.info.host) };
+  const runId = randomBytes(8).toString('hex');
+  const ringKey = randomBytes(32); // only admitted ranks learn it: their ring peers check it (never logged)
+  return members.map((m) => {
+    const prev = members[(m.info.rank - 1 + world) % world].info;
+    const hostRanks = members.filter((o) => o.info.hostname === m.info.hostname).length;
+    const neighbour = { prevHost: prev.address, prevPort: prev.peerPort };
+    return [m, { type: 'assign', rank: m.info.rank, world, runId, ringKey, ...neighbour, hostRanks, config, ...peers, ...hosts }];
+  });
+}
+
+/** The config the ranks get: hsdp's shard group resolved from the hosts, or hsdp left out of `all` (noted). */
+export function resolveConfig(config: RunConfig, members: Member[], notes: string[]): RunConfig {
+  const r = resolveHybrid(
+    config,
+    members.map((m) => m.info.host),
+  );
+  if (r.note) notes.push(r.note);
+  return r.config;
+}
+
+/** Throws where the run cannot go on the world that joined: a batch it cannot divide, a peak over the limit. */
+export function refuseRun(plan: RunPlan, maxRankMemory: number | undefined): void {
+  const { config, world } = plan;
+  if (config.batch % (world * config.accumulate) !== 0)
+    throw new Error(
+      `global batch ${config.batch} does not divide evenly over ${world} ranks${config.accumulate > 1 ? ` x ${config.accumulate} micro-batches` : ''}`,
+    );
+  if (maxRankMemory !== undefined) {
+    const fit = fitCheck(plan, maxRankMemory);
+    if (fit.refused.length) throw new Error(fit.message);
+  }
+}
+
+/** The ranks not in `set`, for a message. */
+export const missing = (members: Member[], set: Set<number>): string =>
+  members
+    .filter((m) => !set.has(m.info.rank))
+    .map((m) => m.info.rank)
+    .join(', ');
