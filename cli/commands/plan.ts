@@ -1,31 +1,23 @@
 // `zerowire plan`: model states (and activations) per rank for each scheme, and whether they fit.
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-config.js';
 import { parseModel } from '../run-config-options.js';
-import { modelSpec } from '../../shared/training/model.js';
+import { modelKind, modelSpec } from '../../shared/training/model.js';
 import { parseBytes, parseCount } from '../../shared/accounting/units.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
 import { envWorld, type Cli } from '../options.js';
-import { compareWithRun, whatIfPlan } from '../plan-whatif.js';
+import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
 
-interface WhatIfArgv {
+/** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
+ *  optional (--run reads them from its report) and the links it is predicted on. */
+interface WhatIfArgv extends Omit<WhatIfPlanArgs, 'compute' | 'model' | 'batch'> {
   run?: string;
   compute?: string;
   model?: string;
-  world: number;
   batch?: number;
-  accumulate: number;
-  recompute: boolean;
-  wireDtype: string;
-  overlap: string;
-  bucketMib: number;
-  chunkKib: number;
   gbit?: number;
   latencyUs: number;
-  tflops?: number;
-  mfu?: number;
   intraGbit: number;
-  shardGroup: number;
 }
 
 /** The link rate a prediction assumes when none is given. */
@@ -116,7 +108,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       const spec = a.model === undefined ? null : modelSpec(parseModel(a.model));
       const params = spec ? spec.params : parseCount(a.params!, '--params');
       if (!Number.isInteger(a.accumulate) || a.accumulate < 1) throw new RangeError(`--accumulate: ${a.accumulate} must be a positive integer`);
-      const batch = a.batch ?? (spec?.kind === 'gpt' ? a.world : 64);
+      const batch = a.batch ?? (spec ? modelKind(spec).defaultBatch(a.world) : 64);
       if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`--batch: ${batch} must be a positive integer`);
       const perRank = Math.ceil(batch / (a.world * a.accumulate)); // rows of one micro-batch
       const bytes = spec?.activationBytes(perRank, a.recompute) ?? 0;

@@ -4,6 +4,7 @@
 import type { OptimizerState } from '../training/adam.js';
 import { ShardLayout } from '../training/layout.js';
 import { modelSpec } from '../training/model.js';
+import { isHybrid } from '../training/schemes/table.js';
 import { rankFile, readRankShard, stepDir, type CheckpointIndex } from './checkpoint.js';
 import { ShardRanges } from './shard-blocks.js';
 import { join } from 'node:path';
@@ -74,7 +75,7 @@ export async function readStateFor(dir: string, index: Source, layout: ShardLayo
 
 /** How many ranks' shards make one whole model in a checkpoint: the hybrid's group, else its world. */
 function sourceWorld(index: Source): number {
-  if (index.scheme === 'hsdp' && !index.shardGroup)
+  if (isHybrid(index.scheme) && !index.shardGroup)
     throw new Error(
       `checkpoint ${index.scheme} step ${index.step}: its index does not record the shard group, so it resumes only as HSDP at its own world size`,
     );

@@ -20,37 +20,19 @@ export function arenaGeluBackward(arena: KernelArena, pre: Float32Array, act: Fl
   if (n4 < pre.length) geluBackward(pre.subarray(n4), act.subarray(n4), g.subarray(n4));
 }
 
-/** LayerNorm over N rows of D: out, and each row's mean and 1/std in `stats`. */
-export function arenaLayerNorm(
-  arena: KernelArena,
-  x: Float32Array,
-  w: Float32Array,
-  b: Float32Array,
-  N: number,
-  D: number,
-  out: Float32Array,
-  stats: Float32Array,
-): void {
+/** LayerNorm over N rows of D: out, and each row's mean and 1/std in `stats` (ops.ts's layerNorm's arguments). */
+export function arenaLayerNorm(arena: KernelArena, ...a: Parameters<typeof layerNorm>): void {
+  const [x, w, b, N, D, out, stats] = a;
   if (D % 4 === 0 && inArena(arena, x, w, b, out, stats)) arena.k.layer_norm(x.byteOffset, w.byteOffset, b.byteOffset, out.byteOffset, stats.byteOffset, N, D);
-  else layerNorm(x, w, b, N, D, out, stats);
+  else layerNorm(...a);
 }
 
-/** LayerNorm backward: dw and db accumulate, dx += the input's gradient. */
-export function arenaLayerNormBackward(
-  arena: KernelArena,
-  x: Float32Array,
-  w: Float32Array,
-  stats: Float32Array,
-  dy: Float32Array,
-  N: number,
-  D: number,
-  dw: Float32Array,
-  db: Float32Array,
-  dx: Float32Array,
-): void {
+/** LayerNorm backward: dw and db accumulate, dx += the input's gradient (ops.ts's layerNormBackward's arguments). */
+export function arenaLayerNormBackward(arena: KernelArena, ...a: Parameters<typeof layerNormBackward>): void {
+  const [x, w, stats, dy, N, D, dw, db, dx] = a;
   if (D % 4 === 0 && inArena(arena, x, w, stats, dy, dw, db, dx))
     arena.k.layer_norm_backward(x.byteOffset, w.byteOffset, stats.byteOffset, dy.byteOffset, dw.byteOffset, db.byteOffset, dx.byteOffset, N, D);
-  else layerNormBackward(x, w, stats, dy, N, D, dw, db, dx);
+  else layerNormBackward(...a);
 }
 
 /** A T x T block of attention scores into probabilities, causal, in place. */

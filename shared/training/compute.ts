@@ -3,7 +3,7 @@
 // a worker thread (rank/compute-thread.ts) leaves the event loop free to move ring frames meanwhile,
 // which is what lets ZeRO-3 prefetch overlap communication with compute.
 import type { Elems } from '../tensor/dtype.js';
-import { Mlp, type MlpSpec } from './mlp.js';
+import type { ArenaModel } from './arena-model.js';
 
 export interface Compute {
   start(x: Float32Array, rows: number): Promise<void>;
@@ -28,43 +28,39 @@ export interface Compute {
   close(): Promise<void>;
 }
 
-/** Compute on the calling thread: the model writes each gradient straight into the caller's array. */
+/** Compute on the calling thread, for any model on a kernel arena (the MLP, the GPT): the model writes each
+ *  gradient straight into the caller's array. */
 export class InlineCompute implements Compute {
-  readonly mlp: Mlp;
+  readonly otherThreadBytes = 0;
 
-  /** `threads`: how many threads compute the products (--threads). */
-  constructor(spec: MlpSpec, threads = 1) {
-    this.mlp = new Mlp(spec, { threads });
-  }
+  constructor(readonly model: ArenaModel) {}
 
   async start(x: Float32Array, rows: number): Promise<void> {
-    await this.mlp.ready();
-    await this.mlp.startSliced(x, rows);
+    await this.model.ready();
+    await this.model.startSliced(x, rows);
   }
 
   async forward(layer: number, params: Elems): Promise<void> {
-    this.mlp.forward(layer, params);
+    this.model.forward(layer, params);
   }
 
   async loss(labels: Int32Array, gradScale: number): Promise<number> {
-    return this.mlp.loss(labels, gradScale);
+    return this.model.loss(labels, gradScale);
   }
 
   get arenaBytes(): number {
-    return this.mlp.bytes;
+    return this.model.arena.bytes;
   }
 
-  readonly otherThreadBytes = 0;
-
   get activationBytes(): number {
-    return this.mlp.activationBytes;
+    return this.model.activationBytes;
   }
 
   async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
-    this.mlp.backward(layer, params, grad);
+    this.model.backward(layer, params, grad);
   }
 
   async close(): Promise<void> {
-    await this.mlp.close();
+    await this.model.close();
   }
 }

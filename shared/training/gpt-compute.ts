@@ -4,7 +4,6 @@
 // (activationBytes); the rest of the arena is scratch.
 import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
-import type { Compute } from './compute.js';
 import type { GptGroup, GptSpec } from './gpt.js';
 import { crossEntropy } from './ops.js';
 import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from './activations.js';
@@ -256,45 +255,5 @@ export class Gpt extends ArenaModel {
       this.view('g', g, 'ln_f.bias'),
       this.v.d,
     );
-  }
-}
-
-/** The GPT on the calling thread, behind the interface the schemes drive. */
-export class GptCompute implements Compute {
-  readonly model: Gpt;
-  readonly otherThreadBytes = 0;
-
-  /** `threads`: how many threads compute the products (--threads); `recompute`: see Gpt. */
-  constructor(spec: GptSpec, threads = 1, recompute = false) {
-    this.model = new Gpt(spec, { threads, recompute });
-  }
-
-  async start(x: Float32Array, rows: number): Promise<void> {
-    await this.model.ready();
-    await this.model.startSliced(x, rows);
-  }
-
-  async forward(layer: number, params: Elems): Promise<void> {
-    this.model.forward(layer, params);
-  }
-
-  async loss(labels: Int32Array, gradScale: number): Promise<number> {
-    return this.model.loss(labels, gradScale);
-  }
-
-  get arenaBytes(): number {
-    return this.model.arena.bytes;
-  }
-
-  get activationBytes(): number {
-    return this.model.activationBytes;
-  }
-
-  async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
-    this.model.backward(layer, params, grad);
-  }
-
-  async close(): Promise<void> {
-    await this.model.close();
   }
 }

@@ -7,7 +7,7 @@ import type { ArenaModel } from './arena-model.js';
 import { InlineCompute, type Compute } from './compute.js';
 import { SyntheticData, type TrainingData } from './data.js';
 import { GptSpec } from './gpt.js';
-import { Gpt, GptCompute } from './gpt-compute.js';
+import { Gpt } from './gpt-compute.js';
 import { Mlp, MlpSpec } from './mlp.js';
 import { TextData } from './text-data.js';
 
@@ -28,26 +28,30 @@ interface ModelKind<S extends ModelSpec> {
   row(spec: S): { inputs: number; labels: number; noun: string };
   /** Whether it can recompute activations in the backward pass (--recompute). */
   recomputes: boolean;
+  /** `plan`'s global batch when none is given. */
+  defaultBatch(world: number): number;
 }
 
 const MLP: ModelKind<MlpSpec> = {
   spec: (numbers) => new MlpSpec(numbers),
   numbers: (spec) => [...spec.widths],
-  inline: (spec, threads) => new InlineCompute(spec, threads),
+  inline: (spec, threads) => new InlineCompute(new Mlp(spec, { threads })),
   arena: (spec, threads) => new Mlp(spec, { threads }),
   data: (spec, c) => new SyntheticData(spec.inputs, spec.classes, c.samples, c.seed),
   row: (spec) => ({ inputs: spec.inputs, labels: 1, noun: 'rows' }),
   recomputes: false,
+  defaultBatch: () => 64,
 };
 
 const GPT: ModelKind<GptSpec> = {
   spec: ([layers = 0, dim = 0, heads = 0, seq = 0, vocab = 0]) => new GptSpec({ layers, dim, heads, seq, vocab }),
   numbers: ({ shape: { layers, dim, heads, seq, vocab } }) => [layers, dim, heads, seq, vocab],
-  inline: (spec, threads, recompute) => new GptCompute(spec, threads, recompute),
+  inline: (spec, threads, recompute) => new InlineCompute(new Gpt(spec, { threads, recompute })),
   arena: (spec, threads, recompute) => new Gpt(spec, { threads, recompute }),
   data: (spec, c) => new TextData(spec.shape.seq, spec.shape.vocab, c.samples, c.seed),
   row: (spec) => ({ inputs: spec.shape.seq, labels: spec.shape.seq, noun: 'sequences' }),
   recomputes: true,
+  defaultBatch: (world) => world, // one sequence per rank
 };
 
 const MODELS: { [A in Arch]: ModelKind<Extract<ModelSpec, { kind: A }>> } = { mlp: MLP, gpt: GPT };

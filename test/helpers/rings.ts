@@ -14,10 +14,7 @@ export interface LocalRank {
 
 /** `tls`: every link over TLS with this certificate, key and CA. */
 /** `world` ranks wired into a ring on loopback; `synthetic`: a what-if rank's collectives (no values). */
-export async function localRings(
-  world: number,
-  opts: Partial<CollectiveOptions> & { tls?: LinkTls; synthetic?: boolean } = {},
-): Promise<LocalRank[]> {
+export async function localRings(world: number, opts: Partial<CollectiveOptions> & { tls?: LinkTls; synthetic?: boolean } = {}): Promise<LocalRank[]> {
   const listeners = await Promise.all(Array.from({ length: world }, () => PeerListener.open(0, '127.0.0.1', opts.tls)));
   const runId = `test-${process.pid}-${Date.now()}`;
   const ringKey = randomBytes(32);
@@ -40,7 +37,12 @@ export async function localRings(
     const ledger = new MemoryLedger();
     return {
       ledger,
-      coll: new (opts.synthetic ? SyntheticCollectives : Collectives)(ring, { chunkBytes, timeoutMs: opts.timeoutMs ?? 10_000, ledger, linkScale: opts.linkScale }),
+      coll: new (opts.synthetic ? SyntheticCollectives : Collectives)(ring, {
+        chunkBytes,
+        timeoutMs: opts.timeoutMs ?? 10_000,
+        ledger,
+        linkScale: opts.linkScale,
+      }),
       close: async () => {
         ring.close();
         await listeners[rank].close();

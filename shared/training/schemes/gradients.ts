@@ -68,7 +68,8 @@ export class Gradients {
     return this.reduce(async () => {
       await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
-      if (this.accum) this.ctx.values.addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), this.ctx.values.toF32(owned, this.widened!.subarray(0, u.shard)));
+      if (this.accum)
+        this.ctx.values.addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), this.ctx.values.toF32(owned, this.widened!.subarray(0, u.shard)));
     }).finally(() => ledger.free(bucket));
   }
 
