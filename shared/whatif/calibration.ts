@@ -1,6 +1,8 @@
 // The GPU model against measurements: each calibration row (test/fixtures/gpu/h200.jsonl, one JSON object a
 // line) predicted, and the model's constants fitted on the rows given. The H200 preset is fitted on the
-// sweep rows (gpt-dD) only; the named rows (real model widths, recompute, the head, Adam) are its test.
+// calibration rows: the sweep rows (gpt-dD) for five constants, and the gpt2-xl recompute row for the
+// checkpoint's host cost (no sweep row checkpoints). Every other row (real model widths, the 7B recompute
+// row, the head, Adam) is its test.
 import { DEVICES } from './devices.js';
 import { GpuCost, type Efficiencies } from './gpu-cost.js';
 import { adamWork, blockWork, headWork } from './model-work.js';
@@ -60,8 +62,28 @@ export function compare(cost: GpuCost, r: CalibrationRow): Comparison[] {
 
 export const isSweepRow = (r: CalibrationRow) => r.what === 'block' && /^gpt-d\d+$/.test(r.name ?? '');
 
+/** The checkpointed row `recomputeHostMs` is read off: host-bound, so its time past the recomputed forward's
+ *  kernels is the checkpoint's own bookkeeping. */
+export const isRecomputeCalibrationRow = (r: CalibrationRow) => r.what === 'block' && r.recompute === true && r.name === 'gpt2-xl';
+
+/** The rows the preset is fitted on; the rest test it. */
+export const isCalibrationRow = (r: CalibrationRow) => isSweepRow(r) || isRecomputeCalibrationRow(r);
+
+/** `recomputeHostMs` from a checkpointed row: the host term at which the model gives its measured step (the
+ *  step grows with it, blended with the GPU's time, so it is solved for by bisection). */
+export function fitRecomputeHostMs(row: CalibrationRow, eff: Efficiencies): number {
+  const step = (h: number) => compare(new GpuCost(DEVICES[0], { ...eff, recomputeHostMs: h }), row)[0];
+  let [lo, hi] = [0, row.step_ms!];
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (step(mid).modeledMs < row.step_ms!) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 /** Constants minimizing the squared log error over the rows' times. `recomputeHostMs` is kept as given:
- *  no sweep row checkpoints (docs/what-if.md says where its value comes from). */
+ *  no sweep row checkpoints (fitRecomputeHostMs reads it off its own calibration row). */
 export function fitEfficiencies(rows: CalibrationRow[], start: Efficiencies): Efficiencies {
   const device = DEVICES[0];
   const keys = ['gemm', 'memory', 'hostUsPerKernel', 'gpuUsPerKernel', 'blend'] as const;

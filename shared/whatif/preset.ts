@@ -12,8 +12,9 @@ export const H200_FIT: Efficiencies = {
   hostUsPerKernel: 29.5,
   gpuUsPerKernel: 4.948,
   blend: 6.256,
-  // No sweep row checkpoints. Read off the one named recompute row where host work dominates (gpt2-xl,
-  // B4: 3.97 ms checkpointed vs 2.12 ms not): torch.utils.checkpoint's per-block bookkeeping on the host.
+  // No sweep row checkpoints: fitted on a calibration row of its own (calibration.ts, fitRecomputeHostMs), the
+  // gpt2-xl B4 recompute row, host-bound (3.97 ms checkpointed vs 2.12 ms not): torch.utils.checkpoint's
+  // per-block bookkeeping on the host. That row then tests nothing; the 7B recompute row does.
   recomputeHostMs: 1.8,
 };
 

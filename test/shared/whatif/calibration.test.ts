@@ -1,8 +1,17 @@
-// The H200 preset against the measured GPU: fitted on the sweep rows only, it must reproduce every named row
-// (real model widths, recompute, the LM head, Adam) within 15% at >= 10^12 FLOPs and 25% below.
+// The H200 preset against the measured GPU: fitted on the calibration rows (the sweep rows, and the gpt2-xl
+// recompute row for the checkpoint's host cost), it must reproduce every other row (real model widths, the 7B
+// recompute row, the LM head, Adam) within 15% at >= 10^12 FLOPs and 25% below.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compare, fitEfficiencies, isSweepRow, type CalibrationRow } from '../../../shared/whatif/calibration.js';
+import {
+  compare,
+  fitEfficiencies,
+  fitRecomputeHostMs,
+  isCalibrationRow,
+  isRecomputeCalibrationRow,
+  isSweepRow,
+  type CalibrationRow,
+} from '../../../shared/whatif/calibration.js';
 import { H200_FIT, presetCost, runDevice } from '../../../shared/whatif/preset.js';
 import { GpuCost } from '../../../shared/whatif/gpu-cost.js';
 
@@ -10,7 +19,8 @@ const rows: CalibrationRow[] = readFileSync(new URL('../../fixtures/gpu/h200.jso
   .trim()
   .split('\n')
   .map((l) => JSON.parse(l));
-const named = rows.filter((r) => ['block', 'head', 'adam'].includes(r.what) && !isSweepRow(r));
+const named = rows.filter((r) => ['block', 'head', 'adam'].includes(r.what) && !isCalibrationRow(r));
+const label = (r: CalibrationRow) => `${r.what} ${r.name ?? ''}${r.B ? ` B${r.B} T${r.T}` : ''}${r.recompute ? ' recompute' : ''}`;
 
 describe('the H200 preset', () => {
   it('is what a fit on the sweep rows alone gives', () => {
@@ -20,6 +30,19 @@ describe('the H200 preset', () => {
     const fitted = fitEfficiencies(sweep, start);
     console.log('fitted on the sweep rows:', fitted);
     for (const k of ['gemm', 'memory', 'hostUsPerKernel', 'gpuUsPerKernel', 'blend'] as const) expect(fitted[k] / H200_FIT[k], k).toBeCloseTo(1, 1);
+  });
+
+  it('has its checkpoint host cost from its own calibration row, which then tests nothing; the 7B recompute row is held out', () => {
+    const calibration = rows.filter(isRecomputeCalibrationRow);
+    expect(calibration.map(label)).toEqual(['block gpt2-xl B4 T1024 recompute']);
+    const fitted = fitRecomputeHostMs(calibration[0], H200_FIT);
+    console.log(`recomputeHostMs read off ${label(calibration[0])}: ${fitted.toFixed(3)} ms (preset ${H200_FIT.recomputeHostMs})`);
+    expect(Math.abs(fitted - H200_FIT.recomputeHostMs)).toBeLessThan(0.1);
+    expect(named.map(label)).not.toContain(label(calibration[0]));
+    expect(named.map(label)).toContain('block gpt-7b B1 T4096 recompute');
+    console.log(
+      `fitted on: ${rows.filter(isCalibrationRow).length} rows (${rows.filter(isSweepRow).length} sweep + ${calibration.length} recompute); tested on: ${named.map(label).join(', ')}`,
+    );
   });
 
   it('predicts every named block, head and Adam row within 15% (>= 1e12 FLOPs) or 25%', () => {
