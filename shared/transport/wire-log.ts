@@ -7,23 +7,48 @@ export interface WireSpan {
   bytes: number; // payload
 }
 
-/** Spans kept: enough for a step of any run we make (a step is read out at its end). */
-const KEEP = 1 << 16;
-
+/**
+ * Every frame of the current step, whatever their number (a 70B shape in bf16 at world 8 with 1 MiB chunks
+ * sends about 224k frames a step): three growing columns, not a capped list that would drop the oldest and
+ * read a step's rates low. The step's reader (schemes/step-probe.ts) asks for the frames since the step began,
+ * and what ended before that is let go then.
+ */
 export class WireLog {
-  private spans: WireSpan[] = [];
+  private start = new Float64Array(1024);
+  private end = new Float64Array(1024);
+  private bytes = new Float64Array(1024);
+  private n = 0;
 
   add(start: number, end: number, bytes: number): void {
-    if (this.spans.length >= KEEP) this.spans.splice(0, KEEP / 2);
-    this.spans.push({ start, end, bytes });
+    if (this.n === this.start.length) for (const k of ['start', 'end', 'bytes'] as const) this[k] = grow(this[k]);
+    this.start[this.n] = start;
+    this.end[this.n] = end;
+    this.bytes[this.n++] = bytes;
   }
 
-  /** The spans that ended at or after `since`. */
-  since(since: number): WireSpan[] {
-    let i = this.spans.length;
-    while (i > 0 && this.spans[i - 1].end >= since) i--;
-    return this.spans.slice(i);
+  /** Frames held now (for tests). */
+  get size(): number {
+    return this.n;
   }
+
+  /** The spans that ended at or after `since`; the earlier ones are forgotten. */
+  since(since: number): WireSpan[] {
+    let i = this.n;
+    while (i > 0 && this.end[i - 1] >= since) i--;
+    const out: WireSpan[] = [];
+    for (let k = i; k < this.n; k++) out.push({ start: this.start[k], end: this.end[k], bytes: this.bytes[k] });
+    if (i > 0) {
+      for (const col of [this.start, this.end, this.bytes]) col.copyWithin(0, i, this.n);
+      this.n -= i;
+    }
+    return out;
+  }
+}
+
+function grow(a: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 type Interval = readonly [number, number];

@@ -24,6 +24,28 @@ describe('wire use: bytes that arrived while compute ran', () => {
     expect(u).toEqual({ wireMs: 10, bytes: 1050, hiddenMs: 5, hiddenBytes: 550 });
   });
 
+  it('a frame that straddles a unit counts as hidden pro rata: an estimate, which the report calls one', () => {
+    // Header read before the unit began (t = 0), last byte after it ended (t = 10); the unit ran 2..8. Where the
+    // bytes really waited (the kernel's buffer, or the wire) is not known: 60% of them count as hidden.
+    const u = wireUse([{ start: 0, end: 10, bytes: 1000 }], [[2, 8]]);
+    expect(u).toEqual({ wireMs: 10, bytes: 1000, hiddenMs: 6, hiddenBytes: 600 });
+  });
+
+  it('holds a step of 300,000 frames whole, and lets go of the steps before it', () => {
+    const log = new WireLog();
+    for (let i = 0; i < 1000; i++) log.add(i * 1e-3, i * 1e-3 + 5e-4, 7); // an earlier step
+    const t0 = 10;
+    const frames = 300_000;
+    for (let i = 0; i < frames; i++) log.add(t0 + i * 1e-3, t0 + i * 1e-3 + 5e-4, 1024);
+    const step = log.since(t0);
+    expect(step).toHaveLength(frames);
+    expect(log.size).toBe(frames); // the earlier step's frames are gone
+    const u = wireUse(step, [[t0, t0 + frames * 1e-3]]);
+    expect(u.bytes).toBe(frames * 1024);
+    expect(u.hiddenBytes).toBeCloseTo(frames * 1024, 0);
+    expect(u.wireMs).toBeCloseTo(frames * 5e-4, 3);
+  });
+
   it('keeps only the spans a step asks for', () => {
     const log = new WireLog();
     log.add(0, 1, 10);
