@@ -38,6 +38,7 @@ export interface SchemeRun {
   impl: Pick<Implementation, 'values' | 'ledger'>; // real or what-if (assembly.ts)
   log: Logger;
   iface?: string; // report this interface's kernel counters ('auto': the one the ring uses)
+  controlBytes?: () => number; // bytes written so far to the coordinator (its share of the interface's count)
   clock: () => ClockEstimate; // this rank's offset from the coordinator's clock
   resyncClock: () => Promise<void>; // estimate it again (clocks drift over a long run)
   straggleMs: number; // idle this long before every step (--straggle-ms)
@@ -129,7 +130,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   for (const r of rings) r.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {
-    const [sock0, iface0] = [socketTotals(rings), ifaceCounters(run)];
+    const [sock0, iface0, lo0, control0] = [socketTotals(rings), ifaceCounters(run), loopbackCounters(run), run.controlBytes?.()];
     const s = await startScheme(run, layout, ledger);
     const resume = c.resume?.[scheme];
     const memory = new MemoryPeaks(ledger, processBefore);
@@ -159,7 +160,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     // step: only then have those bytes left through the interface (a shaped link may still hold them).
     if (run.iface) await coll.barrier('scheme end');
     const sock1 = socketTotals(rings);
-    const iface1 = ifaceCounters(run);
+    const [iface1, lo1, control1] = [ifaceCounters(run), loopbackCounters(run), run.controlBytes?.()];
     const summary: SchemeSummary = {
       scheme,
       rank: ring.rank,
@@ -176,6 +177,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       ...linkCipher(rings),
     };
     if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
+    if (lo0 && lo1 && lo0.name !== iface0?.name) summary.loopback = { name: lo0.name, tx: lo1.tx - lo0.tx, rx: lo1.rx - lo0.rx };
+    if (control0 !== undefined && control1 !== undefined) summary.control = { sent: control1 - control0 };
     return summary;
   } finally {
     for (const r of rings) r.useLedger(undefined);
@@ -243,6 +246,11 @@ function linkCipher(colls: Collectives[]): { link?: { protocol: string; cipher: 
 
 function allRings(run: SchemeRun): Collectives[] {
   return run.hybrid ? [run.coll, run.hybrid.group, run.hybrid.cross] : [run.coll];
+}
+
+/** With --iface, also the host's loopback: the bytes between ranks of one host (and nothing that left it). */
+function loopbackCounters(run: SchemeRun): InterfaceCounters | null {
+  return run.iface ? readInterfaceCounters('lo', null) : null;
 }
 
 function ifaceCounters(run: SchemeRun): InterfaceCounters | null {

@@ -156,6 +156,7 @@ export class RankSession {
     try {
       const summary = await runScheme({
         ...{ scheme, plan, coll, data: run.data, compute, impl, log: this.log, iface: this.opts.iface, computeMode: run.computeMode },
+        controlBytes: () => (this.ws ? (socketOf(this.ws)?.bytesWritten ?? 0) : 0),
         clock: () => this.clock.estimate,
         resyncClock: () => this.clock.sync(),
         straggleMs: this.opts.straggleMs ?? 0,

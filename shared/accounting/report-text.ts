@@ -5,7 +5,7 @@ import { bytesPerElement } from '../tensor/dtype.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { modelKind, modelSpec } from '../training/model.js';
 import { gathersParameters, isReplicated, schemeTitle } from '../training/schemes/table.js';
-import type { Report, SchemeRow } from './report.js';
+import type { HostBytes, Report, SchemeRow } from './report.js';
 import { textTable } from './table.js';
 import { columnUnit, formatBytes } from './units.js';
 import { whatIfText } from './whatif-text.js';
@@ -168,8 +168,12 @@ function reportNotes(r: Report): string[] {
   const hosts = new Set(r.ranks.map((x) => x.host));
   if (hosts.size > 1) {
     notes.push(ringNote(r));
+    const three = (b: HostBytes) => `${formatBytes(b.theory)} | ${formatBytes(b.measured)}${b.counted === null ? '' : ` | ${formatBytes(b.counted)}`}`;
+    const counted = r.rows.every((x) => x.interHost.counted !== null);
+    const how = `theory | payload by the ring each collective ran on${counted ? " | the hosts' interface counters, each host once (TCP/IP headers, ACKs and the control plane included)" : ''}`;
     notes.push(
-      `payload that leaves its host per rank per step (theory | measured): ${r.rows.map((x) => `${x.title} ${formatBytes(x.interHost.theory)} | ${formatBytes(x.interHost.measured)}`).join(', ')}`,
+      `payload that leaves its host per rank per step (${how}): ${r.rows.map((x) => `${x.title} ${three(x.interHost)}`).join(', ')}`,
+      `payload that stays on its host per rank per step (${counted ? how.replace('interface counters', 'loopback counters') : how}): ${r.rows.map((x) => `${x.title} ${three(x.intraHost)}`).join(', ')}`,
     );
   }
   for (const n of r.notes ?? []) notes.push(n);

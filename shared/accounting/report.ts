@@ -36,7 +36,9 @@ export interface SchemeRow {
   memory: { theoryBands: Record<string, number>; tracked: { bytes: number; bands: Record<string, number> }; process: number };
   sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
   // of the payload, what went over links that leave the sender's host (mean per rank per step)
-  interHost: { theory: number; measured: number };
+  interHost: HostBytes;
+  // of the payload, what went over links between ranks of one host (theory: the rest of it)
+  intraHost: HostBytes;
   ratioToDp: number | null; // payload bytes vs DP's
   // mean per step over ranks (first step excluded when there are more); exposed communication split on the
   // run's common clock into wait (until the last rank entered each collective) and transfer (from then on)
@@ -125,9 +127,36 @@ export function finalParameters(plan: RunPlan, scheme: SchemeName, summaries: Sc
   return SCHEME_TABLE[scheme].shardOptimizer ? layout.assemble(sent) : layout.unpad(sent[0]);
 }
 
-/** Payload per rank per step over links that leave the sender's host: theory (each ring's bytes where its
- *  link crosses) and measured (each collective's bytes by the ring it ran on). Zero on one host. */
-function interHostBytes(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], hosts: string[]): SchemeRow['interHost'] {
+/** Bytes per rank per step, by where they went: theory, the collectives' payload counted by the ring each
+ *  ran on, and the hosts' own interface counters (--iface: what left each host through the ring's interface,
+ *  or stayed on it through loopback), each host counted once however many ranks share it, over all ranks;
+ *  null where the counters were not read. Counters include TCP/IP headers, ACKs and the control plane. */
+export interface HostBytes {
+  theory: number;
+  measured: number;
+  counted: number | null;
+  control?: number | null; // of `counted` between hosts: what the ranks wrote to the coordinator (step reports, clock)
+}
+
+/** Bytes each rank wrote to the coordinator per step (mean), where the ranks said. */
+function controlPerStep(sums: SchemeSummary[]): number | null {
+  return sums.every((s) => s.control) ? mean(sums.map((s) => s.control!.sent)) / Math.max(1, sums[0].steps.length) : null;
+}
+
+/** Per rank per step, from one counter per host: the largest of its ranks' (they read the same interface). */
+function hostCounter(sums: SchemeSummary[], hosts: string[], read: (s: SchemeSummary) => number | undefined): number | null {
+  const values = sums.map(read);
+  if (values.some((v) => v === undefined)) return null;
+  const perHost = new Map<string, number>();
+  sums.forEach((s, i) => perHost.set(hosts[s.rank], Math.max(perHost.get(hosts[s.rank]) ?? 0, values[i]!)));
+  const total = [...perHost.values()].reduce((a, b) => a + b, 0);
+  return total / sums.length / Math.max(1, sums[0].steps.length);
+}
+
+/** Payload per rank per step over links that leave the sender's host, and over links inside one: theory (each
+ *  ring's bytes where its link crosses), measured (each collective's bytes by the ring it ran on) and counted
+ *  (the hosts' interfaces). Nothing leaves a run on one host. */
+function hostBytes(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], hosts: string[]): Pick<SchemeRow, 'interHost' | 'intraHost'> {
   const G = plan.shardWorld(scheme);
   const crosses = (ring: RingName, r: number) => (linkCrossesHosts(ring, r, hosts, G) ? 1 : 0);
   const t = plan.trafficSplit(scheme);
@@ -138,7 +167,12 @@ function interHostBytes(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[]
         s.steps.reduce((n, st) => n + st.collectives.reduce((m, c) => m + c.payload * crosses(c.ring ?? 'main', s.rank), 0), 0) / Math.max(1, s.steps.length),
     ),
   );
-  return { theory, measured };
+  const all = plan.traffic(scheme);
+  const payload = mean(sums.map((s) => s.steps.reduce((n, st) => n + st.sent.payload, 0) / Math.max(1, s.steps.length)));
+  return {
+    interHost: { theory, measured, counted: hostCounter(sums, hosts, (s) => s.iface?.tx), control: controlPerStep(sums) },
+    intraHost: { theory: all - theory, measured: payload - measured, counted: hostCounter(sums, hosts, (s) => s.loopback?.tx) },
+  };
 }
 
 /** A step's compute time in one pass. */
@@ -206,7 +240,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
       socket: perStep((s) => s.socket.sent),
       iface: sums.every((s) => s.iface) ? perStep((s) => s.iface!.tx) : null,
     },
-    interHost: interHostBytes(plan, scheme, sums, hosts),
+    ...hostBytes(plan, scheme, sums, hosts),
     ratioToDp: null,
     time,
     split,

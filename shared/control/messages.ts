@@ -85,6 +85,8 @@ const SchemeSummarySchema = v.object({
   socket: v.object({ sent: finite, recv: finite }), // TCP socket bytes over the whole scheme, handshakes included
   clock: v.object({ offsetMs: finite, uncertaintyMs: v.pipe(v.number(), v.minValue(0)) }), // this rank's clock vs the coordinator's
   iface: v.optional(v.object({ name: text(), tx: finite, rx: finite })), // the kernel's interface counters, when readable
+  loopback: v.optional(v.object({ name: text(), tx: finite, rx: finite })), // the host's loopback ('lo'): what stayed on the host
+  control: v.optional(v.object({ sent: finite })), // bytes this rank wrote to the coordinator during the scheme (step reports, clock)
   products: v.optional(text(512)), // what computed the products: the machine's BLAS, or the WebAssembly kernels
   // where forward and backward ran (--compute, resolved by the rank), or the modeled device (model:NAME)
   compute: v.optional(v.union([v.picklist(['inline', 'thread']), v.pipe(v.string(), v.regex(/^model:[a-z0-9]+$/))])),

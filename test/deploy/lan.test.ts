@@ -115,6 +115,39 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     for (const [kind, values] of medians) expect([...values], `the medians of the ${kind}`).toHaveLength(1);
   });
 
+  it("2 hosts x 2 ranks: HSDP's bytes that leave a host and that stay on it, each counted by the hosts' own interfaces, against theory", async () => {
+    const out = join(dir, 'hsdp-bytes.json');
+    const run = ['--scheme', 'dp,hsdp', '--model', '64,512,512,10', '--steps', '4', '--preflight', 'off', '--out', out];
+    const lan = runLan(['--hosts', '2', '--procs', '2', '--rate', '1gbit', '--', ...run]);
+    expect(await lan.done, lan.err().slice(-1500)).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    for (const row of report.rows) {
+      const { interHost: leaves, intraHost: stays } = row;
+      console.log(
+        `${row.title}: leaves its host ${leaves.theory} theory, ${leaves.measured} payload, ${leaves.counted} eth0 (control plane ${leaves.control}); stays ${stays.theory} theory, ${stays.measured} payload, ${stays.counted} lo (bytes per rank per step)`,
+      );
+      // The collectives' own counts equal theory to the byte; the kernels' counters carry TCP/IP headers, the ACKs
+      // of the other direction and the control plane on top, and nothing else crosses these interfaces. HSDP's
+      // cross-host all-reduces move small shards, so their headers and ACKs weigh more: +8% to +14% of its
+      // bytes on eth0 in sittings here, DP's whole-bucket reductions +1%; loopback's 64 KiB packets about +1%.
+      expect(leaves.measured).toBe(leaves.theory);
+      expect(stays.measured).toBe(stays.theory);
+      expect(leaves.counted!).toBeGreaterThanOrEqual(leaves.theory);
+      expect(leaves.counted!).toBeLessThanOrEqual(1.2 * leaves.theory + leaves.control!);
+      expect(stays.counted!).toBeGreaterThanOrEqual(stays.theory);
+      expect(stays.counted!).toBeLessThanOrEqual(1.05 * stays.theory);
+    }
+    const hsdp = report.rows.find((x) => x.scheme === 'hsdp')!;
+    // HSDP keeps its group's ZeRO-3 traffic on the host: most of its bytes never leave it.
+    expect(hsdp.intraHost.counted!).toBeGreaterThan(2 * hsdp.interHost.counted!);
+    expect(lan.out()).toMatch(
+      /^payload that leaves its host per rank per step \(theory \| payload by the ring each collective ran on \| the hosts' interface counters/m,
+    );
+    expect(lan.out()).toMatch(
+      /^payload that stays on its host per rank per step \(theory \| payload by the ring each collective ran on \| the hosts' loopback counters/m,
+    );
+  }, 120_000);
+
   it('a cut link (interface down) is detected within 2 s; every process exits non-zero; nothing left behind', async () => {
     const lan = runLan(['--hosts', '4', '--rate', '1gbit', '--', '--scheme', 'zero3', '--model', '64,512,512,10', '--steps', '2000']);
     expect(await eventually(() => logLines(lan.out() + lan.err()).some((l) => /ZeRO-3 step/.test(String(l.msg))), 30_000)).toBe(true);
