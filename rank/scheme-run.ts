@@ -130,7 +130,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   for (const r of rings) r.useLedger(ledger);
   ledger.account('data', data, data.bytes);
   try {
-    const [sock0, iface0, lo0, control0] = [socketTotals(rings), ifaceCounters(run), loopbackCounters(run), run.controlBytes?.()];
+    const before = countersNow(run, rings);
     const s = await startScheme(run, layout, ledger);
     const resume = c.resume?.[scheme];
     const memory = new MemoryPeaks(ledger, processBefore);
@@ -159,16 +159,15 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     // Once every rank has entered this barrier, the next rank has received all this rank sent in the last
     // step: only then have those bytes left through the interface (a shaped link may still hold them).
     if (run.iface) await coll.barrier('scheme end');
-    const sock1 = socketTotals(rings);
-    const [iface1, lo1, control1] = [ifaceCounters(run), loopbackCounters(run), run.controlBytes?.()];
-    const summary: SchemeSummary = {
+    const counted = countedSince(before, countersNow(run, rings));
+    return {
       scheme,
       rank: ring.rank,
       params: layout.params,
       paddedParams: layout.paddedTotal,
       steps,
       memory: memory.summary(),
-      socket: { sent: sock1.written - sock0.written, recv: sock1.read - sock0.read },
+      ...counted,
       clock: run.clock(),
       products: productsBackend(),
       compute: run.computeMode,
@@ -176,10 +175,6 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       ...(modeledMs.length ? { modeledMs } : {}),
       ...linkCipher(rings),
     };
-    if (iface0 && iface1) summary.iface = { name: iface0.name, tx: iface1.tx - iface0.tx, rx: iface1.rx - iface0.rx };
-    if (lo0 && lo1 && lo0.name !== iface0?.name) summary.loopback = { name: lo0.name, tx: lo1.tx - lo0.tx, rx: lo1.rx - lo0.rx };
-    if (control0 !== undefined && control1 !== undefined) summary.control = { sent: control1 - control0 };
-    return summary;
   } finally {
     for (const r of rings) r.useLedger(undefined);
   }
@@ -246,6 +241,31 @@ function linkCipher(colls: Collectives[]): { link?: { protocol: string; cipher: 
 
 function allRings(run: SchemeRun): Collectives[] {
   return run.hybrid ? [run.coll, run.hybrid.group, run.hybrid.cross] : [run.coll];
+}
+
+/** What the sockets and the kernel have counted so far: the ring links, the interfaces, the coordinator link. */
+interface Counters {
+  sock: { written: number; read: number };
+  iface: InterfaceCounters | null;
+  lo: InterfaceCounters | null;
+  control?: number;
+}
+
+function countersNow(run: SchemeRun, rings: Collectives[]): Counters {
+  return { sock: socketTotals(rings), iface: ifaceCounters(run), lo: loopbackCounters(run), control: run.controlBytes?.() };
+}
+
+/** The summary's byte counts over the scheme: the difference of two readings. */
+function countedSince(a: Counters, b: Counters): Pick<SchemeSummary, 'socket' | 'iface' | 'loopback' | 'control'> {
+  const diff = (x: InterfaceCounters | null, y: InterfaceCounters | null) => (x && y ? { name: x.name, tx: y.tx - x.tx, rx: y.rx - x.rx } : undefined);
+  const iface = diff(a.iface, b.iface);
+  const loopback = a.lo?.name === a.iface?.name ? undefined : diff(a.lo, b.lo);
+  return {
+    socket: { sent: b.sock.written - a.sock.written, recv: b.sock.read - a.sock.read },
+    ...(iface ? { iface } : {}),
+    ...(loopback ? { loopback } : {}),
+    ...(a.control !== undefined && b.control !== undefined ? { control: { sent: b.control - a.control } } : {}),
+  };
 }
 
 /** With --iface, also the host's loopback: the bytes between ranks of one host (and nothing that left it). */
