@@ -22,6 +22,53 @@ export function blockWork(dim: number, seq: number, rows: number, pass: 'forward
   return { kernels: 40, flops: 4 * params * tokens + 2.5 * attention, bytes: 60 * D * tokens * BF16 };
 }
 
+/** A Llama-style block's shape: width, query heads, key/value heads, the SwiGLU width. */
+export interface LlamaBlockShape {
+  dim: number; // D
+  heads: number; // H query heads, D/H wide each
+  kvHeads: number; // KV key/value heads (grouped-query attention: H/KV query heads share each)
+  ff: number; // FF, the SwiGLU MLP's width
+}
+
+/**
+ * A Llama-style block (RMSNorm, rotary q and k, grouped-query attention, SwiGLU, no biases) as Hugging Face's
+ * LlamaDecoderLayer launches it in eager PyTorch, op by op; nothing here is fitted to a Llama row. Per token,
+ * forward, with d = D/H and K = KV·d (the k/v width), bf16 unless said:
+ * - each RMSNorm: cast to fp32 (2D read, 4D written), square (4D, 4D), mean (4D read), rsqrt of it plus eps
+ *   (per token), scale (4D, 4D), cast back (4D, 2D), times the weight (2D, 2D): 8 kernels, 36·D bytes;
+ * - q, k, v projections (D·D + 2·D·K weights) and o (D·D): 4 products;
+ * - rotary on q and on k: rotate_half's slices, negation and concatenation, two multiplies by cos and sin, an
+ *   add: 5 kernels each, 4 bytes per element per op (2 read, 2 written): 20·(D + K);
+ * - GQA: k and v repeated to the H query heads (repeat_interleave): 2 kernels, 2·(2K + 2D);
+ * - SDPA's layout: q, k, v made contiguous heads-first, the output back: 4 copies, 4·4D;
+ * - flash attention (causal): 1 kernel, 2·T²·D per sequence halved, as the GPT's;
+ * - two residual adds: 2 kernels, 6D each;
+ * - SwiGLU: gate and up (2·D·FF), SiLU of the gate (4·FF), its product with up (6·FF), down (FF·D): 3 products
+ *   and 2 kernels.
+ * Backward is autograd's of the same: each product twice (input and weight gradients), each elementwise op's
+ * gradient one or two kernels, the casts' and the norms' in fp32: 2.5 times the forward's kernels (as for the
+ * GPT block's 40 to 16) and twice its bytes.
+ */
+export function llamaBlockWork(shape: LlamaBlockShape, seq: number, rows: number, pass: 'forward' | 'backward'): Work {
+  const { dim: D, heads: H, kvHeads: KV, ff: FF } = shape;
+  const K = KV * (D / H);
+  const tokens = rows * seq;
+  const params = 2 * D * D + 2 * D * K + 3 * D * FF; // the norms' 2·D weights move with the norms, not the tensor cores
+  const attention = 2 * rows * seq * seq * D;
+  const norms = { kernels: 2 * 8, bytes: 2 * 36 * D };
+  const products = 4 + 3;
+  const rotary = { kernels: 2 * 5, bytes: 20 * (D + K) };
+  const gqa = KV === H ? { kernels: 0, bytes: 0 } : { kernels: 2, bytes: 2 * (2 * K + 2 * D) };
+  const layout = { kernels: 4, bytes: 16 * D };
+  const residual = { kernels: 2, bytes: 12 * D };
+  const swiglu = { kernels: 2, bytes: 10 * FF };
+  const elementwise = [norms, rotary, gqa, layout, residual, swiglu];
+  const kernels = products + 1 + elementwise.reduce((n, x) => n + x.kernels, 0);
+  const bytes = elementwise.reduce((n, x) => n + x.bytes, 0) * tokens;
+  if (pass === 'forward') return { kernels, flops: 2 * params * tokens + attention, bytes };
+  return { kernels: Math.round(2.5 * kernels), flops: 4 * params * tokens + 2.5 * attention, bytes: 2 * bytes };
+}
+
 /** Token and position embeddings: a gather and an add forward; backward scatters into a dense V x D
  *  gradient (and T x D), which it first zeroes. */
 export function embeddingWork(dim: number, seq: number, vocab: number, rows: number, pass: 'forward' | 'backward'): Work {
