@@ -13,7 +13,7 @@ import type { TrainingData } from '../shared/training/data.js';
 import type { LinkProbe } from '../shared/transport/link-probe.js';
 import type { LivenessTiming } from '../shared/transport/liveness.js';
 import { wireRing, type PeerListener, type Ring } from '../shared/transport/ring.js';
-import { resolveCompute } from './compute-choice.js';
+import { longestUnitSeconds, resolveCompute } from './compute-choice.js';
 import { wireHybridRings, type HybridRings } from './hybrid-rings.js';
 import { implementationFor, type Implementation } from './implementation.js';
 import { logKernels } from './kernels-log.js';
@@ -50,7 +50,8 @@ export async function assembleRun(
   if (c.checkpoint) await checkWritableDir(c.checkpoint.dir, '--checkpoint-dir');
   log.info({ rank: msg.rank, world: msg.world, prev: `${msg.prevHost}:${msg.prevPort}` }, 'assigned; wiring the ring');
   const threads = c.threads === 'auto' ? Math.max(1, Math.floor(availableParallelism() / msg.hostRanks)) : c.threads;
-  const computeMode = resolveCompute(c, availableParallelism(), msg.hostRanks * threads);
+  const unitSeconds = longestUnitSeconds(plan.spec, c.batch / (msg.world * c.accumulate));
+  const computeMode = resolveCompute(c, availableParallelism(), msg.hostRanks * threads, { unitSeconds, heartbeatMs: own.liveness.timeoutMs });
   logKernels(log, threads, computeMode);
   const impl = implementationFor(computeMode, plan.modeled);
   const data = impl.data(plan.spec, c);

@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { decodeControl, encodeMessage, validateHello, type ControlMessage } from '../../../shared/control/messages.js';
 import { ConfigError, validateRunConfig } from '../../../shared/control/run-config.js';
 import { makeRunConfig, type RunOptions } from '../../../cli/run-config-options.js';
-import { resolveCompute } from '../../../rank/compute-choice.js';
 import { ProtocolError } from '../../../shared/control/schema.js';
 import { SMALL_OPTIONS } from '../../helpers/config.js';
 
@@ -53,16 +52,11 @@ describe('control messages', () => {
     expect(makeRunConfig({ ...options, prefetch: undefined, reduceBehind: 0 })).toMatchObject({ gatherAhead: 1, reduceBehind: 0 });
   });
 
-  it('--overlap on (the default) is every scheme at its best; off is the baseline; each rank picks where it computes', () => {
+  it('--overlap on (the default) is every scheme at its best; off is the baseline; auto is left for each rank to resolve', () => {
     const on = makeRunConfig({ ...options, prefetch: undefined, compute: 'auto' });
     expect(on).toMatchObject({ overlap: true, gatherAhead: 1, reduceBehind: 1, compute: 'auto', bucketBytes: 25 << 20 });
     const off = makeRunConfig({ ...options, prefetch: undefined, overlap: 'off', bucketMib: 0.5, compute: 'auto' });
     expect(off).toMatchObject({ overlap: false, gatherAhead: 0, reduceBehind: 0, bucketBytes: 1 << 19 });
-    // A thread only where there is something to overlap and a spare core for it.
-    expect(resolveCompute(on, 8, 4)).toBe('thread');
-    expect(resolveCompute(on, 2, 4)).toBe('inline');
-    expect(resolveCompute(off, 8, 1)).toBe('inline');
-    expect(resolveCompute({ ...on, compute: 'thread' }, 1, 4)).toBe('thread');
     expect(() => makeRunConfig({ ...options, prefetch: 1, overlap: 'off' })).toThrow(/^--overlap off runs every collective without overlap: drop --prefetch$/);
     expect(() => makeRunConfig({ ...options, overlap: 'maybe' })).toThrow(/^--overlap: "maybe" must be on or off$/);
     expect(() => makeRunConfig({ ...options, bucketMib: 0 })).toThrow(/^--bucket-mib \(in bytes\): expected >=1024, got 0$/);
