@@ -136,7 +136,7 @@ export function runOptions<T>(y: Argv<T>) {
     .option('compute', {
       type: 'string',
       default: 'auto',
-      describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, each rank deciding), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
+      describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, or where one unit would keep the rank from its heartbeats; each rank decides), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
     })
     .option('tflops', { type: 'number', describe: "with --compute model:PRESET: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
     .option('mfu', {
