@@ -10,7 +10,7 @@ import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
 import { makeRunConfig, type RunOptions } from './run-config-options.js';
 import { checkRecompute, modelSpec } from '../shared/training/model.js';
 import { resolveHybrid } from '../shared/control/shard-groups.js';
-import { parseBytes } from '../shared/accounting/units.js';
+import { parseBytes } from './sizes.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
 
 /** The CLI before its commands: ZEROWIRE_<OPTION> for every option, and the log level. */

@@ -2,7 +2,7 @@
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-config.js';
 import { parseModel } from '../run-config-options.js';
 import { modelKind, modelSpec } from '../../shared/training/model.js';
-import { parseBytes, parseCount } from '../../shared/accounting/units.js';
+import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
 import { envWorld, type Cli } from '../options.js';

@@ -5,7 +5,7 @@ import { runRank } from '../../rank/main.js';
 import { runProcs, withoutProcs } from '../../rank/procs.js';
 import { ConfigError } from '../../shared/control/run-config.js';
 import { parseWidths } from '../run-config-options.js';
-import { parseBytes } from '../../shared/accounting/units.js';
+import { parseBytes } from '../sizes.js';
 import { LIVENESS } from '../../shared/transport/liveness.js';
 import { createLogger } from '../log.js';
 import { rankIdentity } from '../platform-env.js';

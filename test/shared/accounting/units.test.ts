@@ -1,6 +1,7 @@
 // Sizes printed in the unit that fits them, from a kibibyte to a terabyte, and a column's one unit.
 import { describe, expect, it } from 'vitest';
-import { columnUnit, formatBytes, parseBytes } from '../../../shared/accounting/units.js';
+import { columnUnit, formatBytes } from '../../../shared/accounting/units.js';
+import { parseBytes } from '../../../cli/sizes.js';
 
 describe('formatBytes: each figure in the unit that fits it', () => {
   it.each([
