@@ -13,6 +13,7 @@ import {
 } from '../shared/control/run-config.js';
 import { issuePath, issueText } from '../shared/control/schema.js';
 import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
+import { llamaShapeProblem } from '../shared/training/llama.js';
 
 /** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
@@ -86,10 +87,23 @@ const GPT_DEFAULT_VOCAB = 64;
 /** Our data's token ids are 16-bit: a larger vocabulary needs modeled compute, which has no data. */
 const MAX_DATA_VOCAB = 65536;
 
+/** --model llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]: each field checked, named in the error. */
+function parseLlama(text: string, fields: string): { arch: 'llama'; model: number[] } {
+  const n = fields.split(',').map((s) => Number(s.trim()));
+  if ((n.length !== 6 && n.length !== 7) || n.some((x) => !Number.isInteger(x) || x < 1))
+    throw new ConfigError(`--model: "${text}" must be llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] with positive integers, e.g. llama:2,64,4,2,172,32`);
+  const [layers, dim, heads, kvHeads, ff, seq, vocab = GPT_DEFAULT_VOCAB] = n;
+  const problem = llamaShapeProblem({ layers, dim, heads, kvHeads, ff, seq, vocab });
+  if (problem) throw new ConfigError(`--model: "${text}": ${problem}`);
+  return { arch: 'llama', model: [layers, dim, heads, kvHeads, ff, seq, vocab] };
+}
+
 /** --model: MLP widths ("64,256,256,10"), a GPT shape ("gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]") or a named shape. */
 export function parseModel(text: string): { arch: (typeof ARCHS)[number]; model: number[] } {
   const named = NAMED_SHAPES[String(text).trim().toLowerCase()];
   if (named) return { arch: 'gpt', model: [...named] };
+  const llama = /^llama:(.*)$/i.exec(String(text).trim());
+  if (llama) return parseLlama(text, llama[1]);
   const m = /^gpt:(.*)$/i.exec(String(text).trim());
   if (!m) return { arch: 'mlp', model: parseWidths(text) };
   const n = m[1].split(',').map((s) => Number(s.trim()));
@@ -116,8 +130,9 @@ export function parseWidths(list: string): number[] {
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
   const modeled = modeledDevice({ compute: String(o.compute) });
-  if (arch === 'gpt' && model[4] > MAX_DATA_VOCAB && !modeled)
-    throw new ConfigError(`--model: vocabulary ${model[4]} is more than ${MAX_DATA_VOCAB}: train it with --compute model:PRESET (no data, modeled compute)`);
+  const vocab = arch === 'mlp' ? 0 : model[model.length - 1];
+  if (vocab > MAX_DATA_VOCAB && !modeled)
+    throw new ConfigError(`--model: vocabulary ${vocab} is more than ${MAX_DATA_VOCAB}: train it with --compute model:PRESET (no data, modeled compute)`);
   if ((o.linkScale ?? 1) !== 1 && !modeled)
     throw new ConfigError(`--link-scale ${o.linkScale}: only with --compute model:PRESET (a run with values sends all of them)`);
   const deviceOptions = [o.tflops !== undefined && '--tflops', o.mfu !== undefined && '--mfu'].filter(Boolean);

@@ -26,10 +26,10 @@ export const DEFAULT_BUCKET_BYTES = 25 * 2 ** 20; // DDP's bucket_cap_mb
 const scheme = v.picklist(ALL_SCHEMES);
 const checkpointDir = text(4096);
 
-export const ARCHS = ['mlp', 'gpt'] as const;
+export const ARCHS = ['mlp', 'gpt', 'llama'] as const;
 
 export const RunConfigSchema = v.object({
-  arch: v.picklist(ARCHS), // the model: an MLP, or a GPT-style decoder
+  arch: v.picklist(ARCHS), // the model: an MLP, a GPT-style or a Llama-style decoder
   // mlp: layer widths, e.g. [64, 256, 256, 10]; gpt: [layers, dim, heads, seq, vocab]
   model: v.pipe(v.array(int(1)), v.minLength(2, 'at least two numbers')),
   steps: int(1, 1e7),

@@ -1,5 +1,6 @@
-// The one seam between the models a run can train and everything else: the MLP (--model 512,1024,512,10)
-// and the GPT-style decoder (--model gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]). Each is an entry of MODELS, which
+// The one seam between the models a run can train and everything else: the MLP (--model 512,1024,512,10),
+// the GPT-style decoder (--model gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]) and the Llama-style one
+// (--model llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]). Each is an entry of MODELS, which
 // says how to build its spec, its compute (inline or on a thread), its data and its batch rows. Nothing
 // outside this file and the models' own files asks which model it has; a new model is a new entry.
 import type { RunConfig } from '../control/run-config.js';
@@ -8,10 +9,12 @@ import { InlineCompute, type Compute } from './compute.js';
 import { SyntheticData, type TrainingData } from './data.js';
 import { GptSpec } from './gpt.js';
 import { Gpt } from './gpt-compute.js';
+import { Llama } from './llama-compute.js';
+import { LlamaSpec } from './llama.js';
 import { Mlp, MlpSpec } from './mlp.js';
 import { TextData } from './text-data.js';
 
-export type ModelSpec = MlpSpec | GptSpec;
+export type ModelSpec = MlpSpec | GptSpec | LlamaSpec;
 type Arch = ModelSpec['kind'];
 
 interface ModelKind<S extends ModelSpec> {
@@ -54,7 +57,18 @@ const GPT: ModelKind<GptSpec> = {
   defaultBatch: (world) => world, // one sequence per rank
 };
 
-const MODELS: { [A in Arch]: ModelKind<Extract<ModelSpec, { kind: A }>> } = { mlp: MLP, gpt: GPT };
+const LLAMA: ModelKind<LlamaSpec> = {
+  spec: ([layers = 0, dim = 0, heads = 0, kvHeads = 0, ff = 0, seq = 0, vocab = 0]) => new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }),
+  numbers: ({ shape: { layers, dim, heads, kvHeads, ff, seq, vocab } }) => [layers, dim, heads, kvHeads, ff, seq, vocab],
+  inline: (spec, threads, recompute) => new InlineCompute(new Llama(spec, { threads, recompute })),
+  arena: (spec, threads, recompute) => new Llama(spec, { threads, recompute }),
+  data: (spec, c) => new TextData(spec.shape.seq, spec.shape.vocab, c.samples, c.seed),
+  row: (spec) => ({ inputs: spec.shape.seq, labels: spec.shape.seq, noun: 'sequences' }),
+  recomputes: true,
+  defaultBatch: (world) => world, // one sequence per rank
+};
+
+const MODELS: { [A in Arch]: ModelKind<Extract<ModelSpec, { kind: A }>> } = { mlp: MLP, gpt: GPT, llama: LLAMA };
 
 /** The entry of a spec's model (one lookup, no branch). */
 export function modelKind(spec: ModelSpec): ModelKind<ModelSpec> {

@@ -2,9 +2,10 @@
 // group's forward and backward launch on a modeled device, the model's FLOPs, and the activations a GPU
 // framework keeps (flash attention: no T x T scores).
 import type { GptSpec } from '../training/gpt.js';
+import type { LlamaSpec } from '../training/llama.js';
 import type { MlpSpec } from '../training/mlp.js';
 import type { ModelSpec } from '../training/model.js';
-import { adamWork, blockWork, embeddingWork, headWork, linearWork } from './model-work.js';
+import { adamWork, blockWork, embeddingWork, headWork, linearWork, llamaBlockWork } from './model-work.js';
 import { NO_WORK, type Work } from './gpu-cost.js';
 
 /** What the cost model needs of a model: each of its models is an entry (a new model is a new entry). */
@@ -52,7 +53,31 @@ const GPT: GpuPasses<GptSpec> = {
   },
 };
 
-const PASSES: { [K in ModelSpec['kind']]: GpuPasses<Extract<ModelSpec, { kind: K }>> } = { mlp: MLP, gpt: GPT };
+const LLAMA: GpuPasses<LlamaSpec> = {
+  layerWork: (spec, layer, rows, pass) => {
+    const g = spec.layers[layer];
+    const { dim, seq, vocab } = spec.shape;
+    if (g.kind === 'embeddings') return embeddingWork(dim, seq, vocab, rows, pass);
+    if (g.kind === 'head') return headWork(dim, vocab, rows * seq, pass);
+    return llamaBlockWork(spec.shape, seq, rows, pass);
+  },
+  recomputes: (spec, layer) => spec.layers[layer].kind === 'block',
+  tokens: (spec, rows) => rows * spec.shape.seq,
+  /** Per token a Llama block keeps, in bf16, its input and both norms' outputs, q, k, v, the attention's output,
+   *  the residual, and gate, up, SiLU(gate) and their product (the SwiGLU keeps four FF-wide tensors where
+   *  GELU's MLP keeps two 4D ones), plus each norm's fp32 input; no T x T scores (flash attention).
+   *  Checkpointed, its input only, and one block's insides at a time. The head keeps fp32 logits. */
+  activationBytes: (spec, rows, recompute) => {
+    const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, seq: T, vocab: V } = spec.shape;
+    const tokens = rows * T;
+    const K = KV * (D / H);
+    const block = (2 * (6 * D + 2 * K + 4 * FF) + 2 * 4 * D + 8) * tokens;
+    const blocks = recompute ? L * 2 * D * tokens + block : L * block;
+    return 2 * D * tokens + blocks + tokens * (2 * D + 4 * V);
+  },
+};
+
+const PASSES: { [K in ModelSpec['kind']]: GpuPasses<Extract<ModelSpec, { kind: K }>> } = { mlp: MLP, gpt: GPT, llama: LLAMA };
 
 /** The entry of a spec's model (one lookup, no branch). */
 const passes = (spec: ModelSpec) => PASSES[spec.kind] as GpuPasses<ModelSpec>;

@@ -1,0 +1,77 @@
+// Causal grouped-query attention of a Llama block, forward and backward: per sequence and query head, the
+// products (q·kᵀ, P·v and their backward) and the causal softmax in the SIMD kernels on contiguous head
+// slices; query head h reads key/value head h / (H/KV), whose gradients sum over the heads that share it.
+import type { KernelArena } from '../tensor/kernel-arena.js';
+import { arenaCausalSoftmax, arenaCausalSoftmaxBackward } from './activations.js';
+import type { LlamaBlockName as BlockName, LlamaShape } from './llama.js';
+
+/** What the attention works on: the arena and its views, the shape, the batch's sequences, the block's regions. */
+export interface AttentionHost {
+  arena: KernelArena;
+  v: Record<string, Float32Array>;
+  shape: LlamaShape;
+  rows: number;
+  region: (k: BlockName) => string;
+}
+
+/** Copy the head at column `col` of sequence s out of rows of width `stride` into `dst` (T×hd), or back ('set', 'add'). */
+function slice(host: AttentionHost, src: Float32Array, stride: number, col: number, dst: Float32Array, s: number, mode: 'out' | 'set' | 'add' = 'out'): void {
+  const { dim: D, heads: H, seq: T } = host.shape;
+  const hd = D / H;
+  for (let t = 0; t < T; t++) {
+    const at = (s * T + t) * stride + col;
+    for (let j = 0; j < hd; j++)
+      if (mode === 'out') dst[t * hd + j] = src[at + j];
+      else if (mode === 'set') src[at + j] = dst[t * hd + j];
+      else src[at + j] += dst[t * hd + j];
+  }
+}
+
+/** y = softmax(q·kᵀ/sqrt(hd), causal)·v per query head; P is kept for the backward pass. */
+export function attentionForward(host: AttentionHost): void {
+  const { dim: D, heads: H, kvHeads: KV, seq: T } = host.shape;
+  const { arena: ar, v } = host;
+  const [hd, K] = [D / H, KV * (D / H)];
+  const [q, k, vv, y, P] = (['q', 'k', 'v', 'y', 'P'] as const).map((x) => v[host.region(x)]);
+  for (let s = 0; s < host.rows; s++)
+    for (let h = 0; h < H; h++) {
+      const kv = Math.floor(h / (H / KV));
+      const base = (s * H + h) * T * T;
+      const Pptr = ar.at(host.region('P')) + 4 * base;
+      slice(host, q, D, h * hd, v.hq, s);
+      slice(host, k, K, kv * hd, v.hk, s);
+      slice(host, vv, K, kv * hd, v.hv, s);
+      ar.linearForward(ar.at('hq'), ar.at('hk'), ar.at('zero'), Pptr, T, hd, T); // S = q·kᵀ
+      arenaCausalSoftmax(ar, P.subarray(base, base + T * T), T, 1 / Math.sqrt(hd));
+      ar.matmulNN(Pptr, ar.at('hv'), ar.at('hy'), T, hd, T); // y = P·v
+      slice(host, y, D, h * hd, v.hy, s, 'set');
+    }
+}
+
+/** The backward: region dx holds dy; dq is set, dk and dv summed over the query heads sharing them. */
+export function attentionBackward(host: AttentionHost): void {
+  const { dim: D, heads: H, kvHeads: KV, seq: T } = host.shape;
+  const { arena: ar, v } = host;
+  const [hd, K] = [D / H, KV * (D / H)];
+  const [q, k, vv, P] = (['q', 'k', 'v', 'P'] as const).map((x) => v[host.region(x)]);
+  v.dk.fill(0);
+  v.dv.fill(0);
+  for (let s = 0; s < host.rows; s++)
+    for (let h = 0; h < H; h++) {
+      const kv = Math.floor(h / (H / KV));
+      const base = (s * H + h) * T * T;
+      const Pptr = ar.at(host.region('P')) + 4 * base;
+      slice(host, q, D, h * hd, v.hq, s);
+      slice(host, k, K, kv * hd, v.hk, s);
+      slice(host, vv, K, kv * hd, v.hv, s);
+      slice(host, v.dx, D, h * hd, v.hdy, s);
+      ar.linearForward(ar.at('hdy'), ar.at('hv'), ar.at('zero'), ar.at('hdP'), T, hd, T); // dP = dy·vᵀ
+      ar.matmulTN(Pptr, ar.at('hdy'), ar.at('hdv'), T, hd, T); // dv = Pᵀ·dy
+      arenaCausalSoftmaxBackward(ar, P.subarray(base, base + T * T), v.hdP, T, 1 / Math.sqrt(hd)); // dS
+      ar.matmulNN(ar.at('hdP'), ar.at('hk'), ar.at('hdq'), T, hd, T); // dq = dS·k
+      ar.matmulTN(ar.at('hdP'), ar.at('hq'), ar.at('hdk'), T, hd, T); // dk = dSᵀ·q
+      slice(host, v.dq, D, h * hd, v.hdq, s, 'set');
+      slice(host, v.dk, K, kv * hd, v.hdk, s, 'add');
+      slice(host, v.dv, K, kv * hd, v.hdv, s, 'add');
+    }
+}

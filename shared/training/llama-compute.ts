@@ -1,0 +1,270 @@
+// The Llama decoder's forward and backward passes, one unit at a time (embeddings, a block, norm + head), on
+// a kernel arena as the GPT's: every product (the seven projections, the head, the attention's per-head
+// q·kᵀ and P·v) in the BLAS or the WebAssembly SIMD kernels; RMSNorm, rotary, SwiGLU and the residuals in
+// JavaScript on views of the same memory (llama-ops.ts).
+import { ArenaModel } from './arena-model.js';
+import type { Elems } from '../tensor/dtype.js';
+import { attentionBackward, attentionForward, type AttentionHost } from './llama-attention.js';
+import { crossEntropy } from './ops.js';
+import { LLAMA_BLOCK as BLOCK, RMS_EPS, ROPE_THETA, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './llama.js';
+import { rmsNorm, rmsNormBackward, rope, ropeTables, swiglu, swigluBackward } from './llama-ops.js';
+
+export class Llama extends ArenaModel {
+  private rows = 0;
+  private tokens = new Int32Array(0);
+  private v: Record<string, Float32Array> = {};
+  private readonly tables: { cos: Float32Array; sin: Float32Array };
+  activationBytes = 0;
+  readonly recompute: boolean;
+
+  constructor(
+    readonly spec: LlamaSpec,
+    opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {},
+  ) {
+    super(opts);
+    this.recompute = opts.recompute ?? false;
+    const { dim: D, heads: H, seq: T } = spec.shape;
+    this.tables = ropeTables(T, D / H, ROPE_THETA);
+  }
+
+  protected get groups(): readonly LlamaGroup[] {
+    return this.spec.layers;
+  }
+
+  /** The regions of a batch of `rows` sequences, in elements: activations first, then scratch. */
+  private regions(rows: number): { activations: Record<string, number>; scratch: Record<string, number> } {
+    const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, seq: T, vocab: V } = this.spec.shape;
+    const [N, hd] = [rows * T, D / H];
+    const K = KV * hd;
+    const size: Record<BlockName, number> = {
+      ...{ n1: N * D, r1: N, q: N * D, k: N * K, v: N * K, P: rows * H * T * T, y: N * D, xmid: N * D },
+      ...{ n2: N * D, r2: N, gate: N * FF, up: N * FF, h: N * FF, out: N * D },
+    };
+    const activations: Record<string, number> = { x0: N * D };
+    for (let b = 0; b < L; b++) for (const k of BLOCK) if (k === 'out' || !this.recompute) activations[`b${b}.${k}`] = size[k];
+    if (this.recompute) for (const k of BLOCK) if (k !== 'out') activations[`r.${k}`] = size[k];
+    Object.assign(activations, { nf: N * D, rf: N, logits: N * V });
+    const largest = Math.max(...this.spec.layers.map((g) => g.size));
+    const head = { hq: T * hd, hk: T * hd, hv: T * hd, hy: T * hd, hdy: T * hd, hdq: T * hd, hdk: T * hd, hdv: T * hd, hdP: T * T };
+    const scratch = {
+      p: largest,
+      g: largest,
+      d: N * D,
+      dx: N * D,
+      dx2: N * D,
+      dq: N * D,
+      dk: N * K,
+      dv: N * K,
+      df: N * FF,
+      df2: N * FF,
+      dl: N * V,
+      zero: Math.max(V, T, FF, D),
+      ...head,
+    };
+    return { activations, scratch };
+  }
+
+  /** A batch of `rows` sequences of T token ids (row-major). */
+  start(tokens: ArrayLike<number>, rows: number): void {
+    const { seq: T, vocab: V } = this.spec.shape;
+    if (tokens.length !== rows * T) throw new RangeError(`llama: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
+    if (rows !== this.rows) {
+      const { activations, scratch } = this.regions(rows);
+      const all = { ...activations, ...scratch };
+      this.arena.layout(all);
+      this.v = Object.fromEntries(Object.entries(all).map(([name, n]) => [name, this.arena.f32(name, n)]));
+      this.activationBytes = 4 * Object.values(activations).reduce((t, n) => t + n, 0);
+      this.rows = rows;
+      this.tokens = new Int32Array(rows * T);
+    }
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i];
+      if (!(Number.isInteger(t) && t >= 0 && t < V)) throw new RangeError(`llama: token ${t} at ${i} is not in 0..${V - 1}`);
+      this.tokens[i] = t;
+    }
+  }
+
+  forward(u: number, params: Elems): void {
+    const g = this.group(u, params);
+    this.arena.load('p', params.subarray(0, g.size));
+    if (g.kind === 'embeddings') this.embeddingsForward();
+    else if (g.kind === 'block') this.blockForward(g);
+    else this.headForward(g);
+  }
+
+  /** Mean cross-entropy over every token; its gradient times `gradScale` starts the backward pass. */
+  loss(targets: Int32Array, gradScale = 1): number {
+    const { seq: T, vocab: V } = this.spec.shape;
+    const dl = this.v.dl;
+    const loss = crossEntropy(this.v.logits, targets, this.rows * T, V, dl);
+    if (gradScale !== 1) for (let i = 0; i < dl.length; i++) dl[i] *= gradScale;
+    return loss;
+  }
+
+  backward(u: number, params: Elems, grad: Float32Array): void {
+    const g = this.group(u, params);
+    if (g.kind === 'embeddings') {
+      grad.fill(0, 0, g.size);
+      return this.embeddingsBackward(grad);
+    }
+    this.arena.load('p', params.subarray(0, g.size));
+    this.v.g.fill(0, 0, g.size);
+    if (g.kind === 'head') this.headBackward(g);
+    else this.blockBackward(g);
+    grad.set(this.v.g.subarray(0, g.size));
+  }
+
+  /** The logits of the last forward pass (N×V). */
+  logits(): Float32Array {
+    return this.v.logits;
+  }
+
+  private group(u: number, params: Elems): LlamaGroup {
+    const g = this.spec.layers[u];
+    if (!g) throw new RangeError(`llama: unit ${u} does not exist`);
+    if (params.length < g.size) throw new RangeError(`llama: unit ${u} needs ${g.size} parameters, got ${params.length}`);
+    return g;
+  }
+
+  /** Where a tensor of the unit starts inside it (elements), by its name without the layer prefix. */
+  private offset(g: LlamaGroup, name: string): number {
+    return g.tensors.find((t) => t.name.endsWith(name))!.offset - g.offset;
+  }
+
+  /** A tensor of the loaded parameters ('p') or of the gradient ('g') as a view. */
+  private view(region: 'p' | 'g', g: LlamaGroup, name: string): Float32Array {
+    const t = g.tensors.find((x) => x.name.endsWith(name))!;
+    const at = t.offset - g.offset;
+    return this.v[region].subarray(at, at + t.shape.reduce((a, b) => a * b, 1));
+  }
+
+  private name(b: number, k: BlockName): string {
+    return k === 'out' || !this.recompute ? `b${b}.${k}` : `r.${k}`;
+  }
+
+  private input(block: number): string {
+    return block === 0 ? 'x0' : this.name(block - 1, 'out');
+  }
+
+  /** out = x·Wᵀ (no bias), W at an element offset of the loaded unit. */
+  private linear(x: string, w: number, out: string, rows: number, inputs: number, outputs: number): void {
+    const a = this.arena;
+    a.linearForward(a.at(x), a.at('p') + 4 * w, a.at('zero'), a.at(out), rows, inputs, outputs);
+  }
+
+  /** The backward of linear(): dW into the unit's gradient, dX = dY·W into `dx`. */
+  private linearBack(x: string, dy: string, w: number, dx: string, rows: number, inputs: number, outputs: number): void {
+    const a = this.arena;
+    a.matmulTN(a.at(dy), a.at(x), a.at('g') + 4 * w, outputs, inputs, rows);
+    a.matmulNN(a.at(dy), a.at('p') + 4 * w, a.at(dx), rows, inputs, outputs);
+  }
+
+  private embeddingsForward(): void {
+    const D = this.spec.shape.dim;
+    const [p, x0] = [this.v.p, this.v.x0];
+    this.tokens.forEach((t, n) => x0.set(p.subarray(t * D, t * D + D), n * D));
+  }
+
+  private embeddingsBackward(grad: Float32Array): void {
+    const D = this.spec.shape.dim;
+    const d = this.v.d; // the gradient w.r.t. the embeddings' output, left there by block 0
+    this.tokens.forEach((t, n) => {
+      for (let i = 0; i < D; i++) grad[t * D + i] += d[n * D + i];
+    });
+  }
+
+  private blockForward(g: LlamaGroup): void {
+    const { dim: D, heads: H, kvHeads: KV, ff: FF, seq: T } = this.spec.shape;
+    const [N, K] = [this.rows * T, KV * (D / H)];
+    const b = g.block;
+    const at = (k: BlockName) => this.name(b, k);
+    const a = (k: BlockName) => this.v[at(k)];
+    const x = this.v[this.input(b)];
+    rmsNorm(x, this.view('p', g, 'input_layernorm.weight'), N, D, RMS_EPS, a('n1'), a('r1'));
+    this.linear(at('n1'), this.offset(g, 'q_proj.weight'), at('q'), N, D, D);
+    this.linear(at('n1'), this.offset(g, 'k_proj.weight'), at('k'), N, D, K);
+    this.linear(at('n1'), this.offset(g, 'v_proj.weight'), at('v'), N, D, K);
+    rope(a('q'), N, T, H, D / H, this.tables);
+    rope(a('k'), N, T, KV, D / H, this.tables);
+    attentionForward(this.attentionHost(b));
+    this.linear(at('y'), this.offset(g, 'o_proj.weight'), at('xmid'), N, D, D);
+    const xmid = a('xmid');
+    for (let i = 0; i < N * D; i++) xmid[i] += x[i];
+    rmsNorm(xmid, this.view('p', g, 'post_attention_layernorm.weight'), N, D, RMS_EPS, a('n2'), a('r2'));
+    this.linear(at('n2'), this.offset(g, 'gate_proj.weight'), at('gate'), N, D, FF);
+    this.linear(at('n2'), this.offset(g, 'up_proj.weight'), at('up'), N, D, FF);
+    swiglu(a('gate'), a('up'), a('h'));
+    this.linear(at('h'), this.offset(g, 'down_proj.weight'), at('out'), N, FF, D);
+    const out = a('out');
+    for (let i = 0; i < N * D; i++) out[i] += xmid[i];
+  }
+
+  /** Backward through a block: region d holds the gradient w.r.t. its output on entry, w.r.t. its input on exit. */
+  private blockBackward(g: LlamaGroup): void {
+    if (this.recompute) this.blockForward(g); // the insides again, from the kept input and the loaded parameters
+    const { dim: D, heads: H, kvHeads: KV, ff: FF, seq: T } = this.spec.shape;
+    const [N, K] = [this.rows * T, KV * (D / H)];
+    const b = g.block;
+    const at = (k: BlockName) => this.name(b, k);
+    const a = (k: BlockName) => this.v[at(k)];
+    const { d, dx, dx2, dq, dk } = this.v;
+    const sum = (into: Float32Array, from: Float32Array) => {
+      for (let i = 0; i < into.length; i++) into[i] += from[i];
+    };
+    // MLP half: out = xmid + down(silu(gate(n2)) · up(n2)); the residual passes d on to xmid.
+    this.linearBack(at('h'), 'd', this.offset(g, 'down_proj.weight'), 'df', N, FF, D);
+    swigluBackward(a('gate'), a('up'), this.v.df, this.v.df, this.v.df2); // df: dgate (read dh first, per element), df2: dup
+    this.linearBack(at('n2'), 'df', this.offset(g, 'gate_proj.weight'), 'dx', N, D, FF);
+    this.linearBack(at('n2'), 'df2', this.offset(g, 'up_proj.weight'), 'dx2', N, D, FF);
+    sum(dx, dx2);
+    rmsNormBackward(
+      a('xmid'),
+      this.view('p', g, 'post_attention_layernorm.weight'),
+      a('r2'),
+      dx,
+      N,
+      D,
+      this.view('g', g, 'post_attention_layernorm.weight'),
+      d,
+    );
+    // Attention half: xmid = x + o(attn(rope(q(n1)), rope(k(n1)), v(n1))).
+    this.linearBack(at('y'), 'd', this.offset(g, 'o_proj.weight'), 'dx', N, D, D);
+    attentionBackward(this.attentionHost(b)); // dx (dy) -> dq, dk, dv
+    rope(dq, N, T, H, D / H, this.tables, true);
+    rope(dk, N, T, KV, D / H, this.tables, true);
+    this.linearBack(at('n1'), 'dq', this.offset(g, 'q_proj.weight'), 'dx', N, D, D);
+    this.linearBack(at('n1'), 'dk', this.offset(g, 'k_proj.weight'), 'dx2', N, D, K);
+    sum(dx, dx2);
+    this.linearBack(at('n1'), 'dv', this.offset(g, 'v_proj.weight'), 'dx2', N, D, K);
+    sum(dx, dx2);
+    rmsNormBackward(this.v[this.input(b)], this.view('p', g, 'input_layernorm.weight'), a('r1'), dx, N, D, this.view('g', g, 'input_layernorm.weight'), d);
+  }
+
+  private attentionHost(b: number): AttentionHost {
+    return { arena: this.arena, v: this.v, shape: this.spec.shape, rows: this.rows, region: (k) => this.name(b, k) };
+  }
+
+  private headForward(g: LlamaGroup): void {
+    const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
+    const N = this.rows * T;
+    rmsNorm(this.v[this.input(L)], this.view('p', g, 'model.norm.weight'), N, D, RMS_EPS, this.v.nf, this.v.rf);
+    this.linear('nf', this.offset(g, 'lm_head.weight'), 'logits', N, D, V);
+  }
+
+  private headBackward(g: LlamaGroup): void {
+    const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
+    const N = this.rows * T;
+    this.linearBack('nf', 'dl', this.offset(g, 'lm_head.weight'), 'dx', N, D, V);
+    this.v.d.fill(0);
+    rmsNormBackward(
+      this.v[this.input(L)],
+      this.view('p', g, 'model.norm.weight'),
+      this.v.rf,
+      this.v.dx,
+      N,
+      D,
+      this.view('g', g, 'model.norm.weight'),
+      this.v.d,
+    );
+  }
+}

@@ -1,0 +1,122 @@
+// A Llama-style decoder, laid out and named as Hugging Face's LlamaForCausalLM state dict: token embeddings;
+// per block x += o_proj(attn(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))) with n = input_layernorm(x), then
+// x += down_proj(silu(gate_proj(m)) * up_proj(m)) with m = post_attention_layernorm(x); then model.norm and an
+// untied lm_head. RMSNorm (eps 1e-6, in fp32), rotary embeddings on q and k (half-split, theta 10000),
+// grouped-query attention (KV_HEADS key/value heads, each shared by HEADS/KV_HEADS query heads), no biases.
+// Linear weights are (out, in) as torch.nn.Linear. The units are the embeddings, each block, and norm + head.
+import type { NamedTensor, ParamGroup } from './param-group.js';
+import { Rng } from './rng.js';
+
+export interface LlamaShape {
+  layers: number; // blocks
+  dim: number; // D
+  heads: number; // H query heads, D/H wide each
+  kvHeads: number; // KV key/value heads
+  ff: number; // the SwiGLU MLP's width
+  seq: number; // T, the context length
+  vocab: number; // V
+}
+
+/** HF's defaults for Llama 2: RMSNorm's epsilon and the rotary base. */
+export const RMS_EPS = 1e-6;
+export const ROPE_THETA = 10000;
+
+/** What one block keeps for its backward pass (llama-compute.ts); `out` is its output, the next unit's input. */
+export const LLAMA_BLOCK = ['n1', 'r1', 'q', 'k', 'v', 'P', 'y', 'xmid', 'n2', 'r2', 'gate', 'up', 'h', 'out'] as const;
+export type LlamaBlockName = (typeof LLAMA_BLOCK)[number];
+
+export interface LlamaGroup extends ParamGroup {
+  kind: 'embeddings' | 'block' | 'head';
+  block: number; // the block's index, for kind 'block'
+  tensors: NamedTensor[];
+}
+
+const BLOCK_TENSORS = (D: number, K: number, FF: number): [string, number[]][] => [
+  ['input_layernorm.weight', [D]],
+  ['self_attn.q_proj.weight', [D, D]],
+  ['self_attn.k_proj.weight', [K, D]],
+  ['self_attn.v_proj.weight', [K, D]],
+  ['self_attn.o_proj.weight', [D, D]],
+  ['post_attention_layernorm.weight', [D]],
+  ['mlp.gate_proj.weight', [FF, D]],
+  ['mlp.up_proj.weight', [FF, D]],
+  ['mlp.down_proj.weight', [D, FF]],
+];
+
+/** Why a shape cannot be a Llama block, or null. */
+export function llamaShapeProblem(s: LlamaShape): string | null {
+  for (const [k, v] of Object.entries(s)) if (!Number.isInteger(v) || v < 1) return `${k} must be a positive integer, got ${v}`;
+  if (s.dim % s.heads !== 0) return `DIM ${s.dim} does not divide into ${s.heads} heads`;
+  if (s.heads % s.kvHeads !== 0) return `HEADS ${s.heads} is not a multiple of KV_HEADS ${s.kvHeads}`;
+  if ((s.dim / s.heads) % 2 !== 0) return `the head width ${s.dim / s.heads} is odd: rotary embeddings rotate pairs`;
+  return null;
+}
+
+export class LlamaSpec {
+  readonly kind = 'llama' as const;
+  readonly layers: LlamaGroup[];
+  readonly params: number;
+
+  constructor(readonly shape: LlamaShape) {
+    const problem = llamaShapeProblem(shape);
+    if (problem) throw new Error(`llama: ${problem}`);
+    const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, vocab: V } = shape;
+    const K = KV * (D / H);
+    let offset = 0;
+    const group = (kind: LlamaGroup['kind'], block: number, prefix: string, specs: [string, number[]][]): LlamaGroup => {
+      const start = offset;
+      const tensors = specs.map(([name, shape]) => {
+        const t = { name: `${prefix}${name}`, offset, shape };
+        offset += shape.reduce((a, b) => a * b, 1);
+        return t;
+      });
+      return { index: 0, kind, block, offset: start, size: offset - start, tensors };
+    };
+    this.layers = [
+      group('embeddings', -1, 'model.', [['embed_tokens.weight', [V, D]]]),
+      ...Array.from({ length: L }, (_, i) => group('block', i, `model.layers.${i}.`, BLOCK_TENSORS(D, K, FF))),
+      group('head', -1, '', [
+        ['model.norm.weight', [D]],
+        ['lm_head.weight', [V, D]],
+      ]),
+    ].map((g, index) => ({ ...g, index }));
+    this.params = offset;
+  }
+
+  /** Every tensor with its Hugging Face name, offset and shape. */
+  tensors(): NamedTensor[] {
+    return this.layers.flatMap((g) => g.tensors);
+  }
+
+  describe(): string {
+    const { layers, dim, heads, kvHeads, ff, seq, vocab } = this.shape;
+    return `llama:${layers},${dim},${heads},${kvHeads},${ff},${seq},${vocab}`;
+  }
+
+  /** HF's init (initializer_range 0.02): Linear weights and embeddings N(0, 0.02), RMSNorm weights 1. */
+  init(seed: number): Float32Array {
+    const rng = new Rng(seed);
+    const theta = new Float32Array(this.params);
+    for (const t of this.tensors()) {
+      const n = t.shape.reduce((a, b) => a * b, 1);
+      const view = theta.subarray(t.offset, t.offset + n);
+      if (t.shape.length === 1) view.fill(1);
+      else for (let i = 0; i < n; i++) view[i] = 0.02 * rng.normal();
+    }
+    return theta;
+  }
+
+  /** Bytes of activations the forward pass keeps for the backward pass, for `rows` sequences, as Llama
+   *  (llama-compute.ts) lays them out: the embeddings' output; per block both norms' outputs and 1/rms, q and
+   *  k after rotary, v, the probabilities (H·T·T a sequence), the heads' output, the residual between the
+   *  halves, gate, up, their SwiGLU product and the block's output; the final norm and the logits. With
+   *  `recompute` only each block's output is kept and one block's insides exist at a time. */
+  activationBytes(rows: number, recompute = false): number {
+    const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, seq: T, vocab: V } = this.shape;
+    const K = KV * (D / H);
+    const N = rows * T;
+    const inside = N * (D + 1) * 2 + N * (3 * D + 2 * K) + rows * H * T * T + N * 3 * FF; // n1, n2 and their 1/rms; q, k, v, y, xmid; P; gate, up, h
+    const head = N * (D + 1) + N * V;
+    return 4 * (N * D + L * N * D + (recompute ? inside : L * inside) + head);
+  }
+}

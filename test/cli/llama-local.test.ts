@@ -1,0 +1,68 @@
+// `zerowire local --model llama:...`: every scheme (HSDP included) with gradient accumulation, fp32 on the
+// wire, against a full-batch torch.optim.Adam replay of the dump (test/helpers/torch_llama.py): the final
+// weights of every scheme within 2e-5; bytes and memory as theory.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/accounting/report.js';
+import { parseSafetensors } from '../../shared/io/safetensors.js';
+import { fromStateDict } from '../../shared/io/state-dict.js';
+import { LlamaSpec } from '../../shared/training/llama.js';
+import { runCli } from '../helpers/cli.js';
+import { IN_CI } from '../helpers/docker.js';
+import { maxAbsDiff } from '../helpers/train.js';
+
+const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
+const SCRIPT = fileURLToPath(new URL('../helpers/torch_llama.py', import.meta.url));
+
+describe('local --model llama', () => {
+  it('every scheme and HSDP, with --accumulate 2, ends where full-batch torch.optim.Adam does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-llama-'));
+    try {
+      const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 4];
+      const model = 'llama:2,64,4,2,172,32';
+      const args = ['local', '--world', '4', '--model', model, '--scheme', 'all', '--shard-group', '2', '--accumulate', '2', '--wire-dtype', 'fp32'];
+      const r = await runCli(
+        [...args, '--batch', '8', '--samples', '64', '--steps', String(steps), '--preflight', 'off', '--out', out, '--dump', dump],
+        120_000,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+      expect(report.rows.map((x) => x.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3', 'hsdp']);
+      for (const x of report.rows) {
+        expect(x.sentPerStep.payload, x.scheme).toBe(x.sentPerStep.theory);
+        expect(x.resident.measured, x.scheme).toBe(x.resident.theory);
+        expect(x.peak.measured, x.scheme).toBe(x.peak.theory);
+      }
+      expect(report.agreement.agree).toBe(true);
+      if (!TORCH) {
+        expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
+        return;
+      }
+      const torchOut = join(dir, 'torch.safetensors');
+      const shape = '2,64,4,2,172,32,64';
+      const py = spawnSync(
+        '/usr/bin/python3',
+        [SCRIPT, 'replay', join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, shape, String(steps), '0.001'],
+        {
+          encoding: 'utf8',
+          timeout: 120_000,
+        },
+      );
+      expect(py.status, py.stderr).toBe(0);
+      const spec = new LlamaSpec({ layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 });
+      const byTorch = fromStateDict(spec, parseSafetensors(readFileSync(torchOut)));
+      for (const scheme of ['dp', 'zero1', 'zero2', 'zero3', 'hsdp']) {
+        const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
+        const diff = maxAbsDiff(final, byTorch);
+        console.log(`${scheme}: max |zerowire - torch.optim.Adam| after ${steps} steps = ${diff.toExponential(2)}`);
+        expect(diff, scheme).toBeLessThanOrEqual(2e-5);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});

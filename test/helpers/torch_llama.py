@@ -1,0 +1,127 @@
+"""PyTorch's side of the Llama workload's test, written from Hugging Face's LlamaForCausalLM conventions and
+not from zerowire's code: RMSNorm in fp32 (eps 1e-6), rotary embeddings with rotate_half (theta 10000),
+grouped-query attention by repeating k and v to the query heads, causal softmax, SwiGLU, no biases, untied
+lm_head. Reads the weights (HF names) and a batch, writes the logits, the mean loss, every parameter's
+gradient (grad.NAME) and the weights after one torch.optim.Adam step (step.NAME).
+
+usage: torch_llama.py IN OUT LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ,VOCAB LR
+IN holds the weights and `tokens`, `targets` (int32, rows x SEQ).
+usage: torch_llama.py replay INITIAL DATA OUT LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ,VOCAB STEPS LR
+trains a zerowire --dump's initial weights with full-batch torch.optim.Adam on its data (sample i is
+tokens[i*SEQ : i*SEQ+SEQ], its targets one further; step t trains on samples batch_rows[t]) and writes the
+final weights.
+"""
+import json
+import math
+import struct
+import sys
+
+import torch
+
+DTYPES = {"F32": torch.float32, "I32": torch.int32, "I64": torch.int64}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        out[name] = torch.frombuffer(bytearray(raw[8 + n + a : 8 + n + b]), dtype=DTYPES[t["dtype"]]).reshape(t["shape"])
+    return out
+
+
+def write(path, tensors):
+    header, blobs, at = {}, [], 0
+    for name, t in tensors.items():
+        b = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - (8 + len(h)) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def rms_norm(x, w, eps=1e-6):
+    x32 = x.to(torch.float32)
+    return w * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def forward(params, tokens, L, D, H, KV, T, V):
+    """The logits of a batch of token rows."""
+    hd = D // H
+    B = tokens.shape[0]
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+    freqs = torch.outer(torch.arange(T).float(), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+    mask = torch.full((T, T), float("-inf")).triu(1)
+
+    x = params["model.embed_tokens.weight"][tokens]
+    for i in range(L):
+        p = lambda n: params[f"model.layers.{i}.{n}"]  # noqa: E731
+        h = rms_norm(x, p("input_layernorm.weight"))
+        q = (h @ p("self_attn.q_proj.weight").T).view(B, T, H, hd).transpose(1, 2)
+        k = (h @ p("self_attn.k_proj.weight").T).view(B, T, KV, hd).transpose(1, 2)
+        v = (h @ p("self_attn.v_proj.weight").T).view(B, T, KV, hd).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(H // KV, dim=1)
+        v = v.repeat_interleave(H // KV, dim=1)
+        att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + mask, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, D)
+        x = x + y @ p("self_attn.o_proj.weight").T
+        m = rms_norm(x, p("post_attention_layernorm.weight"))
+        g = m @ p("mlp.gate_proj.weight").T
+        u = m @ p("mlp.up_proj.weight").T
+        x = x + (torch.nn.functional.silu(g) * u) @ p("mlp.down_proj.weight").T
+    return rms_norm(x, params["model.norm.weight"]) @ params["lm_head.weight"].T
+
+
+def one_step(in_path, out_path, shape, lr):
+    L, D, H, KV, FF, T, V = (int(s) for s in shape.split(","))
+    data = read(in_path)
+    tokens, targets = data.pop("tokens").long(), data.pop("targets").long()
+    params = {k: torch.nn.Parameter(v.clone()) for k, v in data.items()}
+    logits = forward(params, tokens, L, D, H, KV, T, V)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+    loss.backward()
+    out = {"logits": logits.reshape(-1, V), "loss": loss.reshape(1)}
+    out.update({f"grad.{k}": p.grad for k, p in params.items()})
+    opt = torch.optim.Adam(params.values(), lr=float(lr), betas=(0.9, 0.999), eps=1e-8)
+    opt.step()
+    out.update({f"step.{k}": p for k, p in params.items()})
+    write(out_path, out)
+
+
+def replay(initial, data_path, out_path, shape, steps, lr):
+    L, D, H, KV, FF, T, V = (int(s) for s in shape.split(","))
+    params = {k: torch.nn.Parameter(v.clone()) for k, v in read(initial).items()}
+    data = read(data_path)
+    corpus, order = data["tokens"].long(), data["batch_rows"].long()
+    opt = torch.optim.Adam(params.values(), lr=float(lr), betas=(0.9, 0.999), eps=1e-8)
+    for t in range(int(steps)):
+        rows = order[t]
+        idx = rows[:, None] * T + torch.arange(T)[None, :]
+        opt.zero_grad()
+        logits = forward(params, corpus[idx], L, D, H, KV, T, V)
+        torch.nn.functional.cross_entropy(logits.reshape(-1, V), corpus[idx + 1].reshape(-1)).backward()
+        opt.step()
+    write(out_path, params)
+
+
+if sys.argv[1] == "replay":
+    replay(*sys.argv[2:8])
+else:
+    one_step(*sys.argv[1:5])

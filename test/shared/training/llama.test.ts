@@ -1,0 +1,87 @@
+// The Llama workload against PyTorch (test/helpers/torch_llama.py, written from Hugging Face's conventions):
+// one forward and backward of llama:2,64,4,2,172,32 on two sequences (grouped-query attention, 2 query heads
+// per key/value head) and one Adam step: logits, every gradient and the updated weights within 1e-5.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { adamUpdate } from '../../../shared/training/adam.js';
+import { LlamaSpec } from '../../../shared/training/llama.js';
+import { Llama } from '../../../shared/training/llama-compute.js';
+import { Rng } from '../../../shared/training/rng.js';
+import { parseSafetensors, serializeSafetensors } from '../../../shared/io/safetensors.js';
+import { fromStateDict, toStateDict } from '../../../shared/io/state-dict.js';
+import { IN_CI } from '../../helpers/docker.js';
+import { maxAbsDiff } from '../../helpers/train.js';
+
+const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
+if (!TORCH) console.warn('PyTorch reference for the Llama workload: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
+const SCRIPT = fileURLToPath(new URL('../../helpers/torch_llama.py', import.meta.url));
+
+describe('llama', () => {
+  it('names its tensors as LlamaForCausalLM, and refuses shapes it cannot be', () => {
+    const spec = new LlamaSpec({ layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 });
+    const names = spec.tensors().map((t) => `${t.name} ${t.shape.join('x')}`);
+    expect(names.slice(0, 4)).toEqual([
+      'model.embed_tokens.weight 64x64',
+      'model.layers.0.input_layernorm.weight 64',
+      'model.layers.0.self_attn.q_proj.weight 64x64',
+      'model.layers.0.self_attn.k_proj.weight 32x64',
+    ]);
+    expect(names.slice(-2)).toEqual(['model.norm.weight 64', 'lm_head.weight 64x64']);
+    expect(spec.params).toBe(64 * 64 + 2 * (64 + 64 * 64 + 2 * 32 * 64 + 64 * 64 + 64 + 3 * 64 * 172) + 64 + 64 * 64);
+    expect(() => new LlamaSpec({ layers: 1, dim: 64, heads: 4, kvHeads: 3, ff: 8, seq: 4, vocab: 8 })).toThrow(/HEADS 4 is not a multiple of KV_HEADS 3/);
+    expect(() => new LlamaSpec({ layers: 1, dim: 12, heads: 4, kvHeads: 2, ff: 8, seq: 4, vocab: 8 })).toThrow(/head width 3 is odd/);
+  });
+
+  it('matches PyTorch: logits, gradients and one Adam step within 1e-5', () => {
+    if (!TORCH) {
+      expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
+      return;
+    }
+    const shape = { layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 };
+    const spec = new LlamaSpec(shape);
+    const theta = spec.init(7);
+    const rows = 2;
+    const rng = new Rng(11);
+    const tokens = Int32Array.from({ length: rows * shape.seq }, () => Math.floor(rng.uniform() * shape.vocab));
+    const targets = Int32Array.from({ length: rows * shape.seq }, () => Math.floor(rng.uniform() * shape.vocab));
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-llama-'));
+    try {
+      const input = toStateDict(spec, theta);
+      input.set('tokens', { dtype: 'I32', shape: [rows, shape.seq], data: tokens });
+      input.set('targets', { dtype: 'I32', shape: [rows, shape.seq], data: targets });
+      writeFileSync(join(dir, 'in.safetensors'), serializeSafetensors(input));
+      const py = spawnSync('/usr/bin/python3', [SCRIPT, join(dir, 'in.safetensors'), join(dir, 'out.safetensors'), Object.values(shape).join(','), '0.01'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect(py.status, py.stderr).toBe(0);
+      const ref = parseSafetensors(readFileSync(join(dir, 'out.safetensors')));
+      const model = new Llama(spec);
+      const grad = new Float32Array(spec.params);
+      const loss = model.lossAndGradient(theta, tokens, rows, targets, grad);
+      const refLoss = (ref.get('loss')!.data as Float32Array)[0];
+      const refGrad = fromStateDict(spec, ref, 'grad.');
+      const logitsDiff = maxAbsDiff(model.logits(), ref.get('logits')!.data as Float32Array);
+      const gradDiff = maxAbsDiff(grad, refGrad);
+      // Adam's first step is lr·g/(|g| + eps): a gradient of 3e-8 that differs in its second digit (as float
+      // sums in another order do) moves the step by 5e-5. So the step is taken from PyTorch's own gradients:
+      // it checks the update, the gradients are checked above.
+      const [m, v, stepped] = [new Float32Array(spec.params), new Float32Array(spec.params), Float32Array.from(theta)];
+      adamUpdate(stepped, m, v, refGrad, 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
+      const stepDiff = maxAbsDiff(stepped, fromStateDict(spec, ref, 'step.'));
+      console.log(
+        `llama vs PyTorch: loss ${loss} vs ${refLoss}; max |diff| logits ${logitsDiff.toExponential(2)}, gradients ${gradDiff.toExponential(2)}, after one Adam step ${stepDiff.toExponential(2)}`,
+      );
+      expect(Math.abs(loss - refLoss)).toBeLessThanOrEqual(1e-5);
+      expect(logitsDiff).toBeLessThanOrEqual(1e-5);
+      expect(gradDiff).toBeLessThanOrEqual(1e-5);
+      expect(stepDiff).toBeLessThanOrEqual(1e-5);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
