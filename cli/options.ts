@@ -78,7 +78,7 @@ function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
 const HELP_GROUPS: [string, string[]][] = [
   ['The run:', ['world', 'scheme', 'model', 'steps', 'batch', 'lr', 'seed']],
   ['Outputs:', ['out', 'html', 'trace', 'dump']],
-  ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute']],
+  ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'rope-theta', 'rms-eps']],
   ['Where it computes (and GPU what-ifs, docs/what-if.md):', ['compute', 'threads', 'tflops', 'mfu', 'link-scale']],
   ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'chunk-kib']],
   ['Checkpoints:', ['checkpoint-every', 'checkpoint-dir', 'resume']],
@@ -113,7 +113,7 @@ export function runOptions<T>(y: Argv<T>) {
       .option('model', {
         type: 'string',
         default: DEFAULT_MODEL,
-        describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; or a real model's shape as our GPT block, with --compute model:PRESET: ${Object.keys(NAMED_SHAPES).join(', ')}`,
+        describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; a Llama as llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]; or a real model's shape by name, with --compute model:PRESET: ${Object.keys(NAMED_SHAPES).join(', ')}`,
       })
       .option('steps', { type: 'number', default: 20, describe: 'optimizer steps each scheme trains (from the same initial weights and data)' })
       .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
@@ -131,6 +131,8 @@ export function runOptions<T>(y: Argv<T>) {
       describe: 'micro-batches per optimizer step (gradient accumulation): each of batch/(world*accumulate) rows per rank',
     })
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
+    .option('rope-theta', { type: 'number', describe: "llama: the rotary embeddings' base (default 10000, or the named model's)" })
+    .option('rms-eps', { type: 'number', describe: "llama: RMSNorm's epsilon, 1 over a whole number (default 1e-6, or the named model's)" })
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
     .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })
     .option('compute', {

@@ -13,7 +13,7 @@ import {
 } from '../shared/control/run-config.js';
 import { issuePath, issueText } from '../shared/control/schema.js';
 import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
-import { llamaShapeProblem } from '../shared/training/llama.js';
+import { llamaShapeProblem, RMS_EPS, ROPE_THETA } from '../shared/training/llama.js';
 
 /** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
@@ -42,6 +42,8 @@ export interface RunOptions {
   mfu?: number; // with model:PRESET: the fraction of the peak its products reach
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
+  ropeTheta?: number; // llama: the rotary base
+  rmsEps?: number; // llama: RMSNorm's epsilon
 }
 
 /** The option each config field comes from, for error messages. */
@@ -84,8 +86,27 @@ function parseSchemes(list: string): SchemeName[] {
 
 const GPT_DEFAULT_VOCAB = 64;
 
+/** Where a decoder's vocabulary sits in its numbers (an MLP has none). */
+const VOCAB_AT: Partial<Record<(typeof ARCHS)[number], number>> = { gpt: 4, llama: 6 };
+
 /** Our data's token ids are 16-bit: a larger vocabulary needs modeled compute, which has no data. */
 const MAX_DATA_VOCAB = 65536;
+
+/** --rope-theta and --rms-eps onto a Llama's numbers (where a named shape has not set its own): a whole
+ *  base, and eps as its whole reciprocal. Refused for other models. */
+function llamaOptions(arch: string, model: number[], o: RunOptions): void {
+  const given = [o.ropeTheta !== undefined && '--rope-theta', o.rmsEps !== undefined && '--rms-eps'].filter(Boolean);
+  if (arch !== 'llama') {
+    if (given.length) throw new ConfigError(`${given.join(' and ')}: only with a Llama model (llama:... or a Llama-family name)`);
+    return;
+  }
+  const theta = o.ropeTheta ?? model[7] ?? ROPE_THETA;
+  if (!(Number.isInteger(theta) && theta >= 2)) throw new ConfigError(`--rope-theta: ${o.ropeTheta} must be a whole number of at least 2 (10000, 500000)`);
+  const eps = o.rmsEps ?? (model[8] ? 1 / model[8] : RMS_EPS);
+  const inverse = Math.round(1 / eps);
+  if (!(eps > 0 && Math.abs(inverse * eps - 1) < 1e-9)) throw new ConfigError(`--rms-eps: ${o.rmsEps} must be 1 over a whole number (1e-5, 1e-6)`);
+  model.splice(7, 2, theta, inverse);
+}
 
 /** --model llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]: each field checked, named in the error. */
 function parseLlama(text: string, fields: string): { arch: 'llama'; model: number[] } {
@@ -101,7 +122,7 @@ function parseLlama(text: string, fields: string): { arch: 'llama'; model: numbe
 /** --model: MLP widths ("64,256,256,10"), a GPT shape ("gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]") or a named shape. */
 export function parseModel(text: string): { arch: (typeof ARCHS)[number]; model: number[] } {
   const named = NAMED_SHAPES[String(text).trim().toLowerCase()];
-  if (named) return { arch: 'gpt', model: [...named] };
+  if (named) return { arch: named.arch, model: [...named.model] };
   const llama = /^llama:(.*)$/i.exec(String(text).trim());
   if (llama) return parseLlama(text, llama[1]);
   const m = /^gpt:(.*)$/i.exec(String(text).trim());
@@ -120,7 +141,7 @@ export function parseWidths(list: string): number[] {
     .map((s) => Number(s.trim()));
   if (widths.length < 2 || widths.some((w) => !Number.isInteger(w) || w < 1)) {
     throw new ConfigError(
-      `--model: "${list}" must be at least two positive integer layer widths (e.g. 64,256,256,10), gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] or one of ${Object.keys(NAMED_SHAPES).join(', ')}`,
+      `--model: "${list}" must be at least two positive integer layer widths (e.g. 64,256,256,10), gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB], llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] or one of ${Object.keys(NAMED_SHAPES).join(', ')}`,
     );
   }
   return widths;
@@ -129,8 +150,9 @@ export function parseWidths(list: string): number[] {
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
+  llamaOptions(arch, model, o);
   const modeled = modeledDevice({ compute: String(o.compute) });
-  const vocab = arch === 'mlp' ? 0 : model[model.length - 1];
+  const vocab = model[VOCAB_AT[arch] ?? -1] ?? 0;
   if (vocab > MAX_DATA_VOCAB && !modeled)
     throw new ConfigError(`--model: vocabulary ${vocab} is more than ${MAX_DATA_VOCAB}: train it with --compute model:PRESET (no data, modeled compute)`);
   if ((o.linkScale ?? 1) !== 1 && !modeled)

@@ -6,7 +6,7 @@ import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
 import { attentionBackward, attentionForward, type AttentionHost } from './llama-attention.js';
 import { crossEntropy } from './ops.js';
-import { LLAMA_BLOCK as BLOCK, RMS_EPS, ROPE_THETA, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './llama.js';
+import { LLAMA_BLOCK as BLOCK, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './llama.js';
 import { rmsNorm, rmsNormBackward, rope, ropeTables, swiglu, swigluBackward } from './llama-ops.js';
 
 export class Llama extends ArenaModel {
@@ -24,7 +24,7 @@ export class Llama extends ArenaModel {
     super(opts);
     this.recompute = opts.recompute ?? false;
     const { dim: D, heads: H, seq: T } = spec.shape;
-    this.tables = ropeTables(T, D / H, ROPE_THETA);
+    this.tables = ropeTables(T, D / H, spec.ropeTheta);
   }
 
   protected get groups(): readonly LlamaGroup[] {
@@ -180,7 +180,7 @@ export class Llama extends ArenaModel {
     const at = (k: BlockName) => this.name(b, k);
     const a = (k: BlockName) => this.v[at(k)];
     const x = this.v[this.input(b)];
-    rmsNorm(x, this.view('p', g, 'input_layernorm.weight'), N, D, RMS_EPS, a('n1'), a('r1'));
+    rmsNorm(x, this.view('p', g, 'input_layernorm.weight'), N, D, this.spec.rmsEps, a('n1'), a('r1'));
     this.linear(at('n1'), this.offset(g, 'q_proj.weight'), at('q'), N, D, D);
     this.linear(at('n1'), this.offset(g, 'k_proj.weight'), at('k'), N, D, K);
     this.linear(at('n1'), this.offset(g, 'v_proj.weight'), at('v'), N, D, K);
@@ -190,7 +190,7 @@ export class Llama extends ArenaModel {
     this.linear(at('y'), this.offset(g, 'o_proj.weight'), at('xmid'), N, D, D);
     const xmid = a('xmid');
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
-    rmsNorm(xmid, this.view('p', g, 'post_attention_layernorm.weight'), N, D, RMS_EPS, a('n2'), a('r2'));
+    rmsNorm(xmid, this.view('p', g, 'post_attention_layernorm.weight'), N, D, this.spec.rmsEps, a('n2'), a('r2'));
     this.linear(at('n2'), this.offset(g, 'gate_proj.weight'), at('gate'), N, D, FF);
     this.linear(at('n2'), this.offset(g, 'up_proj.weight'), at('up'), N, D, FF);
     swiglu(a('gate'), a('up'), a('h'));
@@ -247,7 +247,7 @@ export class Llama extends ArenaModel {
   private headForward(g: LlamaGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
-    rmsNorm(this.v[this.input(L)], this.view('p', g, 'model.norm.weight'), N, D, RMS_EPS, this.v.nf, this.v.rf);
+    rmsNorm(this.v[this.input(L)], this.view('p', g, 'model.norm.weight'), N, D, this.spec.rmsEps, this.v.nf, this.v.rf);
     this.linear('nf', this.offset(g, 'lm_head.weight'), 'logits', N, D, V);
   }
 

@@ -17,9 +17,15 @@ export interface LlamaShape {
   vocab: number; // V
 }
 
-/** HF's defaults for Llama 2: RMSNorm's epsilon and the rotary base. */
+/** Hugging Face's LlamaConfig defaults: RMSNorm's epsilon and the rotary base (--rms-eps, --rope-theta). */
 export const RMS_EPS = 1e-6;
 export const ROPE_THETA = 10000;
+
+/** What the passes need beyond the shape. */
+export interface LlamaOptions {
+  ropeTheta: number;
+  rmsEps: number;
+}
 
 /** What one block keeps for its backward pass (llama-compute.ts); `out` is its output, the next unit's input. */
 export const LLAMA_BLOCK = ['n1', 'r1', 'q', 'k', 'v', 'P', 'y', 'xmid', 'n2', 'r2', 'gate', 'up', 'h', 'out'] as const;
@@ -57,7 +63,15 @@ export class LlamaSpec {
   readonly layers: LlamaGroup[];
   readonly params: number;
 
-  constructor(readonly shape: LlamaShape) {
+  readonly ropeTheta: number;
+  readonly rmsEps: number;
+
+  constructor(
+    readonly shape: LlamaShape,
+    opts: Partial<LlamaOptions> = {},
+  ) {
+    this.ropeTheta = opts.ropeTheta ?? ROPE_THETA;
+    this.rmsEps = opts.rmsEps ?? RMS_EPS;
     const problem = llamaShapeProblem(shape);
     if (problem) throw new Error(`llama: ${problem}`);
     const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, vocab: V } = shape;
@@ -90,7 +104,8 @@ export class LlamaSpec {
 
   describe(): string {
     const { layers, dim, heads, kvHeads, ff, seq, vocab } = this.shape;
-    return `llama:${layers},${dim},${heads},${kvHeads},${ff},${seq},${vocab}`;
+    const options = this.ropeTheta === ROPE_THETA && this.rmsEps === RMS_EPS ? '' : ` (rope theta ${this.ropeTheta}, rms eps ${this.rmsEps})`;
+    return `llama:${layers},${dim},${heads},${kvHeads},${ff},${seq},${vocab}${options}`;
   }
 
   /** HF's init (initializer_range 0.02): Linear weights and embeddings N(0, 0.02), RMSNorm weights 1. */

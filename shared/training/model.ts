@@ -58,8 +58,21 @@ const GPT: ModelKind<GptSpec> = {
 };
 
 const LLAMA: ModelKind<LlamaSpec> = {
-  spec: ([layers = 0, dim = 0, heads = 0, kvHeads = 0, ff = 0, seq = 0, vocab = 0]) => new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }),
-  numbers: ({ shape: { layers, dim, heads, kvHeads, ff, seq, vocab } }) => [layers, dim, heads, kvHeads, ff, seq, vocab],
+  // [L, D, H, KV, FF, T, V, rope theta, 1/rms eps]: the two options ride in the numbers (a compute thread
+  // rebuilds the spec from them), eps as its whole reciprocal (1e-5 -> 100000).
+  spec: ([layers = 0, dim = 0, heads = 0, kvHeads = 0, ff = 0, seq = 0, vocab = 0, ropeTheta, rmsInverse]) =>
+    new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }, { ropeTheta, rmsEps: rmsInverse && 1 / rmsInverse }),
+  numbers: ({ shape: { layers, dim, heads, kvHeads, ff, seq, vocab }, ropeTheta, rmsEps }) => [
+    layers,
+    dim,
+    heads,
+    kvHeads,
+    ff,
+    seq,
+    vocab,
+    ropeTheta,
+    Math.round(1 / rmsEps),
+  ],
   inline: (spec, threads, recompute) => new InlineCompute(new Llama(spec, { threads, recompute })),
   arena: (spec, threads, recompute) => new Llama(spec, { threads, recompute }),
   data: (spec, c) => new TextData(spec.shape.seq, spec.shape.vocab, c.samples, c.seed),

@@ -1,11 +1,24 @@
-// Real models' shapes by name (--model llama2-7b), as the model seam builds them.
+// Real models' shapes by name (--model llama2-7b), as the model seam builds them: the Llama family as Llama
+// blocks with their real depth, width, heads, key/value heads, SwiGLU width, sequence and vocabulary; GPT-2 XL
+// as our GPT block. Sources: each model's Hugging Face config.json.
+import type { RunConfig } from '../control/run-config.js';
 
-/** Real models' shapes as our GPT block (same width, depth, heads, sequence and vocabulary): [L, D, H, T, V].
- *  A Llama block (SwiGLU, RMSNorm, rotary) has about the same parameters and computes ~25% slower. */
-export const NAMED_SHAPES: Record<string, number[]> = {
-  'gpt2-xl': [48, 1600, 25, 1024, 50257],
-  'llama2-7b': [32, 4096, 32, 4096, 32000],
-  'llama3-8b': [32, 4096, 32, 8192, 128256],
-  'llama2-13b': [40, 5120, 40, 4096, 32000],
-  'llama2-70b': [80, 8192, 64, 4096, 32000],
+type Named = Pick<RunConfig, 'arch' | 'model'>;
+/** llama: [L, D, H, KV, FF, T, V, rope theta, 1/rms eps] (T: a sequence these models are commonly trained and
+ *  fine-tuned at). */
+const llama = (L: number, D: number, H: number, KV: number, FF: number, T: number, V: number, theta: number, eps: number): Named => ({
+  arch: 'llama',
+  model: [L, D, H, KV, FF, T, V, theta, Math.round(1 / eps)],
+});
+
+export const NAMED_SHAPES: Record<string, Named> = {
+  'gpt2-xl': { arch: 'gpt', model: [48, 1600, 25, 1024, 50257] },
+  'llama2-7b': llama(32, 4096, 32, 32, 11008, 4096, 32000, 1e4, 1e-5),
+  'llama2-13b': llama(40, 5120, 40, 40, 13824, 4096, 32000, 1e4, 1e-5),
+  'llama2-70b': llama(80, 8192, 64, 8, 28672, 4096, 32000, 1e4, 1e-5),
+  'llama3-8b': llama(32, 4096, 32, 8, 14336, 8192, 128256, 5e5, 1e-5),
+  'llama3-70b': llama(80, 8192, 64, 8, 28672, 8192, 128256, 5e5, 1e-5),
+  'mistral-7b': llama(32, 4096, 32, 8, 14336, 8192, 32000, 1e4, 1e-5),
+  // Qwen2.5 adds biases to q, k and v (2·(D + 2K) parameters a block, 0.01% of them): modeled without them.
+  'qwen2.5-7b': llama(28, 3584, 28, 4, 18944, 4096, 152064, 1e6, 1e-6),
 };

@@ -7,7 +7,7 @@ describe('impossible runs are refused up front', () => {
   it.each([
     [
       ['local', '--model', 'llama2-7b'],
-      /^zerowire: --model llama2-7b: 6,723,084,288 parameters need at least .* per rank \(ZeRO-3\).*: a named shape runs as a modeled accelerator: add --compute model:h200/,
+      /^zerowire: --model llama2-7b: 6,738,415,616 parameters need at least .* per rank \(ZeRO-3\).*: a named shape runs as a modeled accelerator: add --compute model:h200/,
     ],
     [
       ['local', '--model', '65536,65536,10', '--world', '2'],

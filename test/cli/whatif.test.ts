@@ -85,9 +85,11 @@ describe('zerowire local --compute model:h200', () => {
     const r = await runCli(['plan', '--compute', 'model:h100', '--model', 'llama2-7b', '--world', '4']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/on 4 NVIDIA H100 SXM 80GB \(modeled/);
-    // states + activations per GPU: DP 107.6 + 17.8 GB; ZeRO-3 28.1 + 17.8 GB (flash attention: no T x T scores)
-    expect(r.stdout).toMatch(/^DP +107\.6 +17\.8 +NO \(125\.3\)/m);
-    expect(r.stdout).toMatch(/^ZeRO-3 +28\.1 +17\.8 +yes/m);
+    // Llama 2 7B as a Llama: 6.738e9 parameters; states + activations per GPU: DP 107.8 + 25.0 GB; ZeRO-3 28.2 +
+    // 25.0 GB (flash attention: no T x T scores; the SwiGLU keeps four FF-wide tensors a block)
+    expect(r.stdout).toMatch(/^llama:32,4096,32,32,11008,4096,32000 .*\(6\.738e\+9 parameters\)/m);
+    expect(r.stdout).toMatch(/^DP +107\.8 +25\.0 +NO \(132\.8\)/m);
+    expect(r.stdout).toMatch(/^ZeRO-3 +28\.2 +25\.0 +yes/m);
   });
 
   it('refuses what it cannot model, naming the problem', async () => {
