@@ -36,6 +36,7 @@ describe('local --model llama', () => {
         expect(x.sentPerStep.payload, x.scheme).toBe(x.sentPerStep.theory);
         expect(x.resident.measured, x.scheme).toBe(x.resident.theory);
         expect(x.peak.measured, x.scheme).toBe(x.peak.theory);
+        expect(x.activations.measured, x.scheme).toBe(x.activations.estimate); // the band is what the block keeps, as counted
       }
       expect(report.agreement.agree).toBe(true);
       if (!TORCH) {
@@ -65,4 +66,24 @@ describe('local --model llama', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it('--recompute keeps each block its input only and trains the same', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-llama-rc-'));
+    try {
+      const base = ['local', '--world', '2', '--model', 'llama:2,64,4,2,172,32', '--batch', '4', '--samples', '32', '--steps', '3', '--scheme', 'dp,zero3'];
+      const reports = [];
+      for (const extra of [[], ['--recompute']]) {
+        const out = join(dir, `r${extra.length}.json`);
+        const r = await runCli([...base, '--wire-dtype', 'fp32', '--preflight', 'off', ...extra, '--out', out], 60_000);
+        expect(r.code, r.stderr).toBe(0);
+        reports.push(JSON.parse(readFileSync(out, 'utf8')) as Report);
+      }
+      const [plain, recomputed] = reports;
+      expect(recomputed.rows.map((x) => x.finalLoss)).toEqual(plain.rows.map((x) => x.finalLoss));
+      for (const x of recomputed.rows) expect(x.activations.measured).toBe(x.activations.estimate);
+      expect(recomputed.rows[0].activations.measured).toBeLessThan(0.6 * plain.rows[0].activations.measured);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
