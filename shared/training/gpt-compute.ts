@@ -2,10 +2,8 @@
 // scheme can hand over each unit's parameters just in time, as for the MLP. What the forward pass keeps
 // for the backward pass is laid out as named activation regions per batch shape and counted
 // (activationBytes); the rest of the arena is scratch.
-import { ArenaModel } from './arena-model.js';
-import type { Elems } from '../tensor/dtype.js';
+import { Decoder, type DecoderRegions } from './decoder.js';
 import type { GptGroup, GptSpec } from './gpt.js';
-import { crossEntropy } from './ops.js';
 import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from './activations.js';
 import { gptRegions, type BlockName, type BlockRegion, type GptRegion, type GptViews } from './gpt-regions.js';
 import { attentionBackward, attentionForward } from './gpt-attention.js';
@@ -16,106 +14,21 @@ import { attentionBackward, attentionForward } from './gpt-attention.js';
  * projection, the MLP's two layers, the head) and the attention's per-head q·kᵀ and P·v. Softmax,
  * LayerNorm, GELU and the residuals run in JavaScript on views of the same memory.
  */
-export class Gpt extends ArenaModel {
-  private rows = 0;
-  private tokens = new Int32Array(0);
-  private v = {} as GptViews;
-  /** Bytes the forward pass keeps for the backward pass (the activations), as laid out. */
-  activationBytes = 0;
+export class Gpt extends Decoder<GptGroup, GptViews> {
+  declare readonly spec: GptSpec;
 
-  /** `recompute`: activation checkpointing per block (keep each block's output; recompute its insides in
-   *  the backward pass, one block at a time). */
-  readonly recompute: boolean;
-
-  constructor(
-    readonly spec: GptSpec,
-    opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {},
-  ) {
-    super(opts);
-    this.recompute = opts.recompute ?? false;
+  constructor(spec: GptSpec, opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {}) {
+    super(spec, opts);
   }
 
-  protected get groups(): readonly GptGroup[] {
-    return this.spec.layers;
-  }
-
-  /** A batch of `rows` sequences of T token ids (row-major). */
-  start(tokens: ArrayLike<number>, rows: number): void {
-    const { seq: T, vocab: V } = this.spec.shape;
-    if (tokens.length !== rows * T) throw new RangeError(`gpt: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
-    if (rows !== this.rows) {
-      const { activations, scratch } = gptRegions(this.spec, rows, this.recompute);
-      const all: Partial<Record<GptRegion, number>> = { ...activations, ...scratch };
-      this.arena.layout(all as Record<GptRegion, number>);
-      // Views, valid until the next layout (the arena's memory may grow then).
-      this.v = Object.fromEntries(Object.entries(all).map(([name, n]) => [name, this.arena.f32(name, n)])) as GptViews;
-      const floats = (r: Partial<Record<GptRegion, number>>) => (Object.values(r) as number[]).reduce((t, n) => t + n, 0);
-      this.activationBytes = 4 * floats(activations);
-      this.rows = rows;
-      this.tokens = new Int32Array(rows * T);
-    }
-    const tok = this.tokens;
-    for (let i = 0; i < tokens.length; i++) {
-      const t = tokens[i];
-      if (!(Number.isInteger(t) && t >= 0 && t < V)) throw new RangeError(`gpt: token ${t} at ${i} is not in 0..${V - 1}`);
-      tok[i] = t;
-    }
-  }
-
-  /** Unit `u`'s forward pass with its parameters (fp32, or bf16 bits widened on the way in). */
-  forward(u: number, params: Elems): void {
-    const g = this.group(u, params);
-    this.arena.load('p', params.subarray(0, g.size));
-    if (g.kind === 'embeddings') this.embeddingsForward();
-    else if (g.kind === 'block') this.blockForward(g);
-    else this.headForward(g);
-  }
-
-  /** Mean cross-entropy over every token; its gradient times `gradScale` starts the backward pass. */
-  loss(targets: Int32Array, gradScale = 1): number {
-    const N = this.rows * this.spec.shape.seq;
-    const dl = this.v.dl;
-    const loss = crossEntropy(this.v.logits, targets, N, this.spec.shape.vocab, dl);
-    if (gradScale !== 1) for (let i = 0; i < dl.length; i++) dl[i] *= gradScale;
-    return loss;
-  }
-
-  /** Unit `u`'s backward pass: its parameter gradient into `grad` (its size); the input gradient moves on. */
-  backward(u: number, params: Elems, grad: Float32Array): void {
-    const g = this.group(u, params);
-    if (g.kind === 'embeddings') {
-      grad.fill(0, 0, g.size);
-      return this.embeddingsBackward(grad);
-    }
-    this.arena.load('p', params.subarray(0, g.size));
-    this.v.g.fill(0, 0, g.size);
-    if (g.kind === 'head') this.headBackward(g);
-    else this.blockBackward(g);
-    grad.set(this.v.g.subarray(0, g.size));
-  }
-
-  /** The logits of the last forward pass (N×V). */
-  logits(): Float32Array {
-    return this.v.logits;
-  }
-
-  private group(u: number, params: Elems): GptGroup {
-    const g = this.spec.layers[u];
-    if (!g) throw new RangeError(`gpt: unit ${u} does not exist`);
-    if (params.length < g.size) throw new RangeError(`gpt: unit ${u} needs ${g.size} parameters, got ${params.length}`);
-    return g;
+  protected regions(rows: number): DecoderRegions {
+    const { activations, scratch } = gptRegions(this.spec, rows, this.recompute);
+    return { activations: activations as Record<string, number>, scratch };
   }
 
   /** Where each of the unit's tensors starts inside the unit (in elements), by short name. */
   private offsets(g: GptGroup): Record<string, number> {
     return Object.fromEntries(g.tensors.map((t) => [t.name.replace(/^h\.\d+\./, ''), t.offset - g.offset]));
-  }
-
-  /** A tensor of the loaded parameters ('p') or of the gradient ('g') as a view. */
-  private view(region: 'p' | 'g', g: GptGroup, name: string): Float32Array {
-    const t = g.tensors.find((x) => x.name.replace(/^h\.\d+\./, '') === name)!;
-    const at = t.offset - g.offset;
-    return this.v[region].subarray(at, at + t.shape.reduce((a, b) => a * b, 1));
   }
 
   /** The region of block b's activation `name`. */
@@ -147,7 +60,7 @@ export class Gpt extends ArenaModel {
     a.matmulNN(a.at(dy), a.at('p') + 4 * w, a.at(dx), rows, inputs, outputs);
   }
 
-  private embeddingsForward(): void {
+  protected embeddingsForward(): void {
     const { dim: D, seq: T, vocab: V } = this.spec.shape;
     const p = this.v.p;
     const x0 = this.v.x0;
@@ -159,7 +72,7 @@ export class Gpt extends ArenaModel {
     }
   }
 
-  private embeddingsBackward(grad: Float32Array): void {
+  protected embeddingsBackward(grad: Float32Array): void {
     const { dim: D, seq: T, vocab: V } = this.spec.shape;
     const d = this.v.d; // the gradient w.r.t. the embeddings' output, left there by block 0
     const tok = this.tokens;
@@ -173,7 +86,7 @@ export class Gpt extends ArenaModel {
     }
   }
 
-  private blockForward(g: GptGroup): void {
+  protected blockForward(g: GptGroup): void {
     const { dim: D, seq: T } = this.spec.shape;
     const N = this.rows * T;
     const b = g.block;
@@ -198,7 +111,7 @@ export class Gpt extends ArenaModel {
 
   /** Backward through a block: region d holds the gradient w.r.t. its output on entry, w.r.t. its input
    *  on exit. */
-  private blockBackward(g: GptGroup): void {
+  protected blockBackward(g: GptGroup): void {
     if (this.recompute) this.blockForward(g); // the insides again, from the kept input and the loaded parameters
     const { dim: D, seq: T } = this.spec.shape;
     const N = this.rows * T;
@@ -229,7 +142,7 @@ export class Gpt extends ArenaModel {
     return { arena: this.arena, v: this.v, shape: this.spec.shape, rows: this.rows };
   }
 
-  private headForward(g: GptGroup): void {
+  protected headForward(g: GptGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     const o = this.offsets(g);
@@ -237,7 +150,7 @@ export class Gpt extends ArenaModel {
     this.linear('lnf', o['head.weight'], null, 'logits', N, D, V);
   }
 
-  private headBackward(g: GptGroup): void {
+  protected headBackward(g: GptGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     const o = this.offsets(g);

@@ -3,8 +3,7 @@
 // x += mlp.proj(gelu(mlp.fc(ln_2(x)))); then ln_f and an untied head without bias. Linear weights are
 // (out, in) as torch.nn.Linear, embeddings (rows, D). The units are the embeddings, each block, and ln_f + head:
 // what ZeRO-3 gathers one at a time, as FSDP wraps each Transformer block.
-import type { NamedTensor, ParamGroup } from './param-group.js';
-import { Rng } from './rng.js';
+import { decoderUnits, DecoderUnits, type DecoderGroup } from './decoder.js';
 
 export interface GptShape {
   layers: number; // blocks
@@ -15,11 +14,7 @@ export interface GptShape {
 }
 
 /** A unit of the GPT: its tensors, in the order they lie in the flat vector. */
-export interface GptGroup extends ParamGroup {
-  kind: 'embeddings' | 'block' | 'head';
-  block: number; // the block's index, for kind 'block'
-  tensors: NamedTensor[];
-}
+export type GptGroup = DecoderGroup;
 
 const BLOCK_TENSORS = (D: number): [string, number[]][] => [
   ['ln_1.weight', [D]],
@@ -36,43 +31,33 @@ const BLOCK_TENSORS = (D: number): [string, number[]][] => [
   ['mlp.proj.bias', [D]],
 ];
 
-export class GptSpec {
+/** The GPT's units from its shape, checked. */
+function gptUnits(shape: GptShape): ReturnType<typeof decoderUnits> {
+  const { layers: L, dim: D, heads: H, seq: T, vocab: V } = shape;
+  for (const [k, v] of Object.entries(shape)) if (!Number.isInteger(v) || v < 1) throw new Error(`gpt: ${k} must be a positive integer, got ${v}`);
+  if (D % H !== 0) throw new Error(`gpt: width ${D} does not divide into ${H} heads`);
+  return decoderUnits(
+    [
+      ['tok_emb.weight', [V, D]],
+      ['pos_emb.weight', [T, D]],
+    ],
+    L,
+    (i) => `h.${i}.`,
+    BLOCK_TENSORS(D),
+    [
+      ['ln_f.weight', [D]],
+      ['ln_f.bias', [D]],
+      ['head.weight', [V, D]],
+    ],
+  );
+}
+
+export class GptSpec extends DecoderUnits {
   readonly kind = 'gpt' as const;
-  readonly layers: GptGroup[];
-  readonly params: number;
+  declare readonly layers: GptGroup[];
 
   constructor(readonly shape: GptShape) {
-    const { layers: L, dim: D, heads: H, seq: T, vocab: V } = shape;
-    for (const [k, v] of Object.entries(shape)) if (!Number.isInteger(v) || v < 1) throw new Error(`gpt: ${k} must be a positive integer, got ${v}`);
-    if (D % H !== 0) throw new Error(`gpt: width ${D} does not divide into ${H} heads`);
-    let offset = 0;
-    const group = (kind: GptGroup['kind'], block: number, prefix: string, specs: [string, number[]][]): GptGroup => {
-      const start = offset;
-      const tensors = specs.map(([name, shape]) => {
-        const t = { name: `${prefix}${name}`, offset, shape };
-        offset += shape.reduce((a, b) => a * b, 1);
-        return t;
-      });
-      return { index: 0, kind, block, offset: start, size: offset - start, tensors };
-    };
-    this.layers = [
-      group('embeddings', -1, '', [
-        ['tok_emb.weight', [V, D]],
-        ['pos_emb.weight', [T, D]],
-      ]),
-      ...Array.from({ length: L }, (_, i) => group('block', i, `h.${i}.`, BLOCK_TENSORS(D))),
-      group('head', -1, '', [
-        ['ln_f.weight', [D]],
-        ['ln_f.bias', [D]],
-        ['head.weight', [V, D]],
-      ]),
-    ].map((g, index) => ({ ...g, index }));
-    this.params = offset;
-  }
-
-  /** Every tensor with its torch name, offset and shape. */
-  tensors(): NamedTensor[] {
-    return this.layers.flatMap((g) => g.tensors);
+    super(gptUnits(shape));
   }
 
   describe(): string {
@@ -82,15 +67,7 @@ export class GptSpec {
 
   /** GPT-2's init: weights and embeddings N(0, 0.02), biases 0, LayerNorm weight 1 and bias 0. */
   init(seed: number): Float32Array {
-    const rng = new Rng(seed);
-    const theta = new Float32Array(this.params);
-    for (const t of this.tensors()) {
-      const n = t.shape.reduce((a, b) => a * b, 1);
-      const view = theta.subarray(t.offset, t.offset + n);
-      if (/ln_.*\.weight$/.test(t.name)) view.fill(1);
-      else if (t.shape.length === 2) for (let i = 0; i < n; i++) view[i] = 0.02 * rng.normal();
-    }
-    return theta;
+    return this.initFrom(seed, /ln_.*\.weight$/);
   }
 
   /** Bytes of activations the forward pass keeps for the backward pass, for `rows` sequences of `seq`

@@ -27,25 +27,36 @@ function slice(host: AttentionHost, src: Float32Array, stride: number, col: numb
   }
 }
 
-/** y = softmax(q·kᵀ/sqrt(hd), causal)·v per query head; P is kept for the backward pass. */
-export function attentionForward(host: AttentionHost): void {
+/** For each sequence s and query head h: its q, and its key/value head's k and v, in the head slices hq, hk,
+ *  hv; then `f` with the head's offset into P (elements) and P's address. */
+function eachHead(host: AttentionHost, f: (s: number, h: number, kv: number, base: number, Pptr: number) => void): void {
   const { dim: D, heads: H, kvHeads: KV, seq: T } = host.shape;
   const { arena: ar, v } = host;
   const [hd, K] = [D / H, KV * (D / H)];
-  const [q, k, vv, y, P] = (['q', 'k', 'v', 'y', 'P'] as const).map((x) => v[host.region(x)]);
+  const [q, k, vv] = (['q', 'k', 'v'] as const).map((x) => v[host.region(x)]);
   for (let s = 0; s < host.rows; s++)
     for (let h = 0; h < H; h++) {
       const kv = Math.floor(h / (H / KV));
       const base = (s * H + h) * T * T;
-      const Pptr = ar.at(host.region('P')) + 4 * base;
       slice(host, q, D, h * hd, v.hq, s);
       slice(host, k, K, kv * hd, v.hk, s);
       slice(host, vv, K, kv * hd, v.hv, s);
-      ar.linearForward(ar.at('hq'), ar.at('hk'), ar.at('zero'), Pptr, T, hd, T); // S = q·kᵀ
-      arenaCausalSoftmax(ar, P.subarray(base, base + T * T), T, 1 / Math.sqrt(hd));
-      ar.matmulNN(Pptr, ar.at('hv'), ar.at('hy'), T, hd, T); // y = P·v
-      slice(host, y, D, h * hd, v.hy, s, 'set');
+      f(s, h, kv, base, ar.at(host.region('P')) + 4 * base);
     }
+}
+
+/** y = softmax(q·kᵀ/sqrt(hd), causal)·v per query head; P is kept for the backward pass. */
+export function attentionForward(host: AttentionHost): void {
+  const { dim: D, heads: H, seq: T } = host.shape;
+  const { arena: ar, v } = host;
+  const hd = D / H;
+  const [y, P] = [v[host.region('y')], v[host.region('P')]];
+  eachHead(host, (s, h, _kv, base, Pptr) => {
+    ar.linearForward(ar.at('hq'), ar.at('hk'), ar.at('zero'), Pptr, T, hd, T); // S = q·kᵀ
+    arenaCausalSoftmax(ar, P.subarray(base, base + T * T), T, 1 / Math.sqrt(hd));
+    ar.matmulNN(Pptr, ar.at('hv'), ar.at('hy'), T, hd, T); // y = P·v
+    slice(host, y, D, h * hd, v.hy, s, 'set');
+  });
 }
 
 /** The backward: region dx holds dy; dq is set, dk and dv summed over the query heads sharing them. */
@@ -53,25 +64,18 @@ export function attentionBackward(host: AttentionHost): void {
   const { dim: D, heads: H, kvHeads: KV, seq: T } = host.shape;
   const { arena: ar, v } = host;
   const [hd, K] = [D / H, KV * (D / H)];
-  const [q, k, vv, P] = (['q', 'k', 'v', 'P'] as const).map((x) => v[host.region(x)]);
+  const P = v[host.region('P')];
   v.dk.fill(0);
   v.dv.fill(0);
-  for (let s = 0; s < host.rows; s++)
-    for (let h = 0; h < H; h++) {
-      const kv = Math.floor(h / (H / KV));
-      const base = (s * H + h) * T * T;
-      const Pptr = ar.at(host.region('P')) + 4 * base;
-      slice(host, q, D, h * hd, v.hq, s);
-      slice(host, k, K, kv * hd, v.hk, s);
-      slice(host, vv, K, kv * hd, v.hv, s);
-      slice(host, v.dx, D, h * hd, v.hdy, s);
-      ar.linearForward(ar.at('hdy'), ar.at('hv'), ar.at('zero'), ar.at('hdP'), T, hd, T); // dP = dy·vᵀ
-      ar.matmulTN(Pptr, ar.at('hdy'), ar.at('hdv'), T, hd, T); // dv = Pᵀ·dy
-      arenaCausalSoftmaxBackward(ar, P.subarray(base, base + T * T), v.hdP, T, 1 / Math.sqrt(hd)); // dS
-      ar.matmulNN(ar.at('hdP'), ar.at('hk'), ar.at('hdq'), T, hd, T); // dq = dS·k
-      ar.matmulTN(ar.at('hdP'), ar.at('hq'), ar.at('hdk'), T, hd, T); // dk = dSᵀ·q
-      slice(host, v.dq, D, h * hd, v.hdq, s, 'set');
-      slice(host, v.dk, K, kv * hd, v.hdk, s, 'add');
-      slice(host, v.dv, K, kv * hd, v.hdv, s, 'add');
-    }
+  eachHead(host, (s, h, kv, base, Pptr) => {
+    slice(host, v.dx, D, h * hd, v.hdy, s);
+    ar.linearForward(ar.at('hdy'), ar.at('hv'), ar.at('zero'), ar.at('hdP'), T, hd, T); // dP = dy·vᵀ
+    ar.matmulTN(Pptr, ar.at('hdy'), ar.at('hdv'), T, hd, T); // dv = Pᵀ·dy
+    arenaCausalSoftmaxBackward(ar, P.subarray(base, base + T * T), v.hdP, T, 1 / Math.sqrt(hd)); // dS
+    ar.matmulNN(ar.at('hdP'), ar.at('hk'), ar.at('hdq'), T, hd, T); // dq = dS·k
+    ar.matmulTN(ar.at('hdP'), ar.at('hq'), ar.at('hdk'), T, hd, T); // dk = dSᵀ·q
+    slice(host, v.dq, D, h * hd, v.hdq, s, 'set');
+    slice(host, v.dk, K, kv * hd, v.hdk, s, 'add');
+    slice(host, v.dv, K, kv * hd, v.hdv, s, 'add');
+  });
 }

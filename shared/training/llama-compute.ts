@@ -2,37 +2,26 @@
 // a kernel arena as the GPT's: every product (the seven projections, the head, the attention's per-head
 // q·kᵀ and P·v) in the BLAS or the WebAssembly SIMD kernels; RMSNorm, rotary, SwiGLU and the residuals in
 // JavaScript on views of the same memory (llama-ops.ts).
-import { ArenaModel } from './arena-model.js';
-import type { Elems } from '../tensor/dtype.js';
+import { Decoder, type DecoderRegions } from './decoder.js';
 import { attentionBackward, attentionForward, type AttentionHost } from './llama-attention.js';
-import { crossEntropy } from './ops.js';
 import { LLAMA_BLOCK as BLOCK, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './llama.js';
 import { rmsNorm, rmsNormBackward, rope, ropeTables, swiglu, swigluBackward } from './llama-ops.js';
 
-export class Llama extends ArenaModel {
-  private rows = 0;
-  private tokens = new Int32Array(0);
-  private v: Record<string, Float32Array> = {};
-  private readonly tables: { cos: Float32Array; sin: Float32Array };
-  activationBytes = 0;
-  readonly recompute: boolean;
+/** Every region's view by name (llama regions are named by strings: `b3.q`, `r.gate`, `dx`, ...). */
+type LlamaViews = Record<'p' | 'g' | 'd' | 'dl' | 'logits', Float32Array> & Record<string, Float32Array>;
 
-  constructor(
-    readonly spec: LlamaSpec,
-    opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {},
-  ) {
-    super(opts);
-    this.recompute = opts.recompute ?? false;
+export class Llama extends Decoder<LlamaGroup, LlamaViews> {
+  declare readonly spec: LlamaSpec;
+  private readonly tables: { cos: Float32Array; sin: Float32Array };
+
+  constructor(spec: LlamaSpec, opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {}) {
+    super(spec, opts);
     const { dim: D, heads: H, seq: T } = spec.shape;
     this.tables = ropeTables(T, D / H, spec.ropeTheta);
   }
 
-  protected get groups(): readonly LlamaGroup[] {
-    return this.spec.layers;
-  }
-
   /** The regions of a batch of `rows` sequences, in elements: activations first, then scratch. */
-  private regions(rows: number): { activations: Record<string, number>; scratch: Record<string, number> } {
+  protected regions(rows: number): DecoderRegions {
     const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, seq: T, vocab: V } = this.spec.shape;
     const [N, hd] = [rows * T, D / H];
     const K = KV * hd;
@@ -64,80 +53,6 @@ export class Llama extends ArenaModel {
     return { activations, scratch };
   }
 
-  /** A batch of `rows` sequences of T token ids (row-major). */
-  start(tokens: ArrayLike<number>, rows: number): void {
-    const { seq: T, vocab: V } = this.spec.shape;
-    if (tokens.length !== rows * T) throw new RangeError(`llama: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
-    if (rows !== this.rows) {
-      const { activations, scratch } = this.regions(rows);
-      const all = { ...activations, ...scratch };
-      this.arena.layout(all);
-      this.v = Object.fromEntries(Object.entries(all).map(([name, n]) => [name, this.arena.f32(name, n)]));
-      this.activationBytes = 4 * Object.values(activations).reduce((t, n) => t + n, 0);
-      this.rows = rows;
-      this.tokens = new Int32Array(rows * T);
-    }
-    for (let i = 0; i < tokens.length; i++) {
-      const t = tokens[i];
-      if (!(Number.isInteger(t) && t >= 0 && t < V)) throw new RangeError(`llama: token ${t} at ${i} is not in 0..${V - 1}`);
-      this.tokens[i] = t;
-    }
-  }
-
-  forward(u: number, params: Elems): void {
-    const g = this.group(u, params);
-    this.arena.load('p', params.subarray(0, g.size));
-    if (g.kind === 'embeddings') this.embeddingsForward();
-    else if (g.kind === 'block') this.blockForward(g);
-    else this.headForward(g);
-  }
-
-  /** Mean cross-entropy over every token; its gradient times `gradScale` starts the backward pass. */
-  loss(targets: Int32Array, gradScale = 1): number {
-    const { seq: T, vocab: V } = this.spec.shape;
-    const dl = this.v.dl;
-    const loss = crossEntropy(this.v.logits, targets, this.rows * T, V, dl);
-    if (gradScale !== 1) for (let i = 0; i < dl.length; i++) dl[i] *= gradScale;
-    return loss;
-  }
-
-  backward(u: number, params: Elems, grad: Float32Array): void {
-    const g = this.group(u, params);
-    if (g.kind === 'embeddings') {
-      grad.fill(0, 0, g.size);
-      return this.embeddingsBackward(grad);
-    }
-    this.arena.load('p', params.subarray(0, g.size));
-    this.v.g.fill(0, 0, g.size);
-    if (g.kind === 'head') this.headBackward(g);
-    else this.blockBackward(g);
-    grad.set(this.v.g.subarray(0, g.size));
-  }
-
-  /** The logits of the last forward pass (N×V). */
-  logits(): Float32Array {
-    return this.v.logits;
-  }
-
-  private group(u: number, params: Elems): LlamaGroup {
-    const g = this.spec.layers[u];
-    if (!g) throw new RangeError(`llama: unit ${u} does not exist`);
-    if (params.length < g.size) throw new RangeError(`llama: unit ${u} needs ${g.size} parameters, got ${params.length}`);
-    return g;
-  }
-
-  /** Where a tensor of the unit starts inside it (elements), by its name without the layer prefix. */
-  private offset(g: LlamaGroup, name: string): number {
-    return g.tensors.find((t) => t.name.endsWith(name))!.offset - g.offset;
-  }
-
-  /** A tensor of the loaded parameters ('p') or of the gradient ('g') as a view. */
-  private view(region: 'p' | 'g', g: LlamaGroup, name: string): Float32Array {
-    const t = g.tensors.find((x) => x.name.endsWith(name))!;
-    const at = t.offset - g.offset;
-    return this.v[region].subarray(at, at + t.shape.reduce((a, b) => a * b, 1));
-  }
-
   private name(b: number, k: BlockName): string {
     return k === 'out' || !this.recompute ? `b${b}.${k}` : `r.${k}`;
   }
@@ -159,13 +74,13 @@ export class Llama extends ArenaModel {
     a.matmulNN(a.at(dy), a.at('p') + 4 * w, a.at(dx), rows, inputs, outputs);
   }
 
-  private embeddingsForward(): void {
+  protected embeddingsForward(): void {
     const D = this.spec.shape.dim;
     const [p, x0] = [this.v.p, this.v.x0];
     this.tokens.forEach((t, n) => x0.set(p.subarray(t * D, t * D + D), n * D));
   }
 
-  private embeddingsBackward(grad: Float32Array): void {
+  protected embeddingsBackward(grad: Float32Array): void {
     const D = this.spec.shape.dim;
     const d = this.v.d; // the gradient w.r.t. the embeddings' output, left there by block 0
     this.tokens.forEach((t, n) => {
@@ -173,7 +88,7 @@ export class Llama extends ArenaModel {
     });
   }
 
-  private blockForward(g: LlamaGroup): void {
+  protected blockForward(g: LlamaGroup): void {
     const { dim: D, heads: H, kvHeads: KV, ff: FF, seq: T } = this.spec.shape;
     const [N, K] = [this.rows * T, KV * (D / H)];
     const b = g.block;
@@ -200,7 +115,7 @@ export class Llama extends ArenaModel {
   }
 
   /** Backward through a block: region d holds the gradient w.r.t. its output on entry, w.r.t. its input on exit. */
-  private blockBackward(g: LlamaGroup): void {
+  protected blockBackward(g: LlamaGroup): void {
     if (this.recompute) this.blockForward(g); // the insides again, from the kept input and the loaded parameters
     const { dim: D, heads: H, kvHeads: KV, ff: FF, seq: T } = this.spec.shape;
     const [N, K] = [this.rows * T, KV * (D / H)];
@@ -244,14 +159,14 @@ export class Llama extends ArenaModel {
     return { arena: this.arena, v: this.v, shape: this.spec.shape, rows: this.rows, region: (k) => this.name(b, k) };
   }
 
-  private headForward(g: LlamaGroup): void {
+  protected headForward(g: LlamaGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     rmsNorm(this.v[this.input(L)], this.view('p', g, 'model.norm.weight'), N, D, this.spec.rmsEps, this.v.nf, this.v.rf);
     this.linear('nf', this.offset(g, 'lm_head.weight'), 'logits', N, D, V);
   }
 
-  private headBackward(g: LlamaGroup): void {
+  protected headBackward(g: LlamaGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     this.linearBack('nf', 'dl', this.offset(g, 'lm_head.weight'), 'dx', N, D, V);

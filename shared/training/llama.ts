@@ -4,8 +4,7 @@
 // untied lm_head. RMSNorm (eps 1e-6, in fp32), rotary embeddings on q and k (half-split, theta 10000),
 // grouped-query attention (KV_HEADS key/value heads, each shared by HEADS/KV_HEADS query heads), no biases.
 // Linear weights are (out, in) as torch.nn.Linear. The units are the embeddings, each block, and norm + head.
-import type { NamedTensor, ParamGroup } from './param-group.js';
-import { Rng } from './rng.js';
+import { decoderUnits, DecoderUnits, type DecoderGroup } from './decoder.js';
 
 export interface LlamaShape {
   layers: number; // blocks
@@ -31,11 +30,7 @@ export interface LlamaOptions {
 export const LLAMA_BLOCK = ['n1', 'r1', 'q', 'k', 'v', 'P', 'y', 'xmid', 'n2', 'r2', 'gate', 'up', 'h', 'out'] as const;
 export type LlamaBlockName = (typeof LLAMA_BLOCK)[number];
 
-export interface LlamaGroup extends ParamGroup {
-  kind: 'embeddings' | 'block' | 'head';
-  block: number; // the block's index, for kind 'block'
-  tensors: NamedTensor[];
-}
+export type LlamaGroup = DecoderGroup;
 
 const BLOCK_TENSORS = (D: number, K: number, FF: number): [string, number[]][] => [
   ['input_layernorm.weight', [D]],
@@ -58,11 +53,22 @@ export function llamaShapeProblem(s: LlamaShape): string | null {
   return null;
 }
 
-export class LlamaSpec {
-  readonly kind = 'llama' as const;
-  readonly layers: LlamaGroup[];
-  readonly params: number;
+/** The Llama's units from its shape, checked. */
+function llamaUnits(shape: LlamaShape): ReturnType<typeof decoderUnits> {
+  const problem = llamaShapeProblem(shape);
+  if (problem) throw new Error(`llama: ${problem}`);
+  const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, vocab: V } = shape;
+  const K = KV * (D / H);
+  const head: [string, number[]][] = [
+    ['model.norm.weight', [D]],
+    ['lm_head.weight', [V, D]],
+  ];
+  return decoderUnits([['model.embed_tokens.weight', [V, D]]], L, (i) => `model.layers.${i}.`, BLOCK_TENSORS(D, K, FF), head);
+}
 
+export class LlamaSpec extends DecoderUnits {
+  readonly kind = 'llama' as const;
+  declare readonly layers: LlamaGroup[];
   readonly ropeTheta: number;
   readonly rmsEps: number;
 
@@ -70,36 +76,9 @@ export class LlamaSpec {
     readonly shape: LlamaShape,
     opts: Partial<LlamaOptions> = {},
   ) {
+    super(llamaUnits(shape));
     this.ropeTheta = opts.ropeTheta ?? ROPE_THETA;
     this.rmsEps = opts.rmsEps ?? RMS_EPS;
-    const problem = llamaShapeProblem(shape);
-    if (problem) throw new Error(`llama: ${problem}`);
-    const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, vocab: V } = shape;
-    const K = KV * (D / H);
-    let offset = 0;
-    const group = (kind: LlamaGroup['kind'], block: number, prefix: string, specs: [string, number[]][]): LlamaGroup => {
-      const start = offset;
-      const tensors = specs.map(([name, shape]) => {
-        const t = { name: `${prefix}${name}`, offset, shape };
-        offset += shape.reduce((a, b) => a * b, 1);
-        return t;
-      });
-      return { index: 0, kind, block, offset: start, size: offset - start, tensors };
-    };
-    this.layers = [
-      group('embeddings', -1, 'model.', [['embed_tokens.weight', [V, D]]]),
-      ...Array.from({ length: L }, (_, i) => group('block', i, `model.layers.${i}.`, BLOCK_TENSORS(D, K, FF))),
-      group('head', -1, '', [
-        ['model.norm.weight', [D]],
-        ['lm_head.weight', [V, D]],
-      ]),
-    ].map((g, index) => ({ ...g, index }));
-    this.params = offset;
-  }
-
-  /** Every tensor with its Hugging Face name, offset and shape. */
-  tensors(): NamedTensor[] {
-    return this.layers.flatMap((g) => g.tensors);
   }
 
   describe(): string {
@@ -110,15 +89,7 @@ export class LlamaSpec {
 
   /** HF's init (initializer_range 0.02): Linear weights and embeddings N(0, 0.02), RMSNorm weights 1. */
   init(seed: number): Float32Array {
-    const rng = new Rng(seed);
-    const theta = new Float32Array(this.params);
-    for (const t of this.tensors()) {
-      const n = t.shape.reduce((a, b) => a * b, 1);
-      const view = theta.subarray(t.offset, t.offset + n);
-      if (t.shape.length === 1) view.fill(1);
-      else for (let i = 0; i < n; i++) view[i] = 0.02 * rng.normal();
-    }
-    return theta;
+    return this.initFrom(seed, /(layernorm|norm)\.weight$/);
   }
 
   /** Bytes of activations the forward pass keeps for the backward pass, for `rows` sequences, as Llama

@@ -4,41 +4,11 @@ run torch.optim.Adam over full batches of a zerowire --dump's data, and write th
 
 usage: torch_adam_replay.py START DATA OUT WIDTHS FIRST_STEP STEPS BATCH LR
 """
-import json
-import struct
 import sys
 
 import torch
 
-DTYPES = {"F32": torch.float32, "I64": torch.int64, "I32": torch.int32}
-
-
-def read(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + n])
-    base = 8 + n
-    out = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = t["data_offsets"]
-        out[name] = torch.frombuffer(bytearray(raw[base + a : base + b]), dtype=DTYPES[t["dtype"]]).reshape(t["shape"])
-    return out
-
-
-def write(path, tensors):
-    header, blobs, at = {}, [], 0
-    for name, t in tensors.items():
-        b = t.detach().contiguous().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(b)]}
-        blobs.append(b)
-        at += len(b)
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - (8 + len(h)) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+from st_io import read, write
 
 
 start_path, data_path, out_path, widths, first, steps, batch, lr = sys.argv[1:9]

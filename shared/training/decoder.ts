@@ -1,0 +1,210 @@
+// What the GPT and the Llama decoders share on a kernel arena: a batch of token rows laid out as named regions
+// (activations, then scratch), the passes dispatched by unit (embeddings, a block, the head), the loss and
+// its gradient, and the tensors of the loaded unit and its gradient as views. Each model supplies its regions
+// and its six passes.
+import { ArenaModel } from './arena-model.js';
+import type { Elems } from '../tensor/dtype.js';
+import type { NamedTensor, ParamGroup } from './param-group.js';
+import { crossEntropy } from './ops.js';
+import { Rng } from './rng.js';
+
+/** A unit of a decoder: its tensors, in the order they lie in the flat vector. */
+export interface DecoderGroup extends ParamGroup {
+  kind: 'embeddings' | 'block' | 'head';
+  block: number; // the block's index, for kind 'block'
+  tensors: NamedTensor[];
+}
+
+type UnitList = [DecoderGroup['kind'], number, string, [string, number[]][]][];
+
+/** A decoder's unit list: its embeddings' tensors, each of `layers` blocks' (named under `prefix(i)`), the
+ *  head's; names as given (the embeddings' and the head's whole, the blocks' after their prefix). */
+export function decoderUnits(
+  embeddings: [string, number[]][],
+  layers: number,
+  prefix: (block: number) => string,
+  block: [string, number[]][],
+  head: [string, number[]][],
+): UnitList {
+  return [
+    ['embeddings', -1, '', embeddings],
+    ...Array.from({ length: layers }, (_, i): UnitList[number] => ['block', i, prefix(i), block]),
+    ['head', -1, '', head],
+  ];
+}
+
+/** The units laid out one after another, from (kind, block, name prefix, tensors) lists: groups and their total. */
+function decoderGroups(units: UnitList): { groups: DecoderGroup[]; params: number } {
+  let offset = 0;
+  const groups = units.map(([kind, block, prefix, specs], index) => {
+    const start = offset;
+    const tensors = specs.map(([name, shape]) => {
+      const t = { name: `${prefix}${name}`, offset, shape };
+      offset += shape.reduce((a, b) => a * b, 1);
+      return t;
+    });
+    return { index, kind, block, offset: start, size: offset - start, tensors };
+  });
+  return { groups, params: offset };
+}
+
+/** A decoder's units and parameter count, laid out from its model's unit list; every tensor by name. */
+export abstract class DecoderUnits {
+  readonly layers: DecoderGroup[];
+  readonly params: number;
+
+  constructor(units: UnitList) {
+    const { groups, params } = decoderGroups(units);
+    this.layers = groups;
+    this.params = params;
+  }
+
+  /** Every tensor with its torch (Hugging Face) name, offset and shape. */
+  tensors(): NamedTensor[] {
+    return this.layers.flatMap((g) => g.tensors);
+  }
+
+  /** Initial weights from the seed, the torch way: tensors whose name `ones` matches start at 1, the other
+   *  matrices N(0, 0.02) in the flat order from one generator, the rest (biases) at 0. */
+  protected initFrom(seed: number, ones: RegExp): Float32Array {
+    const rng = new Rng(seed);
+    const theta = new Float32Array(this.params);
+    for (const t of this.tensors()) {
+      const n = t.shape.reduce((a, b) => a * b, 1);
+      const view = theta.subarray(t.offset, t.offset + n);
+      if (ones.test(t.name)) view.fill(1);
+      else if (t.shape.length === 2) for (let i = 0; i < n; i++) view[i] = 0.02 * rng.normal();
+    }
+    return theta;
+  }
+}
+
+/** What a decoder's spec gives the passes: its units and the batch shape's sequence and vocabulary. */
+interface DecoderSpec<G extends DecoderGroup> {
+  readonly kind: string;
+  readonly layers: G[];
+  readonly shape: { seq: number; vocab: number };
+}
+
+/** Regions in elements: the activations (what the backward pass reads) and the scratch. */
+export interface DecoderRegions {
+  activations: Record<string, number>;
+  scratch: Record<string, number>;
+}
+
+/** The views every decoder has: its unit's parameters and gradient, the running gradient, the loss's. */
+type BaseViews = Record<'p' | 'g' | 'd' | 'dl' | 'logits', Float32Array>;
+
+export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> extends ArenaModel {
+  protected rows = 0;
+  protected tokens = new Int32Array(0);
+  /** Views of every region, valid until the next layout (the arena's memory may grow then). */
+  protected v = {} as V;
+  /** Bytes the forward pass keeps for the backward pass (the activations), as laid out. */
+  activationBytes = 0;
+  /** `recompute`: activation checkpointing per block (keep each block's output; recompute its insides in the
+   *  backward pass, one block at a time). */
+  readonly recompute: boolean;
+
+  constructor(
+    readonly spec: DecoderSpec<G>,
+    opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {},
+  ) {
+    super(opts);
+    this.recompute = opts.recompute ?? false;
+  }
+
+  protected get groups(): readonly G[] {
+    return this.spec.layers;
+  }
+
+  protected abstract regions(rows: number): DecoderRegions;
+  protected abstract embeddingsForward(): void;
+  protected abstract embeddingsBackward(grad: Float32Array): void;
+  protected abstract blockForward(g: G): void;
+  protected abstract blockBackward(g: G): void;
+  protected abstract headForward(g: G): void;
+  protected abstract headBackward(g: G): void;
+
+  /** A batch of `rows` sequences of T token ids (row-major). */
+  start(tokens: ArrayLike<number>, rows: number): void {
+    const { seq: T, vocab: V } = this.spec.shape;
+    const name = this.spec.kind;
+    if (tokens.length !== rows * T) throw new RangeError(`${name}: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
+    if (rows !== this.rows) {
+      const { activations, scratch } = this.regions(rows);
+      const all = { ...activations, ...scratch };
+      this.arena.layout(all);
+      this.v = Object.fromEntries(Object.entries(all).map(([region, n]) => [region, this.arena.f32(region, n)])) as V;
+      this.activationBytes = 4 * Object.values(activations).reduce((t, n) => t + n, 0);
+      this.rows = rows;
+      this.tokens = new Int32Array(rows * T);
+    }
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i];
+      if (!(Number.isInteger(t) && t >= 0 && t < V)) throw new RangeError(`${name}: token ${t} at ${i} is not in 0..${V - 1}`);
+      this.tokens[i] = t;
+    }
+  }
+
+  /** Unit `u`'s forward pass with its parameters (fp32, or bf16 bits widened on the way in). */
+  forward(u: number, params: Elems): void {
+    const g = this.group(u, params);
+    this.arena.load('p', params.subarray(0, g.size));
+    if (g.kind === 'embeddings') this.embeddingsForward();
+    else if (g.kind === 'block') this.blockForward(g);
+    else this.headForward(g);
+  }
+
+  /** Mean cross-entropy over every token; its gradient times `gradScale` starts the backward pass. */
+  loss(targets: Int32Array, gradScale = 1): number {
+    const dl = this.v.dl;
+    const loss = crossEntropy(this.v.logits, targets, this.rows * this.spec.shape.seq, this.spec.shape.vocab, dl);
+    if (gradScale !== 1) for (let i = 0; i < dl.length; i++) dl[i] *= gradScale;
+    return loss;
+  }
+
+  /** Unit `u`'s backward pass: its parameter gradient into `grad` (its size); the input gradient moves on. */
+  backward(u: number, params: Elems, grad: Float32Array): void {
+    const g = this.group(u, params);
+    if (g.kind === 'embeddings') {
+      grad.fill(0, 0, g.size);
+      return this.embeddingsBackward(grad);
+    }
+    this.arena.load('p', params.subarray(0, g.size));
+    this.v.g.fill(0, 0, g.size);
+    if (g.kind === 'head') this.headBackward(g);
+    else this.blockBackward(g);
+    grad.set(this.v.g.subarray(0, g.size));
+  }
+
+  /** The logits of the last forward pass (N×V). */
+  logits(): Float32Array {
+    return this.v.logits;
+  }
+
+  protected group(u: number, params: Elems): G {
+    const g = this.spec.layers[u];
+    if (!g) throw new RangeError(`${this.spec.kind}: unit ${u} does not exist`);
+    if (params.length < g.size) throw new RangeError(`${this.spec.kind}: unit ${u} needs ${g.size} parameters, got ${params.length}`);
+    return g;
+  }
+
+  /** Where the unit's tensor named `...name` starts inside the unit, in elements. */
+  protected offset(g: G, name: string): number {
+    return this.tensor(g, name).offset - g.offset;
+  }
+
+  /** The unit's tensor named `...name` in the loaded parameters ('p') or the gradient ('g'), as a view. */
+  protected view(region: 'p' | 'g', g: G, name: string): Float32Array {
+    const t = this.tensor(g, name);
+    const at = t.offset - g.offset;
+    return this.v[region].subarray(at, at + t.shape.reduce((a, b) => a * b, 1));
+  }
+
+  private tensor(g: G, name: string): NamedTensor {
+    const t = g.tensors.find((x) => x.name === name || x.name.endsWith(`.${name}`));
+    if (!t) throw new Error(`${this.spec.kind}: unit ${g.index} has no tensor ${name}`);
+    return t;
+  }
+}
