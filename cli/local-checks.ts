@@ -2,7 +2,7 @@
 // cannot work here are refused now, in one line naming the option, rather than by a rank failing to allocate
 // (or the coordinator failing to form groups) after the processes have started.
 import { totalmem } from 'node:os';
-import { ConfigError, type RunConfig } from '../shared/control/run-config.js';
+import { ConfigError, modeledDevice, type RunConfig } from '../shared/control/run-config.js';
 import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
 import { resolveHybrid } from '../shared/control/shard-groups.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
@@ -14,7 +14,7 @@ import { DEVICES } from '../shared/whatif/devices.js';
 /** Throws a ConfigError for a run of `world` ranks that cannot run on this machine. */
 export function refuseOnThisMachine(config: RunConfig, world: number, modelText: string, memoryBytes = totalmem()): void {
   const { config: resolved } = hybridOnOneHost(config, world);
-  if (resolved.compute.startsWith('model:')) return; // modeled compute holds no values
+  if (modeledDevice(resolved)) return; // modeled compute holds no values
   const plan = new RunPlan(resolved, world);
   const needs = hostNeeds(plan, world);
   const refused = needs.filter((n) => n.hostBytes > memoryBytes);

@@ -2,10 +2,11 @@
 import type { Logger } from 'pino';
 import { flavoursOf } from '../shared/tensor/wasm/load.js';
 import { productsBackend } from '../shared/tensor/blas.js';
-import type { ComputeMode } from '../shared/control/run-config.js';
+import { modeledDevice, type ComputeMode } from '../shared/control/run-config.js';
 
 export function logKernels(log: Logger, threads: number, mode: ComputeMode): void {
-  if (mode.startsWith('model:')) return void log.info({ compute: mode }, `compute: modeled on ${mode.slice(6)} (no values; the cost model's time per layer)`);
+  const device = modeledDevice({ compute: mode });
+  if (device) return void log.info({ compute: mode }, `compute: modeled on ${device} (no values; the cost model's time per layer)`);
   const kernels = flavoursOf('matmul')[0] ?? 'none';
   const what = {
     'relaxed-simd': 'WebAssembly SIMD with relaxed-SIMD fused multiply-add',
