@@ -3,7 +3,7 @@
 # address, joined by a Linux bridge in a switch namespace; every link shaped with tc tbf in both directions.
 # Runs one zerowire job there and removes every namespace, link and process it made on exit, Ctrl-C or failure.
 #
-#   sudo deploy/lan/lan.sh [--hosts 4] [--procs 1] [--rate 1gbit] [--rate-host I=RATE] [--cpu-host I=CORES]
+#   deploy/lan/lan.sh [--hosts 4] [--procs 1] [--rate 1gbit] [--rate-host I=RATE] [--cpu-host I=CORES]
 #                          [--tls-cert F --tls-key F [--tls-ca F]] [--capture I=FILE] [--] [coordinator run options...]
 #   e.g. deploy/lan/lan.sh --hosts 4 --rate 100mbit -- --scheme dp,zero3 --steps 10 --out /tmp/lan.json
 #
