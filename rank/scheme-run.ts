@@ -23,7 +23,6 @@ import { productsBackend } from '../shared/tensor/blas.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
-import { ModeledCompute } from '../shared/whatif/modeled-compute.js';
 import { weightBytesFrom } from '../shared/accounting/report.js';
 import type { Implementation } from './implementation.js';
 
@@ -144,7 +143,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       }
       if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
-      if (compute instanceof ModeledCompute) modeledMs.push(compute.takeModeledMs());
+      const modeled = compute.takeModeledMs?.();
+      if (modeled !== undefined) modeledMs.push(modeled);
       else checkLoss(st.loss, t, scheme);
       memory.observe(st.processBytesPeak);
       const m = stepMetrics(t, st, ledger, run.clock());

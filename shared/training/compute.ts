@@ -25,6 +25,8 @@ export interface Compute {
   optimizer?(params: number, gradBytes: number): Promise<void>;
   /** The scheme waited for communication until `at` (performance.now() ms): a modeled device waited too. */
   inputsReady?(at: number): void;
+  /** A modeled device's compute time since last asked (ms); absent where compute is real. */
+  takeModeledMs?(): number;
   close(): Promise<void>;
 }
 
