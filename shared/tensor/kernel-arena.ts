@@ -139,15 +139,17 @@ export class KernelArena {
     return new Float32Array(this.memory.buffer, r.at + from * 4, len);
   }
 
-  /** Copy `src` (fp32, or bf16 bits widened on the way) into region `name` from element 0. */
-  load(name: string, src: Float32Array | Uint16Array): void {
-    if (src instanceof Float32Array) return void this.f32(name, src.length).set(src);
+  /** Copy `src` (fp32, or bf16 bits widened on the way) into region `name` from element `from`. */
+  load(name: string, src: Float32Array | Uint16Array, from = 0): void {
+    if (src instanceof Float32Array) return void this.f32(name, src.length, from).set(src);
     // bf16 bits: stage them at the region's far end (it has room for the fp32 result; half of that holds
-    // the bits), then widen front to back: element i's write (bytes 4i..4i+3) never reaches bits not yet read.
+    // the bits), then widen front to back: element i's write (bytes 4i..4i+3) never reaches bits not yet read,
+    // nor (the region holding from + length floats) what an earlier load put before `from`.
     const r = this.regions.get(name)!;
+    const to = r.at + 4 * from;
     const stage = r.at + r.bytes - src.byteLength;
-    if (stage < r.at + src.byteLength) throw new RangeError(`kernel arena: ${name} cannot stage ${src.length} bf16 values`);
+    if (stage < to + src.byteLength) throw new RangeError(`kernel arena: ${name} cannot stage ${src.length} bf16 values from ${from}`);
     new Uint16Array(this.memory.buffer, stage, src.length).set(src);
-    this.k.widen_bf16(stage, r.at, src.length);
+    this.k.widen_bf16(stage, to, src.length);
   }
 }

@@ -3,7 +3,8 @@
 // pass over a flat parameter vector, as one process training alone runs it, is the same for both.
 import { KernelArena } from '../tensor/kernel-arena.js';
 import { touchPages } from '../tensor/wasm/memories.js';
-import type { ParamGroup } from './param-group.js';
+import type { Elems } from '../tensor/dtype.js';
+import type { GroupParams, ParamGroup } from './param-group.js';
 
 export abstract class ArenaModel {
   readonly arena: KernelArena;
@@ -17,9 +18,11 @@ export abstract class ArenaModel {
   /** Bytes the forward pass keeps for the backward pass, as laid out for the current batch. */
   abstract activationBytes: number;
   abstract start(x: ArrayLike<number>, rows: number): void;
-  abstract forward(group: number, params: Float32Array | Uint16Array): void;
+  /** `params`: the group's frozen prefix and trainable rest, or the whole group in one array. */
+  abstract forward(group: number, params: Elems | GroupParams): void;
   abstract loss(labels: Int32Array, gradScale?: number): number;
-  abstract backward(group: number, params: Float32Array | Uint16Array, grad: Float32Array): void;
+  /** The gradient of the group's trainable part into `grad` (its size: the whole group when nothing is frozen). */
+  abstract backward(group: number, params: Elems | GroupParams, grad: Float32Array): void;
 
   /** start(), and the pages the arena grew by mapped a slice at a time (touchPages), not in the first pass. */
   async startSliced(x: ArrayLike<number>, rows: number): Promise<void> {
@@ -43,13 +46,14 @@ export abstract class ArenaModel {
     return this.arena.bytes;
   }
 
-  /** The whole model at once: the loss, and every parameter's gradient in `grad` (laid out like `theta`). */
+  /** The whole model at once: the loss, and every trainable parameter's gradient in `grad` (laid out like
+   *  `theta`; frozen ones left as they were). */
   lossAndGradient(theta: Float32Array, x: ArrayLike<number>, rows: number, labels: Int32Array, grad: Float32Array): number {
     const of = (a: Float32Array, g: ParamGroup) => a.subarray(g.offset, g.offset + g.size);
     this.start(x, rows);
     for (const g of this.groups) this.forward(g.index, of(theta, g));
     const loss = this.loss(labels);
-    for (const g of [...this.groups].reverse()) this.backward(g.index, of(theta, g), of(grad, g));
+    for (const g of [...this.groups].reverse()) this.backward(g.index, of(theta, g), grad.subarray(g.offset + g.frozen, g.offset + g.size));
     return loss;
   }
 }

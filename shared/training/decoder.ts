@@ -4,15 +4,18 @@
 // and its six passes.
 import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
-import type { NamedTensor, ParamGroup } from './param-group.js';
+import { groupParts, type GroupParams, type NamedTensor, type ParamGroup } from './param-group.js';
 import { crossEntropy } from './ops.js';
 import { Rng } from './rng.js';
+import { adaptedInit, adaptGroups, adapterAt, type Adaptation, type Adapter, type BaseGroup } from './adapters.js';
+import { loraScratch, type LinearCall } from './lora-ops.js';
 
 /** A unit of a decoder: its tensors, in the order they lie in the flat vector. */
 export interface DecoderGroup extends ParamGroup {
   kind: 'embeddings' | 'block' | 'head';
   block: number; // the block's index, for kind 'block'
-  tensors: NamedTensor[];
+  tensors: NamedTensor[]; // its base tensors, then its adapters' lora_A and lora_B
+  adapters: Adapter[];
 }
 
 type UnitList = [DecoderGroup['kind'], number, string, [string, number[]][]][];
@@ -33,49 +36,64 @@ export function decoderUnits(
   ];
 }
 
-/** The units laid out one after another, from (kind, block, name prefix, tensors) lists: groups and their total. */
-function decoderGroups(units: UnitList): { groups: DecoderGroup[]; params: number } {
+/** The units laid out one after another, from (kind, block, name prefix, tensors) lists, each followed by
+ *  its adapters: groups and their total, and the unadapted groups (what the base's init draws over). */
+function decoderGroups(units: UnitList, adapt?: Adaptation): { groups: DecoderGroup[]; params: number; base: BaseGroup[] } {
   let offset = 0;
-  const groups = units.map(([kind, block, prefix, specs], index) => {
-    const start = offset;
+  const base = units.map(([kind, block, prefix, specs]): BaseGroup => {
     const tensors = specs.map(([name, shape]) => {
       const t = { name: `${prefix}${name}`, offset, shape };
       offset += shape.reduce((a, b) => a * b, 1);
       return t;
     });
-    return { index, kind, block, offset: start, size: offset - start, tensors };
+    const name = kind === 'block' ? `blocks.${block}` : kind;
+    return { name, tensors, linear: (t) => kind !== 'embeddings' && t.shape.length === 2, defaultTarget: kind === 'block' };
   });
-  return { groups, params: offset };
+  const parts = adaptGroups(base, adapt);
+  const groups = parts.map((p, index): DecoderGroup => {
+    const [kind, block] = units[index];
+    return { index, kind, block, offset: p.offset, size: p.size, frozen: p.frozen, tensors: p.tensors, adapters: p.adapters };
+  });
+  return { groups, params: groups.reduce((t, g) => t + g.size, 0), base };
 }
 
 /** A decoder's units and parameter count, laid out from its model's unit list; every tensor by name. */
 export abstract class DecoderUnits {
   readonly layers: DecoderGroup[];
   readonly params: number;
+  private readonly base: BaseGroup[];
 
-  constructor(units: UnitList) {
-    const { groups, params } = decoderGroups(units);
+  constructor(
+    units: UnitList,
+    readonly adapt?: Adaptation,
+  ) {
+    const { groups, params, base } = decoderGroups(units, adapt);
     this.layers = groups;
     this.params = params;
+    this.base = base;
   }
 
-  /** Every tensor with its torch (Hugging Face) name, offset and shape. */
+  /** Every tensor with its torch (Hugging Face) name, offset and shape; adapters under PEFT's names. */
   tensors(): NamedTensor[] {
     return this.layers.flatMap((g) => g.tensors);
   }
 
   /** Initial weights from the seed, the torch way: tensors whose name `ones` matches start at 1, the other
-   *  matrices N(0, 0.02) in the flat order from one generator, the rest (biases) at 0. */
+   *  matrices N(0, 0.02) in the flat order from one generator, the rest (biases) at 0; adapters as
+   *  adaptedInit says (the base the same with or without them). */
   protected initFrom(seed: number, ones: RegExp): Float32Array {
     const rng = new Rng(seed);
-    const theta = new Float32Array(this.params);
-    for (const t of this.tensors()) {
+    const baseTensors = this.base.flatMap((g) => g.tensors);
+    const last = baseTensors[baseTensors.length - 1];
+    const theta = new Float32Array(last.offset + last.shape.reduce((a, b) => a * b, 1));
+    for (const t of baseTensors) {
       const n = t.shape.reduce((a, b) => a * b, 1);
       const view = theta.subarray(t.offset, t.offset + n);
       if (ones.test(t.name)) view.fill(1);
       else if (t.shape.length === 2) for (let i = 0; i < n; i++) view[i] = 0.02 * rng.normal();
     }
-    return theta;
+    if (!this.adapt) return theta;
+    return adaptedInit(adaptGroups(this.base, this.adapt), this.params, theta, seed);
   }
 }
 
@@ -133,7 +151,8 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
     if (tokens.length !== rows * T) throw new RangeError(`${name}: ${tokens.length} tokens, expected ${rows} sequences of ${T}`);
     if (rows !== this.rows) {
       const { activations, scratch } = this.regions(rows);
-      const all = { ...activations, ...scratch };
+      Object.assign(activations, this.adapterActivations(rows * T));
+      const all = { ...activations, ...scratch, ...loraScratch(this.adapters, rows * T, this.widest) };
       this.arena.layout(all);
       this.v = Object.fromEntries(Object.entries(all).map(([region, n]) => [region, this.arena.f32(region, n)])) as V;
       this.activationBytes = 4 * Object.values(activations).reduce((t, n) => t + n, 0);
@@ -147,13 +166,19 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
     }
   }
 
-  /** Unit `u`'s forward pass with its parameters (fp32, or bf16 bits widened on the way in). */
-  forward(u: number, params: Elems): void {
-    const g = this.group(u, params);
-    this.arena.load('p', params.subarray(0, g.size));
+  /** Unit `u`'s forward pass with its parameters: its frozen prefix and its trainable rest (fp32, or bf16
+   *  bits widened on the way in), loaded one after the other. */
+  forward(u: number, given: Elems | GroupParams): void {
+    const [g, params] = this.group(u, given);
+    this.load(params);
     if (g.kind === 'embeddings') this.embeddingsForward();
     else if (g.kind === 'block') this.blockForward(g);
     else this.headForward(g);
+  }
+
+  private load([frozen, trainable]: GroupParams): void {
+    this.arena.load('p', frozen);
+    this.arena.load('p', trainable, frozen.length);
   }
 
   /** Mean cross-entropy over every token; its gradient times `gradScale` starts the backward pass. */
@@ -164,18 +189,48 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
     return loss;
   }
 
-  /** Unit `u`'s backward pass: its parameter gradient into `grad` (its size); the input gradient moves on. */
-  backward(u: number, params: Elems, grad: Float32Array): void {
-    const g = this.group(u, params);
-    if (g.kind === 'embeddings') {
-      grad.fill(0, 0, g.size);
-      return this.embeddingsBackward(grad);
+  /** Unit `u`'s backward pass: the gradient of its trainable part into `grad` (its size); the input gradient
+   *  moves on. Frozen weights get no gradient computed (lora-ops.ts). */
+  backward(u: number, given: Elems | GroupParams, grad: Float32Array): void {
+    const [g, params] = this.group(u, given);
+    const all = this.v.g.subarray(0, g.size);
+    all.fill(0);
+    if (g.kind === 'embeddings') this.embeddingsBackward(all);
+    else {
+      this.load(params);
+      if (g.kind === 'head') this.headBackward(g);
+      else this.blockBackward(g);
     }
-    this.arena.load('p', params.subarray(0, g.size));
-    this.v.g.fill(0, 0, g.size);
-    if (g.kind === 'head') this.headBackward(g);
-    else this.blockBackward(g);
-    grad.set(this.v.g.subarray(0, g.size));
+    grad.set(all.subarray(g.frozen));
+  }
+
+  /** A Linear of group `g` whose weight (and bias) start at `w` (`b`) inside it, with its adapter if it has one. */
+  protected linearCall(g: G, x: string, w: number, b: number | null, rows: number, inputs: number, outputs: number): LinearCall {
+    const adapter = adapterAt(g.adapters, w);
+    const k = adapter ? g.adapters.indexOf(adapter) : -1;
+    return { x, w, b, rows, inputs, outputs, adapter, h: adapter && this.adapterRegion(g, k), frozen: g.frozen };
+  }
+
+  /** Where the adapter k of group g keeps x·Aᵀ: per block (one block's with --recompute), per unit otherwise. */
+  private adapterRegion(g: G, k: number): string {
+    if (g.kind !== 'block') return `la.u${g.index}.${k}`;
+    return this.recompute ? `la.r.${k}` : `la.b${g.block}.${k}`;
+  }
+
+  /** The adapters' kept products, N × r each: counted with the activations. */
+  private adapterActivations(N: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const g of this.groups) g.adapters.forEach((ad, k) => (out[this.adapterRegion(g, k)] = N * ad.rank));
+    return out;
+  }
+
+  private get adapters(): Adapter[] {
+    return this.groups.flatMap((g) => g.adapters);
+  }
+
+  /** The widest Linear output (a missing bias reads that many zeros). */
+  private get widest(): number {
+    return Math.max(...this.groups.flatMap((g) => g.tensors.filter((t) => t.shape.length === 2).map((t) => t.shape[0])));
   }
 
   /** The logits of the last forward pass (N×V). */
@@ -183,11 +238,15 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
     return this.v.logits;
   }
 
-  protected group(u: number, params: Elems): G {
+  private group(u: number, given: Elems | GroupParams): [G, GroupParams] {
     const g = this.spec.layers[u];
     if (!g) throw new RangeError(`${this.spec.kind}: unit ${u} does not exist`);
-    if (params.length < g.size) throw new RangeError(`${this.spec.kind}: unit ${u} needs ${g.size} parameters, got ${params.length}`);
-    return g;
+    const [frozen, trainable] = groupParts(g, given);
+    if (frozen.length !== g.frozen || trainable.length !== g.size - g.frozen)
+      throw new RangeError(
+        `${this.spec.kind}: unit ${u} has ${g.frozen} frozen and ${g.size - g.frozen} trainable parameters, got ${frozen.length} and ${trainable.length}`,
+      );
+    return [g, [frozen, trainable]];
   }
 
   /** Where the unit's tensor named `...name` starts inside the unit, in elements. */

@@ -7,6 +7,7 @@ import type { GptGroup, GptSpec } from './gpt.js';
 import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from './activations.js';
 import { gptRegions, type BlockName, type BlockRegion, type GptRegion, type GptViews } from './gpt-regions.js';
 import { attentionBackward, attentionForward } from './gpt-attention.js';
+import { linearBackward, linearForward } from './lora-ops.js';
 
 /**
  * The GPT's passes on a kernel arena. Every product runs in the MLP's WebAssembly SIMD kernels
@@ -44,20 +45,24 @@ export class Gpt extends Decoder<GptGroup, GptViews> {
     return block === 0 ? this.v.x0 : this.act(block - 1, 'out');
   }
 
-  /** out = x·Wᵀ + b in the SIMD kernels; W and b at element offsets of the loaded unit (b null: none). */
-  private linear(x: GptRegion, w: number, b: number | null, out: GptRegion, rows: number, inputs: number, outputs: number): void {
-    const a = this.arena;
-    const p = a.at('p');
-    a.linearForward(a.at(x), p + 4 * w, b === null ? a.at('zero') : p + 4 * b, a.at(out), rows, inputs, outputs);
+  /** out = x·Wᵀ + b (+ its adapter's) in the SIMD kernels; W and b at element offsets of the loaded unit (b null: none). */
+  private linear(g: GptGroup, x: GptRegion, w: number, b: number | null, out: GptRegion, rows: number, inputs: number, outputs: number): void {
+    linearForward(this.arena, this.linearCall(g, x, w, b, rows, inputs, outputs), out);
   }
 
-  /** The backward of linear(): dW (and db) into the unit's gradient, dX = dY·W into `dx`. */
-  private linearBack(x: GptRegion, dy: GptRegion, w: number, b: number | null, dx: GptRegion, rows: number, inputs: number, outputs: number): void {
-    const a = this.arena;
-    const g = a.at('g');
-    a.matmulTN(a.at(dy), a.at(x), g + 4 * w, outputs, inputs, rows);
-    if (b !== null) a.k.colsum(a.at(dy), g + 4 * b, rows, outputs);
-    a.matmulNN(a.at(dy), a.at('p') + 4 * w, a.at(dx), rows, inputs, outputs);
+  /** The backward of linear(): dW (and db) into the unit's gradient unless frozen, dX = dY·W into `dx`. */
+  private linearBack(
+    g: GptGroup,
+    x: GptRegion,
+    dy: GptRegion,
+    w: number,
+    b: number | null,
+    dx: GptRegion,
+    rows: number,
+    inputs: number,
+    outputs: number,
+  ): void {
+    linearBackward(this.arena, this.linearCall(g, x, w, b, rows, inputs, outputs), dy, dx);
   }
 
   protected embeddingsForward(): void {
@@ -96,15 +101,15 @@ export class Gpt extends Decoder<GptGroup, GptViews> {
     const x = this.input(b);
     const a = (name: BlockName) => this.act(b, name);
     arenaLayerNorm(this.arena, x, w('ln_1.weight'), w('ln_1.bias'), N, D, a('ln1'), a('st1'));
-    this.linear(at('ln1'), o['attn.qkv.weight'], o['attn.qkv.bias'], at('qkv'), N, D, 3 * D);
+    this.linear(g, at('ln1'), o['attn.qkv.weight'], o['attn.qkv.bias'], at('qkv'), N, D, 3 * D);
     attentionForward(this.attentionHost(), (name) => this.actName(b, name));
-    this.linear(at('y'), o['attn.proj.weight'], o['attn.proj.bias'], at('xmid'), N, D, D);
+    this.linear(g, at('y'), o['attn.proj.weight'], o['attn.proj.bias'], at('xmid'), N, D, D);
     const xmid = a('xmid');
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
     arenaLayerNorm(this.arena, xmid, w('ln_2.weight'), w('ln_2.bias'), N, D, a('ln2'), a('st2'));
-    this.linear(at('ln2'), o['mlp.fc.weight'], o['mlp.fc.bias'], at('hpre'), N, D, 4 * D);
+    this.linear(g, at('ln2'), o['mlp.fc.weight'], o['mlp.fc.bias'], at('hpre'), N, D, 4 * D);
     arenaGelu(this.arena, a('hpre'), a('hact'));
-    this.linear(at('hact'), o['mlp.proj.weight'], o['mlp.proj.bias'], at('out'), N, 4 * D, D);
+    this.linear(g, at('hact'), o['mlp.proj.weight'], o['mlp.proj.bias'], at('out'), N, 4 * D, D);
     const out = a('out');
     for (let i = 0; i < N * D; i++) out[i] += xmid[i];
   }
@@ -123,14 +128,14 @@ export class Gpt extends Decoder<GptGroup, GptViews> {
     const a = (name: BlockName) => this.act(b, name);
     const { d, dx, d4 } = this.v;
     // MLP half: out = xmid + proj(gelu(fc(ln2(xmid)))). d is dOut; the residual passes it on to xmid.
-    this.linearBack(at('hact'), 'd', o['mlp.proj.weight'], o['mlp.proj.bias'], 'd4', N, 4 * D, D);
+    this.linearBack(g, at('hact'), 'd', o['mlp.proj.weight'], o['mlp.proj.bias'], 'd4', N, 4 * D, D);
     arenaGeluBackward(this.arena, a('hpre'), a('hact'), d4);
-    this.linearBack(at('ln2'), 'd4', o['mlp.fc.weight'], o['mlp.fc.bias'], 'dx', N, D, 4 * D);
+    this.linearBack(g, at('ln2'), 'd4', o['mlp.fc.weight'], o['mlp.fc.bias'], 'dx', N, D, 4 * D);
     arenaLayerNormBackward(this.arena, a('xmid'), w('ln_2.weight'), a('st2'), dx, N, D, dw('ln_2.weight'), dw('ln_2.bias'), d); // d = dxmid
     // Attention half: xmid = x + proj(attn(qkv(ln1(x)))).
-    this.linearBack(at('y'), 'd', o['attn.proj.weight'], o['attn.proj.bias'], 'dx', N, D, D);
+    this.linearBack(g, at('y'), 'd', o['attn.proj.weight'], o['attn.proj.bias'], 'dx', N, D, D);
     attentionBackward(this.attentionHost(), (name) => this.actName(b, name));
-    this.linearBack(at('ln1'), 'd3', o['attn.qkv.weight'], o['attn.qkv.bias'], 'dx', N, D, 3 * D);
+    this.linearBack(g, at('ln1'), 'd3', o['attn.qkv.weight'], o['attn.qkv.bias'], 'dx', N, D, 3 * D);
     // The k bias adds q·b to a whole row of scores, which softmax ignores: its gradient is exactly zero,
     // and what the sum above leaves there is rounding noise (~1e-10), which Adam (dividing by sqrt(v) + eps)
     // would turn into steps of up to lr. It is set to the zero it is.
@@ -147,14 +152,14 @@ export class Gpt extends Decoder<GptGroup, GptViews> {
     const N = this.rows * T;
     const o = this.offsets(g);
     arenaLayerNorm(this.arena, this.input(L), this.view('p', g, 'ln_f.weight'), this.view('p', g, 'ln_f.bias'), N, D, this.v.lnf, this.v.stf);
-    this.linear('lnf', o['head.weight'], null, 'logits', N, D, V);
+    this.linear(g, 'lnf', o['head.weight'], null, 'logits', N, D, V);
   }
 
   protected headBackward(g: GptGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     const o = this.offsets(g);
-    this.linearBack('lnf', 'dl', o['head.weight'], null, 'dx', N, D, V);
+    this.linearBack(g, 'lnf', 'dl', o['head.weight'], null, 'dx', N, D, V);
     this.v.d.fill(0);
     arenaLayerNormBackward(
       this.arena,

@@ -6,6 +6,7 @@ import { Decoder, type DecoderRegions } from './decoder.js';
 import { attentionBackward, attentionForward, type AttentionHost } from './llama-attention.js';
 import { LLAMA_BLOCK as BLOCK, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './llama.js';
 import { rmsNorm, rmsNormBackward, rope, ropeTables, swiglu, swigluBackward } from './llama-ops.js';
+import { linearBackward, linearForward } from './lora-ops.js';
 
 /** Every region's view by name (llama regions are named by strings: `b3.q`, `r.gate`, `dx`, ...). */
 type LlamaViews = Record<'p' | 'g' | 'd' | 'dl' | 'logits', Float32Array> & Record<string, Float32Array>;
@@ -61,17 +62,14 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     return block === 0 ? 'x0' : this.name(block - 1, 'out');
   }
 
-  /** out = x·Wᵀ (no bias), W at an element offset of the loaded unit. */
-  private linear(x: string, w: number, out: string, rows: number, inputs: number, outputs: number): void {
-    const a = this.arena;
-    a.linearForward(a.at(x), a.at('p') + 4 * w, a.at('zero'), a.at(out), rows, inputs, outputs);
+  /** out = x·Wᵀ (no bias; plus its adapter's, if it has one), W at an element offset of the loaded unit. */
+  private linear(g: LlamaGroup, x: string, w: number, out: string, rows: number, inputs: number, outputs: number): void {
+    linearForward(this.arena, this.linearCall(g, x, w, null, rows, inputs, outputs), out);
   }
 
-  /** The backward of linear(): dW into the unit's gradient, dX = dY·W into `dx`. */
-  private linearBack(x: string, dy: string, w: number, dx: string, rows: number, inputs: number, outputs: number): void {
-    const a = this.arena;
-    a.matmulTN(a.at(dy), a.at(x), a.at('g') + 4 * w, outputs, inputs, rows);
-    a.matmulNN(a.at(dy), a.at('p') + 4 * w, a.at(dx), rows, inputs, outputs);
+  /** The backward of linear(): dW into the unit's gradient unless frozen, dX = dY·W into `dx`. */
+  private linearBack(g: LlamaGroup, x: string, dy: string, w: number, dx: string, rows: number, inputs: number, outputs: number): void {
+    linearBackward(this.arena, this.linearCall(g, x, w, null, rows, inputs, outputs), dy, dx);
   }
 
   protected embeddingsForward(): void {
@@ -96,20 +94,20 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     const a = (k: BlockName) => this.v[at(k)];
     const x = this.v[this.input(b)];
     rmsNorm(x, this.view('p', g, 'input_layernorm.weight'), N, D, this.spec.rmsEps, a('n1'), a('r1'));
-    this.linear(at('n1'), this.offset(g, 'q_proj.weight'), at('q'), N, D, D);
-    this.linear(at('n1'), this.offset(g, 'k_proj.weight'), at('k'), N, D, K);
-    this.linear(at('n1'), this.offset(g, 'v_proj.weight'), at('v'), N, D, K);
+    this.linear(g, at('n1'), this.offset(g, 'q_proj.weight'), at('q'), N, D, D);
+    this.linear(g, at('n1'), this.offset(g, 'k_proj.weight'), at('k'), N, D, K);
+    this.linear(g, at('n1'), this.offset(g, 'v_proj.weight'), at('v'), N, D, K);
     rope(a('q'), N, T, H, D / H, this.tables);
     rope(a('k'), N, T, KV, D / H, this.tables);
     attentionForward(this.attentionHost(b));
-    this.linear(at('y'), this.offset(g, 'o_proj.weight'), at('xmid'), N, D, D);
+    this.linear(g, at('y'), this.offset(g, 'o_proj.weight'), at('xmid'), N, D, D);
     const xmid = a('xmid');
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
     rmsNorm(xmid, this.view('p', g, 'post_attention_layernorm.weight'), N, D, this.spec.rmsEps, a('n2'), a('r2'));
-    this.linear(at('n2'), this.offset(g, 'gate_proj.weight'), at('gate'), N, D, FF);
-    this.linear(at('n2'), this.offset(g, 'up_proj.weight'), at('up'), N, D, FF);
+    this.linear(g, at('n2'), this.offset(g, 'gate_proj.weight'), at('gate'), N, D, FF);
+    this.linear(g, at('n2'), this.offset(g, 'up_proj.weight'), at('up'), N, D, FF);
     swiglu(a('gate'), a('up'), a('h'));
-    this.linear(at('h'), this.offset(g, 'down_proj.weight'), at('out'), N, FF, D);
+    this.linear(g, at('h'), this.offset(g, 'down_proj.weight'), at('out'), N, FF, D);
     const out = a('out');
     for (let i = 0; i < N * D; i++) out[i] += xmid[i];
   }
@@ -127,10 +125,10 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
       for (let i = 0; i < into.length; i++) into[i] += from[i];
     };
     // MLP half: out = xmid + down(silu(gate(n2)) · up(n2)); the residual passes d on to xmid.
-    this.linearBack(at('h'), 'd', this.offset(g, 'down_proj.weight'), 'df', N, FF, D);
+    this.linearBack(g, at('h'), 'd', this.offset(g, 'down_proj.weight'), 'df', N, FF, D);
     swigluBackward(a('gate'), a('up'), this.v.df, this.v.df, this.v.df2); // df: dgate (read dh first, per element), df2: dup
-    this.linearBack(at('n2'), 'df', this.offset(g, 'gate_proj.weight'), 'dx', N, D, FF);
-    this.linearBack(at('n2'), 'df2', this.offset(g, 'up_proj.weight'), 'dx2', N, D, FF);
+    this.linearBack(g, at('n2'), 'df', this.offset(g, 'gate_proj.weight'), 'dx', N, D, FF);
+    this.linearBack(g, at('n2'), 'df2', this.offset(g, 'up_proj.weight'), 'dx2', N, D, FF);
     sum(dx, dx2);
     rmsNormBackward(
       a('xmid'),
@@ -143,14 +141,14 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
       d,
     );
     // Attention half: xmid = x + o(attn(rope(q(n1)), rope(k(n1)), v(n1))).
-    this.linearBack(at('y'), 'd', this.offset(g, 'o_proj.weight'), 'dx', N, D, D);
+    this.linearBack(g, at('y'), 'd', this.offset(g, 'o_proj.weight'), 'dx', N, D, D);
     attentionBackward(this.attentionHost(b)); // dx (dy) -> dq, dk, dv
     rope(dq, N, T, H, D / H, this.tables, true);
     rope(dk, N, T, KV, D / H, this.tables, true);
-    this.linearBack(at('n1'), 'dq', this.offset(g, 'q_proj.weight'), 'dx', N, D, D);
-    this.linearBack(at('n1'), 'dk', this.offset(g, 'k_proj.weight'), 'dx2', N, D, K);
+    this.linearBack(g, at('n1'), 'dq', this.offset(g, 'q_proj.weight'), 'dx', N, D, D);
+    this.linearBack(g, at('n1'), 'dk', this.offset(g, 'k_proj.weight'), 'dx2', N, D, K);
     sum(dx, dx2);
-    this.linearBack(at('n1'), 'dv', this.offset(g, 'v_proj.weight'), 'dx2', N, D, K);
+    this.linearBack(g, at('n1'), 'dv', this.offset(g, 'v_proj.weight'), 'dx2', N, D, K);
     sum(dx, dx2);
     rmsNormBackward(this.v[this.input(b)], this.view('p', g, 'input_layernorm.weight'), a('r1'), dx, N, D, this.view('g', g, 'input_layernorm.weight'), d);
   }
@@ -163,13 +161,13 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     rmsNorm(this.v[this.input(L)], this.view('p', g, 'model.norm.weight'), N, D, this.spec.rmsEps, this.v.nf, this.v.rf);
-    this.linear('nf', this.offset(g, 'lm_head.weight'), 'logits', N, D, V);
+    this.linear(g, 'nf', this.offset(g, 'lm_head.weight'), 'logits', N, D, V);
   }
 
   protected headBackward(g: LlamaGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
-    this.linearBack('nf', 'dl', this.offset(g, 'lm_head.weight'), 'dx', N, D, V);
+    this.linearBack(g, 'nf', 'dl', this.offset(g, 'lm_head.weight'), 'dx', N, D, V);
     this.v.d.fill(0);
     rmsNormBackward(
       this.v[this.input(L)],

@@ -3,13 +3,18 @@
 import { ArenaModel } from './arena-model.js';
 import { crossEntropy } from './ops.js';
 import { arenaGelu, arenaGeluBackward } from './activations.js';
-import type { NamedTensor, ParamGroup } from './param-group.js';
+import { groupParts, type GroupParams, type NamedTensor, type ParamGroup } from './param-group.js';
 import { Rng } from './rng.js';
+import type { Elems } from '../tensor/dtype.js';
+import { adaptedInit, adaptGroups, type Adaptation, type Adapter, type AdaptedParts, type BaseGroup } from './adapters.js';
+import { linearBackward, linearForward, loraScratch, type LinearCall } from './lora-ops.js';
 
 export interface LayerSpec extends ParamGroup {
   inputs: number;
   outputs: number;
-  // offset: where the layer's weight starts; its bias follows it. size: outputs * inputs + outputs
+  adapter?: Adapter;
+  tensors: NamedTensor[]; // weight (out, in), bias, then its adapter's lora_A and lora_B
+  // offset: where the layer's weight starts; its bias follows it, then its adapter. size: all of them
 }
 
 export class MlpSpec {
@@ -17,18 +22,34 @@ export class MlpSpec {
   readonly layers: LayerSpec[];
   readonly params: number;
 
-  constructor(readonly widths: readonly number[]) {
+  private readonly parts: AdaptedParts[];
+
+  constructor(
+    readonly widths: readonly number[],
+    readonly adapt?: Adaptation,
+  ) {
     if (widths.length < 2) throw new Error(`model: needs at least two widths (input and output), got ${widths.join(',')}`);
     if (widths.some((w) => !Number.isInteger(w) || w < 1)) throw new Error(`model: widths must be positive integers, got ${widths.join(',')}`);
     let offset = 0;
-    this.layers = widths.slice(1).map((outputs, index) => {
+    const base = widths.slice(1).map((outputs, index): BaseGroup => {
       const inputs = widths[index];
-      const layer = { index, inputs, outputs, offset, size: outputs * inputs + outputs };
-      offset += layer.size;
-      return layer;
+      const tensors = [
+        { name: `layers.${index}.weight`, offset, shape: [outputs, inputs] },
+        { name: `layers.${index}.bias`, offset: offset + outputs * inputs, shape: [outputs] },
+      ];
+      offset += outputs * inputs + outputs;
+      return { name: `layers.${index}`, tensors, linear: (t) => t.shape.length === 2, defaultTarget: true };
     });
-    this.params = offset;
+    this.parts = adaptGroups(base, adapt);
+    this.layers = this.parts.map((p, index) => {
+      const [outputs, inputs] = p.tensors[0].shape;
+      return { index, inputs, outputs, offset: p.offset, size: p.size, frozen: p.frozen, adapter: p.adapters[0], tensors: p.tensors };
+    });
+    this.params = this.parts.reduce((t, p) => t + p.size, 0);
+    this.baseParams = offset;
   }
+
+  private readonly baseParams: number;
 
   get inputs(): number {
     return this.widths[0];
@@ -38,12 +59,10 @@ export class MlpSpec {
     return this.widths[this.widths.length - 1];
   }
 
-  /** Every tensor with its torch name (layers.i.weight (out, in), layers.i.bias), offset and shape. */
+  /** Every tensor with its torch name (layers.i.weight (out, in), layers.i.bias; adapters as PEFT names
+   *  them: layers.i.lora_A.weight), offset and shape. */
   tensors(): NamedTensor[] {
-    return this.layers.flatMap((l) => [
-      { name: `layers.${l.index}.weight`, offset: l.offset, shape: [l.outputs, l.inputs] },
-      { name: `layers.${l.index}.bias`, offset: l.offset + l.outputs * l.inputs, shape: [l.outputs] },
-    ]);
+    return this.layers.flatMap((l) => l.tensors);
   }
 
   describe(): string {
@@ -53,18 +72,18 @@ export class MlpSpec {
   /** Bytes the forward pass keeps for the backward pass for `rows` rows: each layer's input and
    *  pre-activation. (No checkpointing for an MLP: `_recompute` is the GPT's, refused by the run config.) */
   activationBytes(rows: number, _recompute = false): number {
-    return 4 * rows * this.layers.reduce((t, l) => t + l.inputs + l.outputs, 0);
+    return 4 * rows * this.layers.reduce((t, l) => t + l.inputs + l.outputs + (l.adapter?.rank ?? 0), 0);
   }
 
   /** torch's default Linear init: weight and bias both U(-1/sqrt(in), 1/sqrt(in)). */
   init(seed: number): Float32Array {
     const rng = new Rng(seed);
-    const theta = new Float32Array(this.params);
-    for (const l of this.layers) {
-      const bound = 1 / Math.sqrt(l.inputs);
-      for (let i = 0; i < l.size; i++) theta[l.offset + i] = (2 * rng.uniform() - 1) * bound;
+    const theta = new Float32Array(this.baseParams);
+    for (const p of this.parts) {
+      const bound = 1 / Math.sqrt(p.tensors[0].shape[1]);
+      for (let i = 0; i < p.baseSize; i++) theta[p.baseOffset + i] = (2 * rng.uniform() - 1) * bound;
     }
-    return theta;
+    return this.adapt ? adaptedInit(this.parts, this.params, theta, seed) : theta;
   }
 }
 
@@ -103,23 +122,35 @@ export class Mlp extends ArenaModel {
         regions[`in${l.index}`] = rows * l.inputs;
         regions[`pre${l.index}`] = rows * l.outputs;
       }
+      for (const l of this.spec.layers) if (l.adapter) regions[`la${l.index}`] = rows * l.adapter.rank;
       const widest = Math.max(...this.spec.widths);
       const largest = Math.max(...this.spec.layers.map((l) => l.size));
       this.activationBytes = 4 * Object.values(regions).reduce((t, n) => t + n, 0);
-      Object.assign(regions, { p: largest, g: largest, d: rows * widest, dx: rows * widest });
+      const adapters = this.spec.layers.flatMap((l) => (l.adapter ? [l.adapter] : []));
+      Object.assign(regions, { p: largest, g: largest, d: rows * widest, dx: rows * widest, ...loraScratch(adapters, rows, widest) });
       this.arena.layout(regions);
       this.rows = rows;
     }
     this.arena.f32('in0', x.length).set(x);
   }
 
-  /** Run layer `l` with its parameters `p` (weight then bias; fp32, or bf16 bits widened on the way). */
-  forward(l: number, p: Float32Array | Uint16Array): void {
-    const L = this.layer(l, p);
+  /** Run layer `l` with its parameters (weight, bias, its adapter; fp32, or bf16 bits widened on the way). */
+  forward(l: number, given: Elems | GroupParams): void {
+    const [L, params] = this.layer(l, given);
     const a = this.arena;
-    a.load('p', p);
-    a.linearForward(a.at(`in${l}`), a.at('p'), a.at('p') + L.outputs * L.inputs * 4, a.at(`pre${l}`), this.rows, L.inputs, L.outputs);
+    this.load(params);
+    linearForward(a, this.call(L), `pre${l}`);
     if (l < this.spec.layers.length - 1) arenaGelu(a, this.pre(l), a.f32(`in${l + 1}`, this.rows * L.outputs));
+  }
+
+  private load([frozen, trainable]: GroupParams): void {
+    this.arena.load('p', frozen);
+    this.arena.load('p', trainable, frozen.length);
+  }
+
+  private call(L: LayerSpec): LinearCall {
+    const { index, inputs, outputs, adapter, frozen } = L;
+    return { x: `in${index}`, w: 0, b: outputs * inputs, rows: this.rows, inputs, outputs, adapter, h: `la${index}`, frozen };
   }
 
   /** Layer `l`'s pre-activation of the current batch (a view, valid until the next start()). */
@@ -139,27 +170,24 @@ export class Mlp extends ArenaModel {
     return loss;
   }
 
-  /** Backward through layer `l`: its parameter gradient (weight then bias) into `grad`; the gradient with
-   *  respect to its input goes on to layer l-1. */
-  backward(l: number, p: Float32Array | Uint16Array, grad: Float32Array): void {
-    const L = this.layer(l, p);
+  /** Backward through layer `l`: the gradient of its trainable part (weight then bias, then its adapter's A
+   *  and B) into `grad`; the gradient with respect to its input goes on to layer l-1. */
+  backward(l: number, given: Elems | GroupParams, grad: Float32Array): void {
+    const [L, params] = this.layer(l, given);
     const a = this.arena;
     const rows = this.rows;
     if (l < this.spec.layers.length - 1) arenaGeluBackward(a, this.pre(l), a.f32(`in${l + 1}`, rows * L.outputs), a.f32(this.dIn, rows * L.outputs));
-    const nw = L.outputs * L.inputs;
-    a.matmulTN(a.at(this.dIn), a.at(`in${l}`), a.at('g'), L.outputs, L.inputs, rows); // dW = dYᵀ·X
-    a.k.colsum(a.at(this.dIn), a.at('g') + nw * 4, rows, L.outputs); // db = Σ rows of dY
-    grad.set(a.f32('g', L.size));
-    if (l === 0) return;
-    a.load('p', p);
-    a.matmulNN(a.at(this.dIn), a.at('p'), a.at(this.dOut), rows, L.inputs, L.outputs); // dX = dY·W
-    [this.dIn, this.dOut] = [this.dOut, this.dIn];
+    if (l > 0 || L.adapter) this.load(params); // the first layer's weight gradient needs no weights
+    linearBackward(a, this.call(L), this.dIn, l === 0 ? null : this.dOut);
+    grad.set(a.f32('g', L.size).subarray(L.frozen));
+    if (l > 0) [this.dIn, this.dOut] = [this.dOut, this.dIn];
   }
 
-  private layer(l: number, p: Float32Array | Uint16Array): LayerSpec {
+  private layer(l: number, given: Elems | GroupParams): [LayerSpec, GroupParams] {
     const L = this.spec.layers[l];
     if (!L) throw new RangeError(`layer ${l} is not a layer of ${this.spec.widths.join(',')}`);
-    if (p.length < L.size) throw new RangeError(`layer ${l} needs ${L.size} parameters, got ${p.length}`);
-    return L;
+    const params = groupParts(L, given);
+    if (params[0].length + params[1].length < L.size) throw new RangeError(`layer ${l} needs ${L.size} parameters, got ${params[0].length + params[1].length}`);
+    return [L, params];
   }
 }
