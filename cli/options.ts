@@ -79,6 +79,7 @@ const HELP_GROUPS: [string, string[]][] = [
   ['The run:', ['world', 'scheme', 'model', 'steps', 'batch', 'lr', 'seed']],
   ['Outputs:', ['out', 'html', 'trace', 'dump']],
   ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'rope-theta', 'rms-eps']],
+  ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
   ['Where it computes (and GPU what-ifs, docs/what-if.md):', ['compute', 'threads', 'tflops', 'mfu', 'link-scale']],
   ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'chunk-kib']],
   ['Checkpoints:', ['checkpoint-every', 'checkpoint-dir', 'resume']],
@@ -131,6 +132,19 @@ export function runOptions<T>(y: Argv<T>) {
       describe: 'micro-batches per optimizer step (gradient accumulation): each of batch/(world*accumulate) rows per rank',
     })
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
+    .option('lora', {
+      type: 'string',
+      describe: "R[,ALPHA]: LoRA adapters of rank R on the targets, scaled ALPHA/R (ALPHA default 8, as PEFT's); the base frozen (docs/lora.md)",
+    })
+    .option('lora-targets', {
+      type: 'string',
+      describe:
+        'with --lora: the Linear layers to adapt, PEFT-style names matched at their end (gpt: attn.qkv,attn.proj,mlp.fc,mlp.proj; llama: q_proj,...,down_proj; head/lm_head too); default every Linear of the blocks (an MLP: every layer)',
+    })
+    .option('freeze', {
+      type: 'string',
+      describe: 'groups that do not train, a comma list: embeddings, head, blocks.I or blocks.I-J (an MLP: layers.I, layers.I-J)',
+    })
     .option('rope-theta', { type: 'number', describe: "llama: the rotary embeddings' base (default 10000, or the named model's)" })
     .option('rms-eps', { type: 'number', describe: "llama: RMSNorm's epsilon, 1 over a whole number (default 1e-6, or the named model's)" })
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })

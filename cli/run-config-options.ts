@@ -14,6 +14,8 @@ import {
 import { issuePath, issueText } from '../shared/control/schema.js';
 import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
 import { llamaShapeProblem, RMS_EPS, ROPE_THETA } from '../shared/training/llama.js';
+import { AdaptationError } from '../shared/training/adapters.js';
+import { modelSpec } from '../shared/training/model.js';
 
 /** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
@@ -42,6 +44,9 @@ export interface RunOptions {
   mfu?: number; // with model:PRESET: the fraction of the peak its products reach
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
+  lora?: string; // R[,ALPHA]
+  loraTargets?: string; // a comma list of module names
+  freeze?: string; // a comma list of group names
   ropeTheta?: number; // llama: the rotary base
   rmsEps?: number; // llama: RMSNorm's epsilon
 }
@@ -147,6 +152,48 @@ export function parseWidths(list: string): number[] {
   return widths;
 }
 
+/** PEFT's default lora_alpha. */
+const LORA_ALPHA = 8;
+
+/** --lora R[,ALPHA], --lora-targets and --freeze as the config's adaptation (checked against the model by
+ *  makeRunConfig), or undefined when every parameter trains. */
+function parseAdapt(o: RunOptions): RunConfig['adapt'] {
+  const list = (text: string | undefined) =>
+    text === undefined
+      ? undefined
+      : String(text)
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
+  const targets = list(o.loraTargets);
+  const freeze = list(o.freeze);
+  if (targets && o.lora === undefined) throw new ConfigError('--lora-targets: only with --lora R (the adapters it places)');
+  if (freeze && !freeze.length) throw new ConfigError(`--freeze: "${o.freeze}" names no group`);
+  if (targets && !targets.length) throw new ConfigError(`--lora-targets: "${o.loraTargets}" names no layer`);
+  let lora: NonNullable<RunConfig['adapt']>['lora'];
+  if (o.lora !== undefined) {
+    const parts = String(o.lora).split(',');
+    const [rank, alpha = LORA_ALPHA] = parts.map((x) => Number(x.trim()));
+    if (parts.length > 2 || !Number.isInteger(rank) || rank < 1)
+      throw new ConfigError(`--lora: "${o.lora}" must be R[,ALPHA] with R a positive integer (e.g. 8 or 8,16)`);
+    if (!(Number.isFinite(alpha) && alpha > 0)) throw new ConfigError(`--lora: alpha "${parts[1]}" must be a positive number`);
+    lora = { rank, alpha, ...(targets ? { targets } : {}) };
+  }
+  if (!lora && !freeze) return undefined;
+  return { ...(lora ? { lora } : {}), ...(freeze ? { freeze } : {}) };
+}
+
+/** The model with its adaptation built once, so a bad rank, target or group is refused naming its option. */
+function checkAdapt(c: Pick<RunConfig, 'arch' | 'model' | 'adapt'>): void {
+  if (!c.adapt) return;
+  try {
+    modelSpec(c);
+  } catch (err) {
+    if (err instanceof AdaptationError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
   const { arch, model } = parseModel(o.model);
@@ -164,9 +211,12 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   // Overlap on: ZeRO-3 gathers one unit ahead and one reduce-scatter runs behind, as FSDP's defaults do.
   const gatherAhead = o.gatherAhead ?? o.prefetch ?? (overlap ? 1 : 0);
   const reduceBehind = o.reduceBehind ?? o.prefetch ?? (overlap ? 1 : 0);
+  const adapt = parseAdapt(o);
+  checkAdapt({ arch, model, adapt });
   const candidate = {
     arch,
     model,
+    ...(adapt ? { adapt } : {}),
     recompute: o.recompute ?? false,
     steps: o.steps,
     batch: o.batch,

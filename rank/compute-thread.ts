@@ -2,9 +2,10 @@
 // (see worker-compute.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { modelKind, modelSpec } from '../shared/training/model.js';
+import type { RunConfig } from '../shared/control/run-config.js';
 import { batchStaging, layerStaging, type ThreadReply, type ThreadRequest } from './worker-compute.js';
 
-const spec = modelSpec(workerData as { arch: 'mlp' | 'gpt'; model: number[] });
+const spec = modelSpec(workerData as Pick<RunConfig, 'arch' | 'model' | 'adapt'>);
 const model = modelKind(spec).arena(spec, workerData.threads as number, workerData.recompute as boolean);
 await model.ready();
 const row = modelKind(spec).row(spec);
@@ -35,7 +36,7 @@ function handle(req: ThreadRequest): ThreadReply {
     case 'loss':
       return { ok: true, loss: model.loss(batchStaging(batchBuf!, row, rows).y, req.gradScale) };
     case 'backward': {
-      const n = spec.layers[req.layer].size;
+      const n = spec.layers[req.layer].size - spec.layers[req.layer].frozen; // the trainable rest's gradient
       model.backward(req.layer, params(req.layer, req.bf16), layerStaging(layerBuf!, largest).grad.subarray(0, n));
       return { ok: true };
     }

@@ -23,7 +23,7 @@ import { productsBackend } from '../shared/tensor/blas.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
-import { weightBytesFrom } from '../shared/accounting/report.js';
+import { weightParts } from '../shared/accounting/report.js';
 import type { Implementation } from './implementation.js';
 
 export interface SchemeRun {
@@ -180,11 +180,18 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   }
 }
 
-/** This rank's final fp32 master weights as bytes, if the coordinator takes them from this rank. */
+/** This rank's final fp32 weights as bytes, if the coordinator takes them from this rank: its masters, and
+ *  (fine-tuning) its frozen parameters' working copy widened (report.ts's weightParts says which). */
 function finalWeights(plan: RunPlan, scheme: SchemeName, rank: number, s: Base): { master: Uint8Array; weightBytes: number } {
-  const m = s.masterState().data;
-  const master = weightBytesFrom(plan, scheme, rank) > 0 ? new Uint8Array(m.buffer, m.byteOffset, m.byteLength) : new Uint8Array(0);
-  return { master, weightBytes: master.byteLength };
+  const { master, frozen } = weightParts(plan, scheme, rank);
+  if (frozen === 0) {
+    const m = master ? s.masterState().data : new Float32Array(0);
+    return { master: new Uint8Array(m.buffer, m.byteOffset, m.byteLength), weightBytes: m.byteLength };
+  }
+  const out = new Float32Array(master + frozen);
+  if (master) out.set(s.masterState().data);
+  out.set(s.frozenState(), master);
+  return { master: new Uint8Array(out.buffer), weightBytes: out.byteLength };
 }
 
 function checkLoss(loss: number, t: number, scheme: SchemeName): void {

@@ -3,7 +3,7 @@
 // a larger batch arrives (its inputs and labels), never through a fresh copy per message; the requests
 // themselves carry only what to do.
 import { Worker } from 'node:worker_threads';
-import type { Elems } from '../shared/tensor/dtype.js';
+import type { GroupParams } from '../shared/training/param-group.js';
 import type { Compute } from '../shared/training/compute.js';
 import { modelConfig, modelKind, type ModelSpec } from '../shared/training/model.js';
 
@@ -108,7 +108,7 @@ export class WorkerCompute implements Compute {
     }
   }
 
-  async forward(layer: number, params: Elems): Promise<void> {
+  async forward(layer: number, params: GroupParams): Promise<void> {
     await this.call({ op: 'forward', layer, bf16: this.stage(params) });
   }
 
@@ -118,7 +118,7 @@ export class WorkerCompute implements Compute {
     return r.ok ? r.loss! : NaN;
   }
 
-  async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
+  async backward(layer: number, params: GroupParams, grad: Float32Array): Promise<void> {
     await this.call({ op: 'backward', layer, bf16: this.stage(params) });
     grad.set(layerStaging(this.layerBuf, this.largest).grad.subarray(0, grad.length));
   }
@@ -127,11 +127,13 @@ export class WorkerCompute implements Compute {
     await this.worker.terminate();
   }
 
-  /** Copy a layer's parameters into the staging; true when they are bf16 bits. */
-  private stage(params: Elems): boolean {
+  /** Copy a layer's parameters into the staging, its frozen prefix then its trainable rest (the layer in the
+   *  model's order); true when they are bf16 bits. */
+  private stage([frozen, trainable]: GroupParams): boolean {
     const s = layerStaging(this.layerBuf, this.largest);
-    if (params instanceof Float32Array) s.f32.set(params);
-    else s.bf16.set(params);
-    return !(params instanceof Float32Array);
+    const to = frozen instanceof Float32Array ? s.f32 : s.bf16;
+    to.set(frozen);
+    to.set(trainable, frozen.length);
+    return !(frozen instanceof Float32Array);
   }
 }

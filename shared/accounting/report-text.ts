@@ -1,5 +1,6 @@
 // The report as text: the side-by-side table and the notes that say how to read it, shared by the terminal
 // and the HTML page.
+import { fineTuneNotes } from './finetune-text.js';
 import { networkText, ringFloorRates } from './links.js';
 import { bytesPerElement } from '../tensor/dtype.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
@@ -155,7 +156,7 @@ function reportNotes(r: Report): string[] {
   const where = computeNote(r);
   const z3 = r.rows.find((x) => gathersParameters(x.scheme));
   const notes = [
-    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${r.rows[0]?.paddedParams ?? 0} padded), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, where)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
+    `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${c.adapt ? `${r.rows[0]?.trainableParams ?? 0} trainable, ${r.rows[0]?.paddedParams ?? 0} of them padded` : `${r.rows[0]?.paddedParams ?? 0} padded`}), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, where)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     r.device
       ? 'losses: not computed (modeled compute has no values); the memory columns count the bands by their sizes, as the theory does, not memory this process held'
       : `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
@@ -164,6 +165,7 @@ function reportNotes(r: Report): string[] {
     notes.push(
       `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch on average (per optimizer step / ${c.accumulate}): ${r.rows.map((x) => `${x.title} ${formatBytes(x.sentPerStep.payload / c.accumulate)}`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
     );
+  notes.push(...fineTuneNotes(r));
   if (c.resume) notes.push(resumeNote(c.resume, c.steps));
   const hosts = new Set(r.ranks.map((x) => x.host));
   if (hosts.size > 1) {

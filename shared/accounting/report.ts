@@ -23,7 +23,8 @@ export interface SchemeRow {
   scheme: SchemeName;
   title: string;
   world: number;
-  params: number;
+  params: number; // all of the model's
+  trainableParams: number; // of those, what trains (fewer under LoRA or --freeze)
   paddedParams: number;
   resident: { theory: number; measured: number }; // bytes per parameter, between steps
   peak: { theory: number; measured: number; transientBand: string | null }; // bytes per parameter, worst moment
@@ -34,7 +35,8 @@ export interface SchemeRow {
   // rank that held most), and the model's own count for this rank's share of the batch. ZeRO shards none of it.
   activations: { measured: number; estimate: number };
   memory: { theoryBands: Record<string, number>; tracked: { bytes: number; bands: Record<string, number> }; process: number };
-  sentPerStep: { theory: number; payload: number; frame: number; socket: number; iface: number | null }; // bytes per rank per step
+  // bytes per rank per step; frozenTheory: of the theory, the frozen parameters' gathers (ZeRO-3, HSDP)
+  sentPerStep: { theory: number; frozenTheory: number; payload: number; frame: number; socket: number; iface: number | null };
   // of the payload, what went over links that leave the sender's host (mean per rank per step)
   interHost: HostBytes;
   // of the payload, what went over links between ranks of one host (theory: the rest of it)
@@ -111,20 +113,48 @@ function splitExposed(sums: SchemeSummary[]): SchemeRow['split'] {
 
 /** The bytes of fp32 final weights rank `rank` sends the coordinator: the ones finalParameters puts
  *  together. Sharded: the first group's shards make the model (the hybrid's other groups hold replicas of
- *  them). Replicated (DP): rank 0's padded copy. None under modeled compute (no values to compare). */
+ *  them). Replicated (DP): rank 0's padded copy. The masters, then (fine-tuning) the frozen parameters' working
+ *  copy widened, laid out as the scheme holds it: so the report shows what the ranks really hold of them. None
+ *  under modeled compute (no values to compare). */
 export function weightBytesFrom(plan: RunPlan, scheme: SchemeName, rank: number): number {
-  if (plan.modeled) return 0;
-  const layout = plan.layoutFor(scheme, 0);
-  if (SCHEME_TABLE[scheme].shardOptimizer) return rank < layout.world ? 4 * layout.shardTotal : 0;
-  return rank === 0 ? 4 * layout.paddedTotal : 0;
+  const { master, frozen } = weightParts(plan, scheme, rank);
+  return 4 * (master + frozen);
 }
 
-/** The full unpadded fp32 parameters a scheme ended with, from the weights the ranks sent (weightBytesFrom). */
+export function weightParts(plan: RunPlan, scheme: SchemeName, rank: number): { master: number; frozen: number } {
+  if (plan.modeled) return { master: 0, frozen: 0 };
+  const layout = plan.layoutFor(scheme, 0);
+  const f = SCHEME_TABLE[scheme];
+  const part = (sharded: boolean, shard: number, whole: number) => (sharded ? (rank < layout.world ? shard : 0) : rank === 0 ? whole : 0);
+  return {
+    master: part(f.shardOptimizer, layout.shardTotal, layout.paddedTotal),
+    frozen: part(f.shardParameters, layout.frozenShardTotal, layout.frozenPaddedTotal),
+  };
+}
+
+/** The full unpadded fp32 parameters a scheme ended with, in the model's order, from the weights the ranks sent
+ *  (weightBytesFrom): the trained ones, and the frozen ones as the ranks held them. */
 export function finalParameters(plan: RunPlan, scheme: SchemeName, summaries: SchemeSummary[]): Float32Array {
   const layout = plan.layoutFor(scheme, 0);
+  const f = SCHEME_TABLE[scheme];
   const f32 = (b: Uint8Array) => new Float32Array(Uint8Array.prototype.slice.call(b).buffer);
-  const sent = summaries.filter((s) => weightBytesFrom(plan, scheme, s.rank) > 0).map((s) => f32(s.master));
-  return SCHEME_TABLE[scheme].shardOptimizer ? layout.assemble(sent) : layout.unpad(sent[0]);
+  const senders = summaries.filter((s) => weightBytesFrom(plan, scheme, s.rank) > 0);
+  const parts = (s: SchemeSummary) => {
+    const all = f32(s.master);
+    const { master } = weightParts(plan, scheme, s.rank);
+    return { master: all.subarray(0, master), frozen: all.subarray(master) };
+  };
+  const masters = senders.map(parts).filter((p) => p.master.length);
+  const trained = f.shardOptimizer ? layout.assemble(masters.map((p) => p.master)) : layout.unpad(masters[0].master);
+  if (layout.frozenParams === 0) return trained;
+  const frozens = senders.map(parts).filter((p) => p.frozen.length);
+  const frozen = f.shardParameters
+    ? layout.assemble(
+        frozens.map((p) => p.frozen),
+        true,
+      )
+    : layout.unpad(frozens[0].frozen, true);
+  return layout.compose(trained, frozen);
 }
 
 /** Bytes per rank per step, by where they went: theory, the collectives' payload counted by the ring each
@@ -218,6 +248,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
     title: schemeTitle(scheme),
     world,
     params: P,
+    trainableParams: sizes.params,
     paddedParams: sizes.paddedTotal,
     resident: { theory: mem.resident / P, measured: Math.max(...sums.map((s) => MODEL_BANDS.reduce((t, b) => t + (s.memory.resident[b] ?? 0), 0))) / P },
     peak: { theory: mem.peak / P, measured: Math.max(...sums.map((s) => s.memory.peak)) / P, transientBand: mem.transientBand },
@@ -235,6 +266,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
     },
     sentPerStep: {
       theory: plan.traffic(scheme),
+      frozenTheory: plan.frozenTraffic(scheme),
       payload: perStep((s) => s.steps.reduce((t, x) => t + x.sent.payload, 0)),
       frame: perStep((s) => s.steps.reduce((t, x) => t + x.sent.frame, 0)),
       socket: perStep((s) => s.socket.sent),

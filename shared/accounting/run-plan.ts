@@ -6,7 +6,7 @@ import { extentOf } from '../tensor/extent.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { modelSpec, type ModelSpec } from '../training/model.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
-import { crossGroupTraffic, heapBytes, memoryTheory, trafficTheory, type MemoryTheory } from './theory.js';
+import { crossGroupTraffic, heapBytes, memoryTheory, trafficParts, trafficTheory, type MemoryTheory } from './theory.js';
 
 export class RunPlan {
   readonly spec: ModelSpec;
@@ -72,6 +72,12 @@ export class RunPlan {
     const group = trafficTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate, c.linkScale);
     if (!isHybrid(scheme)) return { group, cross: 0 };
     return { group, cross: crossGroupTraffic(this.sizesFor(scheme), this.world / c.shardGroup, c.wireDtype, c.accumulate, c.linkScale) };
+  }
+
+  /** Of those, the frozen parameters' gathers (ZeRO-3 and the hybrid's; 0 where nothing is frozen). */
+  frozenTraffic(scheme: SchemeName): number {
+    const c = this.config;
+    return trafficParts(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate, c.linkScale).frozen;
   }
 
   /** Payload bytes one rank sends per optimizer step. */

@@ -23,7 +23,7 @@ function accumulatorElements(f: SchemeFlags, s: LayoutSizes, accumulate = 1): nu
 }
 
 export interface MemoryTheory {
-  bands: { params16: number; grads: number; master: number; m: number; v: number; accum: number };
+  bands: { params16: number; frozen16: number; grads: number; master: number; m: number; v: number; accum: number };
   resident: number; // between steps
   transient: number; // what the worst moment inside a step adds
   transientBand: 'gathered' | 'bucket' | null;
@@ -33,39 +33,56 @@ export interface MemoryTheory {
 export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP): MemoryTheory {
   const b = bytesPerElement(dtype);
   const n = (sharded: boolean) => (sharded ? s.shardTotal : s.paddedTotal);
+  const frozen = s.frozen;
   const bands = {
     params16: n(f.shardParameters) * b,
+    // frozen parameters: their 16-bit copy alone, whole or sharded as the working copy is
+    frozen16: (frozen ? (f.shardParameters ? frozen.shardTotal : frozen.paddedTotal) : 0) * b,
     grads: n(f.shardGradients) * b,
     master: n(f.shardOptimizer) * OPTIMIZER_BYTES.master,
     m: n(f.shardOptimizer) * OPTIMIZER_BYTES.m,
     v: n(f.shardOptimizer) * OPTIMIZER_BYTES.v,
     accum: accumulatorElements(f, s, overlap.accumulate) * 4,
   };
-  const resident = bands.params16 + bands.grads + bands.master + bands.m + bands.v + bands.accum;
+  const resident = bands.params16 + bands.frozen16 + bands.grads + bands.master + bands.m + bands.v + bands.accum;
   // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
   // plus the `gatherAhead` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
   const transientBand = f.shardParameters ? 'gathered' : f.shardGradients ? 'bucket' : null;
-  const transient = transientBand ? worstTransient(s.unitPadded, f.shardParameters, overlap) * b : 0;
+  const transient = transientBand ? worstTransient(unitsOf(s), f.shardParameters, overlap) * b : 0;
   return { bands, resident, transient, transientBand, peak: resident + transient };
 }
 
+/** Per unit in forward order: what one gather of it holds (both halves, padded), its gradient bucket (the
+ *  trainable half), and whether the backward pass reaches it. */
+interface UnitSizes {
+  gathered: number;
+  bucket: number;
+  backward: boolean;
+}
+
+function unitsOf(s: LayoutSizes): UnitSizes[] {
+  return s.unitPadded.map((p, i) => ({ gathered: p + (s.frozen?.unitPadded[i] ?? 0), bucket: p, backward: s.frozen?.backwardUnits[i] ?? true }));
+}
+
 /**
- * The most elements a step holds beyond the resident bands, following the schedule in schemes.ts:
- * forward, a unit's gather plus the `gatherAhead` gathers started ahead of it; backward, the same, and then
- * the unit's gradient bucket, of which up to `reduceBehind` stay in flight behind the next units (assumed to
+ * The most elements a step holds beyond the resident bands, following the schedule in base.ts:
+ * forward, a unit's gather plus the `gatherAhead` gathers started ahead of it; backward (from the last unit
+ * down to the first it reaches), the same, and then the unit's gradient bucket, of which up to
+ * `reduceBehind` stay in flight behind the next units (a unit with nothing trainable starts none; assumed to
  * finish as late as allowed, so with either this is an upper bound; without, exact).
  */
-function worstTransient(units: number[], gathers: boolean, { gatherAhead, reduceBehind }: Overlap): number {
+function worstTransient(units: UnitSizes[], gathers: boolean, { gatherAhead, reduceBehind }: Overlap): number {
   let worst = 0;
   const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
-  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(units.slice(i, i + gatherAhead + 1)));
-  const back = [...units].reverse();
+  const gathered = units.map((u) => u.gathered);
+  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(gathered.slice(i, i + gatherAhead + 1)));
+  const back = units.filter((u) => u.backward).reverse();
   const buckets: number[] = [];
   for (let i = 0; i < back.length; i++) {
-    const ahead = gathers ? back.slice(i, i + gatherAhead + 1) : [];
+    const ahead = gathers ? back.slice(i, i + gatherAhead + 1).map((u) => u.gathered) : [];
     worst = Math.max(worst, sum(ahead) + sum(buckets)); // computing unit i, its successors gathered
-    buckets.push(back[i]);
+    if (back[i].bucket > 0) buckets.push(back[i].bucket);
     worst = Math.max(worst, sum(ahead.slice(1)) + sum(buckets)); // unit i released, its bucket out
     while (buckets.length > reduceBehind) buckets.shift();
   }
@@ -78,17 +95,39 @@ function worstTransient(units: number[], gathers: boolean, { gatherAhead, reduce
 export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP): number {
   const adamGradient = (f.shardOptimizer ? s.shardTotal : s.paddedTotal) * 4;
   const shardScratch = (overlap.accumulate ?? 1) > 1 ? s.maxUnitPadded * 4 : 0; // a reduced shard widened before it is summed
-  return memoryTheory(f, s, dtype, overlap).peak + s.maxUnitPadded * 4 + adamGradient + s.maxUnitPadded * bytesPerElement(dtype) + shardScratch + (1 << 20);
+  const frozenLoad = Math.max(0, ...(s.frozen?.unitPadded ?? [])) * 4; // setup: one frozen half in fp32, rounded into its band
+  return (
+    memoryTheory(f, s, dtype, overlap).peak +
+    s.maxUnitPadded * 4 +
+    adamGradient +
+    s.maxUnitPadded * bytesPerElement(dtype) +
+    shardScratch +
+    frozenLoad +
+    (1 << 20)
+  );
 }
 
 /** Payload bytes one rank sends per optimizer step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b.
  *  With K micro-batches, DP and ZeRO-1 still reduce once; ZeRO-2 reduce-scatters every micro-batch (K+1
- *  passes with the parameters' all-gather); ZeRO-3 gathers twice and reduce-scatters every micro-batch (3K). */
+ *  passes with the parameters' all-gather); ZeRO-3 gathers twice and reduce-scatters every micro-batch (3K).
+ *  P counts what trains; frozen parameters add only ZeRO-3's gathers (trafficParts). */
 export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1, linkScale = 1): number {
+  const t = trafficParts(f, s, dtype, accumulate, linkScale);
+  return t.trainable + t.frozen;
+}
+
+/** The bytes of trafficTheory split: the frozen parameters' gathers (ZeRO-3 and the hybrid gather them for the
+ *  forward pass of every micro-batch and for its backward pass where it reaches them; the others hold them
+ *  whole and send none) and everything on the trainable parameters. */
+export function trafficParts(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1, linkScale = 1): { trainable: number; frozen: number } {
   const passes = f.shardParameters ? 3 * accumulate : f.shardGradients ? accumulate + 1 : 2;
   // Each unit's ring segment (p/N elements) crosses N-1 links; with --link-scale K, 1/K of it, rounded up.
-  const perPass = s.unitPadded.reduce((t, p) => t + (s.world - 1) * Math.ceil(p / s.world / linkScale), 0);
-  return passes * perPass * bytesPerElement(dtype);
+  const pass = (sizes: number[]) => sizes.reduce((t, p) => t + (s.world - 1) * Math.ceil(p / s.world / linkScale), 0);
+  const b = bytesPerElement(dtype);
+  const fz = s.frozen;
+  if (!fz || !f.shardParameters) return { trainable: passes * pass(s.unitPadded) * b, frozen: 0 };
+  const backward = fz.unitPadded.filter((_, i) => fz.backwardUnits[i]);
+  return { trainable: passes * pass(s.unitPadded) * b, frozen: accumulate * (pass(fz.unitPadded) + pass(backward)) * b };
 }
 
 /** The hybrid's bytes across groups, per rank per optimizer step: each unit's reduced shard (`s` is laid out

@@ -28,6 +28,12 @@ const checkpointDir = text(4096);
 
 export const ARCHS = ['mlp', 'gpt', 'llama'] as const;
 
+/** How a model is fine-tuned (training/adapters.ts's Adaptation): in the run config and a checkpoint's index. */
+export const AdaptSchema = v.object({
+  lora: v.optional(v.object({ rank: int(1, 65536), alpha: v.pipe(finite, v.gtValue(0)), targets: v.optional(v.array(text(200))) })),
+  freeze: v.optional(v.array(text(200))),
+});
+
 export const RunConfigSchema = v.object({
   arch: v.picklist(ARCHS), // the model: an MLP, a GPT-style or a Llama-style decoder
   // mlp: layer widths, e.g. [64, 256, 256, 10]; gpt: [layers, dim, heads, seq, vocab]
@@ -57,6 +63,8 @@ export const RunConfigSchema = v.object({
   gatherAhead: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
+  // fine-tuning (training/adapters.ts): LoRA adapters on Linear layers (the base frozen), groups frozen by name
+  adapt: v.optional(AdaptSchema),
   // forward/backward on the rank's main thread, or on a worker thread; auto: each rank decides (resolveCompute)
   // model:PRESET: compute takes a modeled accelerator's time and no values exist (--compute model:h200)
   // modeled compute: every collective carries 1/linkScale of its bytes, so each link stands for a faster one

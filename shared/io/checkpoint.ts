@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { ARCHS, ALL_SCHEMES, UNITS } from '../control/run-config.js';
+import { AdaptSchema, ARCHS, ALL_SCHEMES, UNITS } from '../control/run-config.js';
 import { int, parse } from '../control/schema.js';
 import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { join } from 'node:path';
@@ -23,6 +23,7 @@ const CheckpointIndexSchema = v.object({
   world: int(1),
   arch: v.optional(v.picklist(ARCHS), 'mlp'), // indexes written before the GPT have none: an MLP
   model: v.pipe(v.array(int(1)), v.minLength(2)),
+  adapt: v.optional(AdaptSchema), // a fine-tuning run's: the shards hold what trains (the adapters), nothing frozen
   unit: v.picklist(UNITS),
   wireDtype: v.picklist(WIRE_DTYPES),
   seed: int(0, 2 ** 32 - 1),
@@ -115,6 +116,7 @@ export async function writeIndex(
     world,
     arch: config.arch,
     model: config.model,
+    ...(config.adapt ? { adapt: config.adapt } : {}),
     unit: config.unit,
     wireDtype: config.wireDtype,
     seed: config.seed,
@@ -180,6 +182,8 @@ export function checkResumable(index: CheckpointIndex, config: RunConfig, world:
   if (index.world !== world && !resharded) diffs.push(`world ${index.world} vs ${world}`);
   const model = (c: Pick<RunConfig, 'arch' | 'model'>) => modelSpec(c).describe();
   if (model(index) !== model(config)) diffs.push(`model ${model(index)} vs ${model(config)}`);
+  const adapt = (c: { adapt?: unknown }) => JSON.stringify(c.adapt ?? 'none');
+  if (adapt(index) !== adapt(config)) diffs.push(`fine-tuning ${adapt(index)} vs ${adapt(config)}`);
   if (index.unit !== config.unit && !resharded) diffs.push(`unit ${index.unit} vs ${config.unit}`);
   if (index.wireDtype !== config.wireDtype && !resharded) diffs.push(`wire dtype ${index.wireDtype} vs ${config.wireDtype}`);
   if (index.seed !== config.seed) diffs.push(`seed ${index.seed} vs ${config.seed}`);

@@ -9,7 +9,7 @@ import { rankFile, readRankShard, stepDir, type CheckpointIndex } from './checkp
 import { ShardRanges } from './shard-blocks.js';
 import { join } from 'node:path';
 import type { StTensor } from './safetensors.js';
-import { toStateDict } from './state-dict.js';
+import { toStateDict, trainableStateDict } from './state-dict.js';
 
 /** What a checkpoint holds, as full unpadded vectors. */
 export interface FullState {
@@ -103,7 +103,9 @@ export function stateFor(full: FullState, layout: ShardLayout, sharded: boolean)
   return { master: cut(full.master), m: cut(full.m), v: cut(full.v), step: full.step };
 }
 
-/** The full model of a complete checkpoint, as torch-style named tensors (`zerowire consolidate`). */
+/** The full model of a complete checkpoint, as torch-style named tensors (`zerowire consolidate`); of a
+ *  fine-tuning run's, what trained (its adapters: the frozen base is the seed's model, not in the checkpoint). */
 export async function consolidate(dir: string, index: CheckpointIndex): Promise<Map<string, StTensor>> {
-  return toStateDict(modelSpec(index), (await readFullState(dir, index)).master);
+  const master = (await readFullState(dir, index)).master;
+  return index.adapt ? trainableStateDict(modelSpec(index), master) : toStateDict(modelSpec(index), master);
 }

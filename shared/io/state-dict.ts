@@ -1,6 +1,7 @@
 // The flat parameter vector <-> torch-style named tensors, by the model's own names and shapes
 // (MLP: layers.0.weight shaped (out, in), layers.0.bias; GPT: tok_emb.weight, h.0.attn.qkv.weight, ...).
 import type { ModelSpec } from '../training/model.js';
+import { ShardLayout } from '../training/layout.js';
 import type { StTensor } from './safetensors.js';
 
 const count = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
@@ -24,4 +25,18 @@ export function fromStateDict(spec: ModelSpec, tensors: Map<string, StTensor>, p
     flat.set(got.data as Float32Array, t.offset);
   }
   return flat;
+}
+
+/** What trains, as named tensors, from the trainable flat vector (a LoRA run's adapters under PEFT's names, as
+ *  PEFT saves an adapter; under --freeze the groups that train): what a fine-tuning checkpoint consolidates to. */
+export function trainableStateDict(spec: ModelSpec, trainable: Float32Array): Map<string, StTensor> {
+  const theta = new ShardLayout(spec, 1, 0, 'layer').merge(new Float32Array(spec.params), trainable);
+  const trains = (offset: number) => spec.layers.some((g) => offset >= g.offset + g.frozen && offset < g.offset + g.size);
+  const all = toStateDict(spec, theta);
+  return new Map(
+    spec
+      .tensors()
+      .filter((t) => trains(t.offset))
+      .map((t) => [t.name, all.get(t.name)!]),
+  );
 }

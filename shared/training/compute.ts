@@ -2,13 +2,14 @@
 // (fp32 or bf16) and gets gradients back; activations stay with the compute. Inline runs on the calling thread;
 // a worker thread (rank/compute-thread.ts) leaves the event loop free to move ring frames meanwhile,
 // which is what lets ZeRO-3 prefetch overlap communication with compute.
-import type { Elems } from '../tensor/dtype.js';
+import type { GroupParams } from './param-group.js';
 import type { ArenaModel } from './arena-model.js';
 
 export interface Compute {
   start(x: Float32Array, rows: number): Promise<void>;
-  /** `params`: the layer's weight then bias, fp32 or bf16 bits (widened inside the compute). */
-  forward(layer: number, params: Elems): Promise<void>;
+  /** `params`: the layer's frozen prefix and trainable rest (its weight, bias, adapters), fp32 or bf16 bits
+   *  (widened inside the compute). */
+  forward(layer: number, params: GroupParams): Promise<void>;
   /** The mean loss of this rank's rows; the gradient that starts the backward pass is scaled by
    *  `gradScale` (1/N: the sum over ranks is then the gradient of the global mean loss). */
   loss(labels: Int32Array, gradScale: number): Promise<number>;
@@ -19,8 +20,8 @@ export interface Compute {
   readonly activationBytes: number;
   /** WebAssembly memory the compute holds on another thread, which this thread's counters cannot see. */
   readonly otherThreadBytes: number;
-  /** Fills `grad` (the layer's size) with the layer's parameter gradient. */
-  backward(layer: number, params: Elems, grad: Float32Array): Promise<void>;
+  /** Fills `grad` (the size of the layer's trainable rest) with its gradient. */
+  backward(layer: number, params: GroupParams, grad: Float32Array): Promise<void>;
   /** A modeled device's optimizer time over `params` owned parameters (this thread runs no update for it). */
   optimizer?(params: number, gradBytes: number): Promise<void>;
   /** The scheme waited for communication until `at` (performance.now() ms): a modeled device waited too. */
@@ -42,7 +43,7 @@ export class InlineCompute implements Compute {
     await this.model.startSliced(x, rows);
   }
 
-  async forward(layer: number, params: Elems): Promise<void> {
+  async forward(layer: number, params: GroupParams): Promise<void> {
     this.model.forward(layer, params);
   }
 
@@ -58,7 +59,7 @@ export class InlineCompute implements Compute {
     return this.model.activationBytes;
   }
 
-  async backward(layer: number, params: Elems, grad: Float32Array): Promise<void> {
+  async backward(layer: number, params: GroupParams, grad: Float32Array): Promise<void> {
     this.model.backward(layer, params, grad);
   }
 

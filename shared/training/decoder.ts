@@ -73,6 +73,11 @@ export abstract class DecoderUnits {
     this.base = base;
   }
 
+  /** Bytes of the adapters' kept products for N tokens (what the passes add to the model's activations). */
+  protected adapterActivationBytes(N: number, recompute: boolean): number {
+    return 4 * Object.values(adapterRegions(this.layers, N, recompute)).reduce((t, n) => t + n, 0);
+  }
+
   /** Every tensor with its torch (Hugging Face) name, offset and shape; adapters under PEFT's names. */
   tensors(): NamedTensor[] {
     return this.layers.flatMap((g) => g.tensors);
@@ -95,6 +100,19 @@ export abstract class DecoderUnits {
     if (!this.adapt) return theta;
     return adaptedInit(adaptGroups(this.base, this.adapt), this.params, theta, seed);
   }
+}
+
+/** Where the adapter k of group g keeps x·Aᵀ: per block (one block's with --recompute), per unit otherwise. */
+function adapterRegion(g: DecoderGroup, k: number, recompute: boolean): string {
+  if (g.kind !== 'block') return `la.u${g.index}.${k}`;
+  return recompute ? `la.r.${k}` : `la.b${g.block}.${k}`;
+}
+
+/** The adapters' kept products for N tokens, N × r each, by region: counted with the activations. */
+function adapterRegions(groups: readonly DecoderGroup[], N: number, recompute: boolean): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const g of groups) g.adapters.forEach((ad, k) => (out[adapterRegion(g, k, recompute)] = N * ad.rank));
+  return out;
 }
 
 /** What a decoder's spec gives the passes: its units and the batch shape's sequence and vocabulary. */
@@ -211,17 +229,12 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
     return { x, w, b, rows, inputs, outputs, adapter, h: adapter && this.adapterRegion(g, k), frozen: g.frozen };
   }
 
-  /** Where the adapter k of group g keeps x·Aᵀ: per block (one block's with --recompute), per unit otherwise. */
   private adapterRegion(g: G, k: number): string {
-    if (g.kind !== 'block') return `la.u${g.index}.${k}`;
-    return this.recompute ? `la.r.${k}` : `la.b${g.block}.${k}`;
+    return adapterRegion(g, k, this.recompute);
   }
 
-  /** The adapters' kept products, N × r each: counted with the activations. */
   private adapterActivations(N: number): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const g of this.groups) g.adapters.forEach((ad, k) => (out[this.adapterRegion(g, k)] = N * ad.rank));
-    return out;
+    return adapterRegions(this.groups, N, this.recompute);
   }
 
   private get adapters(): Adapter[] {

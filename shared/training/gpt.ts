@@ -4,6 +4,7 @@
 // (out, in) as torch.nn.Linear, embeddings (rows, D). The units are the embeddings, each block, and ln_f + head:
 // what ZeRO-3 gathers one at a time, as FSDP wraps each Transformer block.
 import { decoderUnits, DecoderUnits, type DecoderGroup } from './decoder.js';
+import type { Adaptation } from './adapters.js';
 
 export interface GptShape {
   layers: number; // blocks
@@ -56,8 +57,11 @@ export class GptSpec extends DecoderUnits {
   readonly kind = 'gpt' as const;
   declare readonly layers: GptGroup[];
 
-  constructor(readonly shape: GptShape) {
-    super(gptUnits(shape));
+  constructor(
+    readonly shape: GptShape,
+    adapt?: Adaptation,
+  ) {
+    super(gptUnits(shape), adapt);
   }
 
   describe(): string {
@@ -82,6 +86,6 @@ export class GptSpec extends DecoderUnits {
     // ln_1 out, q/k/v, heads' output, residual, ln_2 out (7D); MLP pre/post GELU (8D); stats; P
     const inside = 15 * N * D + 4 * N + rows * H * T * T;
     const head = N * D + 2 * N + N * V;
-    return 4 * (N * D + L * N * D + (recompute ? inside : L * inside) + head);
+    return 4 * (N * D + L * N * D + (recompute ? inside : L * inside) + head) + this.adapterActivationBytes(N, recompute);
   }
 }

@@ -5,6 +5,7 @@
 // grouped-query attention (KV_HEADS key/value heads, each shared by HEADS/KV_HEADS query heads), no biases.
 // Linear weights are (out, in) as torch.nn.Linear. The units are the embeddings, each block, and norm + head.
 import { decoderUnits, DecoderUnits, type DecoderGroup } from './decoder.js';
+import type { Adaptation } from './adapters.js';
 
 export interface LlamaShape {
   layers: number; // blocks
@@ -75,8 +76,9 @@ export class LlamaSpec extends DecoderUnits {
   constructor(
     readonly shape: LlamaShape,
     opts: Partial<LlamaOptions> = {},
+    adapt?: Adaptation,
   ) {
-    super(llamaUnits(shape));
+    super(llamaUnits(shape), adapt);
     this.ropeTheta = opts.ropeTheta ?? ROPE_THETA;
     this.rmsEps = opts.rmsEps ?? RMS_EPS;
   }
@@ -103,6 +105,6 @@ export class LlamaSpec extends DecoderUnits {
     const N = rows * T;
     const inside = N * (D + 1) * 2 + N * (3 * D + 2 * K) + rows * H * T * T + N * 3 * FF; // n1, n2 and their 1/rms; q, k, v, y, xmid; P; gate, up, h
     const head = N * (D + 1) + N * V;
-    return 4 * (N * D + L * N * D + (recompute ? inside : L * inside) + head);
+    return 4 * (N * D + L * N * D + (recompute ? inside : L * inside) + head) + this.adapterActivationBytes(N, recompute);
   }
 }

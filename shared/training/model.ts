@@ -5,6 +5,7 @@
 // outside this file and the models' own files asks which model it has; a new model is a new entry.
 import type { RunConfig } from '../control/run-config.js';
 import type { ArenaModel } from './arena-model.js';
+import type { Adaptation } from './adapters.js';
 import { InlineCompute, type Compute } from './compute.js';
 import { SyntheticData, type TrainingData } from './data.js';
 import { GptSpec } from './gpt.js';
@@ -19,7 +20,7 @@ type Arch = ModelSpec['kind'];
 
 interface ModelKind<S extends ModelSpec> {
   /** The spec from a run config's numbers, and those numbers back (what a compute thread rebuilds it from). */
-  spec(numbers: readonly number[]): S;
+  spec(numbers: readonly number[], adapt?: Adaptation): S;
   numbers(spec: S): number[];
   /** Forward and backward on the calling thread. */
   inline(spec: S, threads: number, recompute: boolean): Compute;
@@ -36,7 +37,7 @@ interface ModelKind<S extends ModelSpec> {
 }
 
 const MLP: ModelKind<MlpSpec> = {
-  spec: (numbers) => new MlpSpec(numbers),
+  spec: (numbers, adapt) => new MlpSpec(numbers, adapt),
   numbers: (spec) => [...spec.widths],
   inline: (spec, threads) => new InlineCompute(new Mlp(spec, { threads })),
   arena: (spec, threads) => new Mlp(spec, { threads }),
@@ -47,7 +48,7 @@ const MLP: ModelKind<MlpSpec> = {
 };
 
 const GPT: ModelKind<GptSpec> = {
-  spec: ([layers = 0, dim = 0, heads = 0, seq = 0, vocab = 0]) => new GptSpec({ layers, dim, heads, seq, vocab }),
+  spec: ([layers = 0, dim = 0, heads = 0, seq = 0, vocab = 0], adapt) => new GptSpec({ layers, dim, heads, seq, vocab }, adapt),
   numbers: ({ shape: { layers, dim, heads, seq, vocab } }) => [layers, dim, heads, seq, vocab],
   inline: (spec, threads, recompute) => new InlineCompute(new Gpt(spec, { threads, recompute })),
   arena: (spec, threads, recompute) => new Gpt(spec, { threads, recompute }),
@@ -60,8 +61,8 @@ const GPT: ModelKind<GptSpec> = {
 const LLAMA: ModelKind<LlamaSpec> = {
   // [L, D, H, KV, FF, T, V, rope theta, 1/rms eps]: the two options ride in the numbers (a compute thread
   // rebuilds the spec from them), eps as its whole reciprocal (1e-5 -> 100000).
-  spec: ([layers = 0, dim = 0, heads = 0, kvHeads = 0, ff = 0, seq = 0, vocab = 0, ropeTheta, rmsInverse]) =>
-    new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }, { ropeTheta, rmsEps: rmsInverse && 1 / rmsInverse }),
+  spec: ([layers = 0, dim = 0, heads = 0, kvHeads = 0, ff = 0, seq = 0, vocab = 0, ropeTheta, rmsInverse], adapt) =>
+    new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }, { ropeTheta, rmsEps: rmsInverse && 1 / rmsInverse }, adapt),
   numbers: ({ shape: { layers, dim, heads, kvHeads, ff, seq, vocab }, ropeTheta, rmsEps }) => [
     layers,
     dim,
@@ -88,14 +89,14 @@ export function modelKind(spec: ModelSpec): ModelKind<ModelSpec> {
   return MODELS[spec.kind] as unknown as ModelKind<ModelSpec>;
 }
 
-/** The model of a run config (or a checkpoint index): its arch and its numbers. */
-export function modelSpec(c: Pick<RunConfig, 'arch' | 'model'>): ModelSpec {
-  return MODELS[c.arch].spec(c.model);
+/** The model of a run config (or a checkpoint index): its arch, its numbers and how it is fine-tuned. */
+export function modelSpec(c: Pick<RunConfig, 'arch' | 'model'> & { adapt?: Adaptation }): ModelSpec {
+  return MODELS[c.arch].spec(c.model, c.adapt);
 }
 
-/** The run config's arch and numbers of a spec. */
-export function modelConfig(spec: ModelSpec): Pick<RunConfig, 'arch' | 'model'> {
-  return { arch: spec.kind, model: modelKind(spec).numbers(spec) };
+/** The run config's arch, numbers and adaptation of a spec. */
+export function modelConfig(spec: ModelSpec): Pick<RunConfig, 'arch' | 'model' | 'adapt'> {
+  return { arch: spec.kind, model: modelKind(spec).numbers(spec), ...(spec.adapt ? { adapt: spec.adapt } : {}) };
 }
 
 /** Forward and backward on the calling thread. */

@@ -2,7 +2,7 @@
 // model gives them, and nothing else happens. The wait is a timer, so the event loop keeps moving ring frames
 // meanwhile, as a GPU leaves the NIC running. No parameters, activations or gradients exist: the scheme's
 // bands are extents (tensor/extent.ts), and the loss is not computed (NaN).
-import type { Elems } from '../tensor/dtype.js';
+import type { GroupParams } from '../training/param-group.js';
 import type { Compute } from '../training/compute.js';
 import type { ModelSpec } from '../training/model.js';
 import { addWork, type GpuCost, type Work } from './gpu-cost.js';
@@ -66,7 +66,7 @@ export class ModeledCompute implements Compute {
     this.activationBytes = activationBytes(this.spec, rows, this.recompute);
   }
 
-  forward(layer: number, _params: Elems): Promise<void> {
+  forward(layer: number, _params: GroupParams): Promise<void> {
     return this.wait(this.times.forward[layer]);
   }
 
@@ -75,7 +75,7 @@ export class ModeledCompute implements Compute {
     return NaN;
   }
 
-  backward(layer: number, _params: Elems, _grad: Float32Array): Promise<void> {
+  backward(layer: number, _params: GroupParams, _grad: Float32Array): Promise<void> {
     return this.wait(this.times.backward[layer]);
   }
 

@@ -92,7 +92,8 @@ def replay(initial, data_path, out_path, shape, steps, lr):
     write(out_path, params)
 
 
-if sys.argv[1] == "replay":
-    replay(*sys.argv[2:8])
-else:
-    one_step(*sys.argv[1:5])
+if __name__ == "__main__":
+    if sys.argv[1] == "replay":
+        replay(*sys.argv[2:8])
+    else:
+        one_step(*sys.argv[1:5])

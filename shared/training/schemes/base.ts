@@ -3,7 +3,8 @@
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
 import type { OptimizerState } from '../adam.js';
 import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
-import type { Unit } from '../layout.js';
+import type { Piece, Unit } from '../layout.js';
+import type { GroupParams } from '../param-group.js';
 import type { Compute } from '../compute.js';
 import { inlineCompute } from '../model.js';
 import { microBatch, type Batch } from '../data.js';
@@ -25,9 +26,10 @@ const settle = () => new Promise<void>((r) => setImmediate(r));
 /** Longer than awaiting a promise that has already settled takes: communication was really waited for. */
 const REAL_WAIT_MS = 0.2;
 
-/** A unit's parameters as fp32, ready for compute, and whatever has to be released afterwards. */
+/** A unit's parameters ready for compute, and whatever has to be released afterwards. */
 export interface UnitParams {
-  elems: Elems; // the unit's unpadded parameters in the working dtype: the compute widens bf16 itself
+  frozen: Elems; // the unit's unpadded frozen half, in the working dtype: the compute widens bf16 itself
+  trainable: Elems; // its unpadded trainable half
   gathered: Elems | null;
 }
 
@@ -43,6 +45,8 @@ export class Base {
   /** The working copy compute reads, in the wire dtype (16-bit, or fp32 with --wire-dtype fp32): the full
    *  padded layout, or this rank's shard. */
   protected working!: Elems;
+  /** The frozen parameters' working copy (frozen halves; empty when nothing is frozen): laid out as `working`. */
+  protected frozenWorking!: Elems;
   /** Where each unit's gradient goes: kept, bucketed, reduced, summed over micro-batches. */
   private gradients!: Gradients;
   /** fp32 master weights and Adam moments: full padded layout, or this rank's shard. */
@@ -63,6 +67,7 @@ export class Base {
     this.compute = ctx.compute ?? inlineCompute(layout.spec);
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
     this.working = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
+    this.frozenWorking = ledger.alloc('frozen16', dtype, this.flags.shardParameters ? layout.frozenShardTotal : layout.frozenPaddedTotal);
     this.master = ledger.allocF32('master', n(this.flags.shardOptimizer));
     this.m = ledger.allocF32('m', this.master.length);
     this.v = ledger.allocF32('v', this.master.length);
@@ -72,10 +77,14 @@ export class Base {
     return this;
   }
 
-  /** The initial weights into the masters and the working copy, straight into the heap's bands (the SIMD
+  /** The initial weights into the masters and the working copies, straight into the heap's bands (the SIMD
    *  kernels round them; no full-size temporary: at 10^7 parameters a JavaScript loop stalls the rank). */
-  private loadWeights(theta0: Float32Array): void {
+  private loadWeights(theta: Float32Array): void {
     const { layout } = this.ctx;
+    const frozen = layout.frozenParams > 0;
+    if (frozen && !(theta instanceof Float32Array)) return; // a what-if rank's extent: no values to load
+    const theta0 = layout.trainableOf(theta);
+    if (frozen) this.loadFrozen(theta);
     if (this.flags.shardOptimizer) layout.shardInto(theta0, this.master);
     else layout.padInto(theta0, this.master);
     if (this.flags.shardParameters === this.flags.shardOptimizer) return this.values.fromF32(this.master, this.working); // same layout
@@ -86,6 +95,24 @@ export class Base {
       unit.fill(0, u.size);
       this.values.fromF32(unit, this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded));
     }
+  }
+
+  /** The frozen parameters into their working copy (whole, or this rank's shard), unit by unit through a
+   *  scratch of one frozen half, rounded once: they never change. */
+  private loadFrozen(theta: Float32Array): void {
+    const { layout, ledger } = this.ctx;
+    const sharded = this.flags.shardParameters;
+    const scratch = ledger.allocF32('compute', Math.max(...layout.units.map((u) => u.frozen.padded)));
+    for (const u of layout.units) {
+      const f = u.frozen;
+      if (!f.size) continue;
+      const unit = scratch.subarray(0, f.padded);
+      layout.frozenHalfInto(theta, u, unit);
+      unit.fill(0, f.size);
+      const [from, n, to] = sharded ? [layout.rank * f.shard, f.shard, f.shardOffset] : [0, f.padded, f.paddedOffset];
+      this.values.fromF32(unit.subarray(from, from + n), this.frozenWorking.subarray(to, to + n));
+    }
+    ledger.free(scratch);
   }
 
   /** This scheme's row of the table: all that DP, ZeRO-1 and ZeRO-2 differ in. */
@@ -111,6 +138,11 @@ export class Base {
     }
     this.t = s.step;
     await this.refreshWorkingCopy();
+  }
+
+  /** The frozen parameters as this rank holds them (whole or its shard, padded), widened to fp32. */
+  frozenState(): Float32Array {
+    return this.values.toF32(this.frozenWorking, new Float32Array(this.frozenWorking.length));
   }
 
   /** This rank's fp32 master weights: its shard, or (DP) the whole padded model. */
@@ -150,7 +182,8 @@ export class Base {
     // the next units' backward passes, as many as the window allows.
     const window = this.reductionWindow();
     const reducing: Promise<void>[] = [];
-    for (const u of [...layout.units].reverse()) {
+    // Units before the first with anything trainable need no backward pass (frozen embeddings, frozen blocks).
+    for (const u of layout.units.slice(layout.backwardFrom).reverse()) {
       const { reduced } = await this.backwardUnit(u);
       if (reduced) reducing.push(reduced);
       while (reducing.length > window) await this.waitFor(reducing.shift()!);
@@ -171,7 +204,7 @@ export class Base {
     const p = await this.waitFor(this.acquireUnit(u, 'forward'));
     this.probe.sample();
     await this.probe.unit(u.index, 'forward', async () => {
-      for (const l of u.layers) await this.compute.forward(l.index, p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size));
+      for (const piece of u.pieces) await this.compute.forward(piece.layer.index, groupParams(p, piece));
     });
     this.releaseUnit(p);
     await settle();
@@ -192,12 +225,10 @@ export class Base {
     const g = this.unitGrad;
     g.fill(0, u.size, u.padded); // the layers fill the unit; its padding must reduce as zeros
     await this.probe.unit(u.index, 'backward', async () => {
-      for (const l of [...u.layers].reverse())
-        await this.compute.backward(
-          l.index,
-          p.elems.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
-          g.subarray(l.offset - u.offset, l.offset - u.offset + l.size),
-        );
+      for (const piece of [...u.pieces].reverse()) {
+        const l = piece.layer;
+        await this.compute.backward(l.index, groupParams(p, piece), g.subarray(piece.trainAt, piece.trainAt + l.size - l.frozen));
+      }
     });
     this.releaseUnit(p);
     const reduced = this.gradients.unitReady(u, g.subarray(0, u.padded), this.lastMicro); // copies g out at once
@@ -228,7 +259,8 @@ export class Base {
 
   /** Parameters of unit `u` for compute. Without sharded parameters they are already here. */
   protected async acquireUnit(u: Unit, _pass: 'forward' | 'backward'): Promise<UnitParams> {
-    return { elems: this.working.subarray(u.paddedOffset, u.paddedOffset + u.size), gathered: null };
+    const frozen = this.frozenWorking.subarray(u.frozen.paddedOffset, u.frozen.paddedOffset + u.frozen.size);
+    return { frozen, trainable: this.working.subarray(u.paddedOffset, u.paddedOffset + u.size), gathered: null };
   }
 
   protected releaseUnit(p: UnitParams): void {
@@ -242,13 +274,20 @@ export class Base {
       this.values.fromF32(this.master, this.working); // same layout on both sides
       return;
     }
-    // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters.
+    // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters (frozen ones never change).
     for (const u of layout.units) {
+      if (u.size === 0) continue;
       const own = layout.ownOffset(u);
       this.values.fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.working.subarray(own, own + u.shard));
       await coll.allGather(this.working.subarray(own, own + u.shard), this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
     }
   }
+}
+
+/** Group `piece`'s frozen prefix and trainable rest, from its unit's halves. */
+function groupParams(p: UnitParams, piece: Piece): GroupParams {
+  const l = piece.layer;
+  return [p.frozen.subarray(piece.frozenAt, piece.frozenAt + l.frozen), p.trainable.subarray(piece.trainAt, piece.trainAt + l.size - l.frozen)];
 }
 
 /** Data parallelism is the base case: everything resident on every rank, gradients all-reduced. */

@@ -38,7 +38,9 @@ export class Gradients {
       if (flags.shardGradients) this.widened = ledger.allocF32('compute', layout.maxUnitPadded);
     }
     if (!flags.shardGradients) {
-      this.buckets = gradientBuckets(layout.units, ctx.bucketBytes ?? DEFAULT_BUCKET_BYTES, bytesPerElement(dtype));
+      // Units with nothing trainable have no gradient to reduce (and, before the first trainable unit, no backward pass).
+      const trained = layout.units.filter((u) => u.size > 0);
+      this.buckets = gradientBuckets(trained, ctx.bucketBytes ?? DEFAULT_BUCKET_BYTES, bytesPerElement(dtype));
       this.buckets.forEach((b, i) => this.closes.set(b[b.length - 1], i));
     }
   }
@@ -48,6 +50,7 @@ export class Gradients {
    *  optimizer step's last micro-batch. */
   unitReady(u: Unit, g: Float32Array, last: boolean): Promise<void> | null {
     const { ledger, dtype, coll } = this.ctx;
+    if (u.size === 0) return null; // all frozen: nothing to reduce
     if (!this.flags.shardGradients) {
       // DDP's no_sync: before the last micro-batch the gradient is only summed here, in fp32.
       if (this.accum) {
@@ -82,6 +85,7 @@ export class Gradients {
     if (this.flags.shardGradients === this.flags.shardOptimizer) return this.ctx.values.toF32(this.grads, out);
     // ZeRO-1: whole gradients are resident, but only the owned segment of each unit was reduced.
     for (const u of layout.units) {
+      if (u.size === 0) continue;
       const own = layout.ownOffset(u);
       this.ctx.values.toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
     }

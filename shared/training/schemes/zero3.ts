@@ -13,7 +13,9 @@ export class Zero3 extends Zero2 {
 
   protected override async acquireUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     const { layout, gatherAhead = 0 } = this.ctx;
-    const order = pass === 'forward' ? layout.units : [...layout.units].reverse();
+    // The backward pass stops at the first unit with anything trainable (layout.backwardFrom): gathering
+    // ahead past it would fetch what no one computes.
+    const order = pass === 'forward' ? layout.units : layout.units.slice(layout.backwardFrom).reverse();
     const at = order.indexOf(u);
     const key = (v: Unit) => `${pass}:${v.index}`;
     const mine = this.inflight.get(key(u)) ?? this.gather(u, pass);
@@ -31,10 +33,19 @@ export class Zero3 extends Zero2 {
     return mine;
   }
 
+  /** Both halves of unit `u` into one buffer, [frozen | trainable], each padded: frozen weights are gathered
+   *  for every use as the trainable ones are (the backward pass needs them for the input's gradient). */
   private async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     const { coll, ledger, dtype } = this.ctx;
-    const gathered = ledger.alloc('gathered', dtype, u.padded);
-    await coll.allGather(this.working.subarray(u.shardOffset, u.shardOffset + u.shard), gathered, `${pass} gather u${u.index}`);
-    return { elems: gathered.subarray(0, u.size), gathered };
+    const f = u.frozen;
+    const gathered = ledger.alloc('gathered', dtype, f.padded + u.padded);
+    const [frozen, trainable] = [gathered.subarray(0, f.padded), gathered.subarray(f.padded)];
+    // Both issued now, in one order on every rank (a gather started ahead must not slip between them).
+    const both = [
+      f.size ? coll.allGather(this.frozenWorking.subarray(f.shardOffset, f.shardOffset + f.shard), frozen, `${pass} gather u${u.index} frozen`) : null,
+      u.size ? coll.allGather(this.working.subarray(u.shardOffset, u.shardOffset + u.shard), trainable, `${pass} gather u${u.index}`) : null,
+    ];
+    await Promise.all(both);
+    return { frozen: frozen.subarray(0, f.size), trainable: trainable.subarray(0, u.size), gathered };
   }
 }
