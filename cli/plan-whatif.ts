@@ -26,6 +26,9 @@ export interface WhatIfPlanArgs {
   tflops?: number;
   mfu?: number;
   shardGroup: number; // hsdp too, over groups of this many ranks (0: not)
+  lora?: string; // fine-tuning, as local's options
+  loraTargets?: string;
+  freeze?: string;
 }
 
 const gb = (b: number) => (b / 1e9).toFixed(1);
@@ -53,6 +56,9 @@ function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
     recompute: a.recompute,
     tflops: a.tflops,
     mfu: a.mfu,
+    lora: a.lora,
+    loraTargets: a.loraTargets,
+    freeze: a.freeze,
   });
 }
 

@@ -4,6 +4,7 @@ import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
 import { bareSizes, crossGroupTraffic, memoryTheory, trafficTheory } from '../shared/accounting/theory.js';
 import type { WireDtype } from '../shared/tensor/dtype.js';
+import type { LayoutSizes } from '../shared/training/layout.js';
 
 export interface PlanRow {
   scheme: SchemeName;
@@ -14,17 +15,25 @@ export interface PlanRow {
 
 /** Every scheme's model states and bytes per rank; with `shardGroup` G (2+ groups of 2+), the hybrid too:
  *  ZeRO-3 over G ranks, and 2(M-1)/M of a shard across the M groups. */
-export function plan(params: number, world: number, memory: number | undefined, dtype: WireDtype, accumulate = 1, shardGroup = 0): PlanRow[] {
+export function plan(
+  params: number,
+  world: number,
+  memory: number | undefined,
+  dtype: WireDtype,
+  accumulate = 1,
+  shardGroup = 0,
+  sizesOver: (ranks: number) => LayoutSizes = (ranks) => bareSizes(params, ranks), // a fine-tuned model's: its layout's
+): PlanRow[] {
   const schedule = { gatherAhead: 0, reduceBehind: 0, accumulate };
   const row = (scheme: SchemeName, shardOver: number, across: number): PlanRow => {
-    const sizes = bareSizes(params, shardOver);
+    const sizes = sizesOver(shardOver);
     const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], sizes, dtype, schedule).resident;
     const sentPerStep = trafficTheory(SCHEME_TABLE[scheme], sizes, dtype, accumulate) + across;
     return { scheme, bytesPerRank, sentPerStep, fits: memory === undefined ? null : bytesPerRank <= memory };
   };
   const rows = SCHEMES.map((scheme) => row(scheme, world, 0));
   if (shardGroup >= 2 && world % shardGroup === 0 && world / shardGroup >= 2) {
-    rows.push(row('hsdp', shardGroup, crossGroupTraffic(bareSizes(params, shardGroup), world / shardGroup, dtype, accumulate)));
+    rows.push(row('hsdp', shardGroup, crossGroupTraffic(sizesOver(shardGroup), world / shardGroup, dtype, accumulate)));
   }
   return rows;
 }

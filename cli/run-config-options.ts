@@ -157,7 +157,7 @@ const LORA_ALPHA = 8;
 
 /** --lora R[,ALPHA], --lora-targets and --freeze as the config's adaptation (checked against the model by
  *  makeRunConfig), or undefined when every parameter trains. */
-function parseAdapt(o: RunOptions): RunConfig['adapt'] {
+export function parseAdapt(o: Pick<RunOptions, 'lora' | 'loraTargets' | 'freeze'>): RunConfig['adapt'] {
   const list = (text: string | undefined) =>
     text === undefined
       ? undefined
@@ -184,7 +184,7 @@ function parseAdapt(o: RunOptions): RunConfig['adapt'] {
 }
 
 /** The model with its adaptation built once, so a bad rank, target or group is refused naming its option. */
-function checkAdapt(c: Pick<RunConfig, 'arch' | 'model' | 'adapt'>): void {
+export function checkAdapt(c: Pick<RunConfig, 'arch' | 'model' | 'adapt'>): void {
   if (!c.adapt) return;
   try {
     modelSpec(c);

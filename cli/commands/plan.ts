@@ -1,6 +1,7 @@
 // `zerowire plan`: model states (and activations) per rank for each scheme, and whether they fit.
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-config.js';
-import { parseModel } from '../run-config-options.js';
+import { checkAdapt, parseAdapt, parseModel } from '../run-config-options.js';
+import { ShardLayout } from '../../shared/training/layout.js';
 import { modelKind, modelSpec } from '../../shared/training/model.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
@@ -66,6 +67,9 @@ function whatIfOptions<T>(y: Argv<T>) {
     })
     .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
     .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
+    .option('lora', { type: 'string', describe: 'with --model: R[,ALPHA], LoRA adapters on it, the base frozen (as local --lora)' })
+    .option('lora-targets', { type: 'string', describe: 'with --lora: the Linear layers to adapt (as local --lora-targets)' })
+    .option('freeze', { type: 'string', describe: 'with --model: groups that do not train (as local --freeze)' })
     .option('bucket-mib', { type: 'number', default: DEFAULT_BUCKET_BYTES / 2 ** 20, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
     .option('run', {
@@ -105,7 +109,11 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
       if ((a.params === undefined) === (a.model === undefined)) throw new ConfigError('plan: give --params or --model (one of them)');
       if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);
-      const spec = a.model === undefined ? null : modelSpec(parseModel(a.model));
+      const adapt = parseAdapt(a);
+      if (adapt && a.model === undefined) throw new ConfigError('--lora and --freeze: give the --model they adapt (not --params)');
+      const parsed = a.model === undefined ? null : { ...parseModel(a.model), adapt };
+      if (parsed) checkAdapt(parsed);
+      const spec = parsed && modelSpec(parsed);
       const params = spec ? spec.params : parseCount(a.params!, '--params');
       if (!Number.isInteger(a.accumulate) || a.accumulate < 1) throw new RangeError(`--accumulate: ${a.accumulate} must be a positive integer`);
       const batch = a.batch ?? (spec ? modelKind(spec).defaultBatch(a.world) : 64);
@@ -117,7 +125,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       const memory = a.memory === undefined ? undefined : parseBytes(a.memory);
       const G = a.shardGroup;
       checkShardGroup(G, a.world);
-      const rows = plan(params, a.world, memory, a.wireDtype, a.accumulate, G);
+      const rows = plan(params, a.world, memory, a.wireDtype, a.accumulate, G, adapt && spec ? (n) => new ShardLayout(spec, n, 0, 'layer').sizes() : undefined);
       process.stdout.write(`${formatPlan(rows, params, a.world, memory, a.wireDtype, activations, a.accumulate)}\n`);
       if (a.k8s)
         process.stdout.write(

@@ -81,7 +81,8 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   const owned = f.shardOptimizer ? layout.shardTotal : layout.paddedTotal;
   const optimizerMs = cost.chainMs(optimizerWork(owned, b));
   const units = layout.units;
-  const buckets = f.shardGradients ? [] : gradientBuckets(units, c.bucketBytes, b);
+  const trained = units.filter((u) => u.size > 0); // fine-tuning: units with nothing trainable reduce nothing
+  const buckets = f.shardGradients ? [] : gradientBuckets(trained, c.bucketBytes, b);
   const closes = new Map(buckets.map((bk) => [bk[bk.length - 1], bk]));
   const window = !c.overlap ? 0 : f.shardGradients ? c.reduceBehind : Infinity;
 
@@ -91,7 +92,8 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   /** ZeRO-3: this pass's gathers, started `gatherAhead` units ahead of the one computing. */
   const gathered = (order: Unit[]) => {
     const done = new Map<Unit, number>();
-    const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], ring.run(now, order[i].padded, b, 1));
+    // both halves of a unit (its frozen one too): one gather's bytes
+    const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], ring.run(now, order[i].padded + order[i].frozen.padded, b, 1));
     return (i: number) => {
       if (!f.shardParameters) return;
       start(i);
@@ -103,13 +105,13 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
     const last = k === K - 1;
     const forward = gathered(units);
     units.forEach((u, i) => (forward(i), work(sum(u, t.forward))));
-    const reversed = [...units].reverse();
+    const reversed = units.slice(layout.backwardFrom).reverse(); // no backward pass before the first trainable unit
     const backward = gathered(reversed);
     const pending: number[] = [];
     reversed.forEach((u, i) => {
       backward(i);
       work(sum(u, t.backward));
-      if (f.shardGradients) {
+      if (f.shardGradients && u.size > 0) {
         const reduced = ring.run(now, u.padded, b, 1);
         pending.push(cross ? cross.run(reduced, Math.ceil(u.shard / M) * M, b, 2) : reduced); // the hybrid's shard, across groups
       } else if (last && closes.has(u)) {
@@ -122,7 +124,7 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
     while (pending.length) now = Math.max(now, pending.shift()!);
   }
   work(optimizerMs);
-  if (f.shardOptimizer && !f.shardParameters) for (const u of units) now = ring.run(now, u.padded, b, 1); // the new parameters, gathered
+  if (f.shardOptimizer && !f.shardParameters) for (const u of trained) now = ring.run(now, u.padded, b, 1); // the new parameters, gathered
   const commMs = ring.busy + (cross?.busy ?? 0);
   return { stepMs: now, computeMs: compute, commMs, exposedMs: now - compute };
 }

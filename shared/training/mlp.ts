@@ -12,7 +12,7 @@ import { linearBackward, linearForward, loraScratch, type LinearCall } from './l
 export interface LayerSpec extends ParamGroup {
   inputs: number;
   outputs: number;
-  adapter?: Adapter;
+  adapters: Adapter[]; // none, or the one on its weight
   tensors: NamedTensor[]; // weight (out, in), bias, then its adapter's lora_A and lora_B
   // offset: where the layer's weight starts; its bias follows it, then its adapter. size: all of them
 }
@@ -43,7 +43,7 @@ export class MlpSpec {
     this.parts = adaptGroups(base, adapt);
     this.layers = this.parts.map((p, index) => {
       const [outputs, inputs] = p.tensors[0].shape;
-      return { index, inputs, outputs, offset: p.offset, size: p.size, frozen: p.frozen, adapter: p.adapters[0], tensors: p.tensors };
+      return { index, inputs, outputs, offset: p.offset, size: p.size, frozen: p.frozen, adapters: p.adapters, tensors: p.tensors };
     });
     this.params = this.parts.reduce((t, p) => t + p.size, 0);
     this.baseParams = offset;
@@ -72,7 +72,7 @@ export class MlpSpec {
   /** Bytes the forward pass keeps for the backward pass for `rows` rows: each layer's input and
    *  pre-activation. (No checkpointing for an MLP: `_recompute` is the GPT's, refused by the run config.) */
   activationBytes(rows: number, _recompute = false): number {
-    return 4 * rows * this.layers.reduce((t, l) => t + l.inputs + l.outputs + (l.adapter?.rank ?? 0), 0);
+    return 4 * rows * this.layers.reduce((t, l) => t + l.inputs + l.outputs + (l.adapters[0]?.rank ?? 0), 0);
   }
 
   /** torch's default Linear init: weight and bias both U(-1/sqrt(in), 1/sqrt(in)). */
@@ -122,11 +122,11 @@ export class Mlp extends ArenaModel {
         regions[`in${l.index}`] = rows * l.inputs;
         regions[`pre${l.index}`] = rows * l.outputs;
       }
-      for (const l of this.spec.layers) if (l.adapter) regions[`la${l.index}`] = rows * l.adapter.rank;
+      for (const l of this.spec.layers) for (const ad of l.adapters) regions[`la${l.index}`] = rows * ad.rank;
       const widest = Math.max(...this.spec.widths);
       const largest = Math.max(...this.spec.layers.map((l) => l.size));
       this.activationBytes = 4 * Object.values(regions).reduce((t, n) => t + n, 0);
-      const adapters = this.spec.layers.flatMap((l) => (l.adapter ? [l.adapter] : []));
+      const adapters = this.spec.layers.flatMap((l) => l.adapters);
       Object.assign(regions, { p: largest, g: largest, d: rows * widest, dx: rows * widest, ...loraScratch(adapters, rows, widest) });
       this.arena.layout(regions);
       this.rows = rows;
@@ -149,8 +149,8 @@ export class Mlp extends ArenaModel {
   }
 
   private call(L: LayerSpec): LinearCall {
-    const { index, inputs, outputs, adapter, frozen } = L;
-    return { x: `in${index}`, w: 0, b: outputs * inputs, rows: this.rows, inputs, outputs, adapter, h: `la${index}`, frozen };
+    const { index, inputs, outputs, adapters, frozen } = L;
+    return { x: `in${index}`, w: 0, b: outputs * inputs, rows: this.rows, inputs, outputs, adapter: adapters[0], h: `la${index}`, frozen };
   }
 
   /** Layer `l`'s pre-activation of the current batch (a view, valid until the next start()). */
@@ -177,7 +177,7 @@ export class Mlp extends ArenaModel {
     const a = this.arena;
     const rows = this.rows;
     if (l < this.spec.layers.length - 1) arenaGeluBackward(a, this.pre(l), a.f32(`in${l + 1}`, rows * L.outputs), a.f32(this.dIn, rows * L.outputs));
-    if (l > 0 || L.adapter) this.load(params); // the first layer's weight gradient needs no weights
+    if (l > 0 || L.adapters.length) this.load(params); // the first layer's weight gradient needs no weights
     linearBackward(a, this.call(L), this.dIn, l === 0 ? null : this.dOut);
     grad.set(a.f32('g', L.size).subarray(L.frozen));
     if (l > 0) [this.dIn, this.dOut] = [this.dOut, this.dIn];

@@ -7,6 +7,7 @@ import type { MlpSpec } from '../training/mlp.js';
 import type { ModelSpec } from '../training/model.js';
 import { adamWork, blockWork, embeddingWork, headWork, linearWork, llamaBlockWork } from './model-work.js';
 import { NO_WORK, type Work } from './gpu-cost.js';
+import { adaptedWork, adapterActivationBytes } from './adapter-work.js';
 
 /** What the cost model needs of a model: each of its models is an entry (a new model is a new entry). */
 interface GpuPasses<S extends ModelSpec> {
@@ -82,8 +83,11 @@ const PASSES: { [K in ModelSpec['kind']]: GpuPasses<Extract<ModelSpec, { kind: K
 /** The entry of a spec's model (one lookup, no branch). */
 const passes = (spec: ModelSpec) => PASSES[spec.kind] as GpuPasses<ModelSpec>;
 
-/** Group `layer`'s work on `rows` batch rows (MLP rows, GPT sequences). */
-export const layerWork = (spec: ModelSpec, layer: number, rows: number, pass: 'forward' | 'backward'): Work => passes(spec).layerWork(spec, layer, rows, pass);
+/** Group `layer`'s work on `rows` batch rows (MLP rows, GPT sequences), as fine-tuning changes it (adapter-work.ts). */
+export function layerWork(spec: ModelSpec, layer: number, rows: number, pass: 'forward' | 'backward'): Work {
+  const base = passes(spec).layerWork(spec, layer, rows, pass);
+  return spec.adapt ? adaptedWork(spec.layers[layer], tokensOf(spec, rows), pass, base) : base;
+}
 
 /** Whether group `layer` is a checkpointed unit under --recompute (a GPT block). */
 export const recomputes = (spec: ModelSpec, layer: number): boolean => passes(spec).recomputes(spec, layer);
@@ -98,8 +102,9 @@ export function modelFlops(spec: ModelSpec, rows: number): number {
 /** Tokens (GPT) or rows (MLP) in `rows` batch rows. */
 export const tokensOf = (spec: ModelSpec, rows: number): number => passes(spec).tokens(spec, rows);
 
-/** Bytes of activations a bf16 GPU framework keeps for the backward pass. */
-export const activationBytes = (spec: ModelSpec, rows: number, recompute: boolean): number => passes(spec).activationBytes(spec, rows, recompute);
+/** Bytes of activations a bf16 GPU framework keeps for the backward pass (with its adapters' x·Aᵀ). */
+export const activationBytes = (spec: ModelSpec, rows: number, recompute: boolean): number =>
+  passes(spec).activationBytes(spec, rows, recompute) + adapterActivationBytes(spec.layers, tokensOf(spec, rows));
 
 /** The optimizer over `params` owned parameters with `gradBytes`-byte gradients, writing the 16-bit copy. */
 export function optimizerWork(params: number, gradBytes: number): Work {

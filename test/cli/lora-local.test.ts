@@ -17,17 +17,28 @@ const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 6
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_lora.py', import.meta.url));
 const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'];
 
+const LORA = { args: ['--lora', '4,8'], trainable: 'lora_', lr: '0.01' }; // B starts at zero: a rate that moves it visibly
 const CASES = [
-  { kind: 'mlp', model: '24,48,32,10', shape: '24,48,32,10', batch: 16 },
-  { kind: 'gpt', model: 'gpt:2,32,2,16,32', shape: '2,32,2,16,32', batch: 8 },
-  { kind: 'llama', model: 'llama:2,32,4,2,64,16,32', shape: '2,32,4,2,64,16,32', batch: 8 },
+  { kind: 'mlp', model: '24,48,32,10', shape: '24,48,32,10', batch: 16, ...LORA },
+  { kind: 'gpt', model: 'gpt:2,32,2,16,32', shape: '2,32,2,16,32', batch: 8, ...LORA },
+  { kind: 'llama', model: 'llama:2,32,4,2,64,16,32', shape: '2,32,4,2,64,16,32', batch: 8, ...LORA },
+  // no adapters: the embeddings and the first block frozen, so the backward pass stops after block 1
+  {
+    kind: 'gpt',
+    model: 'gpt:2,32,2,16,32',
+    shape: '2,32,2,16,32',
+    batch: 8,
+    args: ['--freeze', 'embeddings,blocks.0'],
+    trainable: '^(h\\.1\\.|ln_f|head)',
+    lr: '0.001',
+  },
 ];
 
 const tensors = (path: string) => parseSafetensors(readFileSync(path));
 
 describe('local --lora', () => {
   for (const c of CASES)
-    it(`${c.kind}: every scheme and HSDP with --accumulate 2 trains the adapters as torch.optim.Adam does, the base untouched`, async () => {
+    it(`${c.kind} ${c.args.join(' ')}: every scheme and HSDP with --accumulate 2 trains what trains as torch.optim.Adam does, the rest untouched`, async () => {
       const dir = mkdtempSync(join(tmpdir(), `zerowire-lora-${c.kind}-`));
       try {
         const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 3];
@@ -35,10 +46,9 @@ describe('local --lora', () => {
         const r = await runCli(
           [
             ...args,
-            '--lora',
-            '4,8',
+            ...c.args,
             '--lr',
-            '0.01',
+            c.lr,
             '--batch',
             String(c.batch),
             '--samples',
@@ -66,8 +76,12 @@ describe('local --lora', () => {
           expect(x.sentPerStep.frozenTheory > 0, x.scheme).toBe(x.scheme === 'zero3' || x.scheme === 'hsdp');
         }
         expect(report.agreement.agree).toBe(true);
+        // DP sends only what trains: 2(N-1)/N of it (the ring's padding aside, within 1%)
+        const dp = report.rows[0];
+        expect(dp.sentPerStep.payload).toBeLessThanOrEqual(1.01 * ((2 * 3) / 4) * dp.trainableParams * 4);
         const initial = tensors(join(dump, 'initial.safetensors'));
-        const isAdapter = (name: string) => name.includes('.lora_');
+        const trains = new RegExp(c.trainable);
+        const isAdapter = (name: string) => trains.test(name);
         expect([...initial.keys()].filter(isAdapter).length).toBeGreaterThan(0);
         for (const scheme of SCHEMES) {
           const final = tensors(join(dump, `final-${scheme}.safetensors`));
@@ -85,7 +99,7 @@ describe('local --lora', () => {
         const torchOut = join(dir, 'torch.safetensors');
         const py = spawnSync(
           '/usr/bin/python3',
-          [SCRIPT, join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, c.kind, c.shape, String(steps), '0.01', '8', 'lora_'],
+          [SCRIPT, join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, c.kind, c.shape, String(steps), c.lr, '8', c.trainable],
           { encoding: 'utf8', timeout: 120_000 },
         );
         expect(py.status, py.stderr).toBe(0);
@@ -103,7 +117,7 @@ describe('local --lora', () => {
             }
           }
           console.log(
-            `${c.kind} ${scheme}: max |zerowire - torch.optim.Adam| over the adapters after ${steps} steps = ${diff.toExponential(2)} (they moved up to ${moved.toExponential(2)})`,
+            `${c.kind} ${c.args.join(' ')} ${scheme}: max |zerowire - torch.optim.Adam| over what trains after ${steps} steps = ${diff.toExponential(2)} (they moved up to ${moved.toExponential(2)})`,
           );
           expect(moved, scheme).toBeGreaterThan(1e-3);
           expect(diff, scheme).toBeLessThanOrEqual(2e-5);

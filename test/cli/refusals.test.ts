@@ -33,6 +33,19 @@ describe('impossible runs are refused up front', () => {
     [['local', '--max-rank-memory', '8MB'], /^zerowire: --max-rank-memory: model of 1055242 parameters on 4 ranks does not fit in 7\.63 MiB per rank/],
     [['local', '--out', '/proc/no-such-dir/report.json'], /^zerowire: --out: cannot write in \/proc\/no-such-dir \(ENOENT\)$/],
     [['local', '--bogus'], /^zerowire: Unknown argument: bogus \(see zerowire local --help\)$/],
+    [['local', '--lora', '0'], /^zerowire: --lora: "0" must be R\[,ALPHA\] with R a positive integer/],
+    [['local', '--model', '64,8,10', '--lora', '16'], /^zerowire: --lora: rank 16 is larger than layers\.0's smaller side \(8 x 64\)$/],
+    [
+      ['local', '--model', 'gpt:2,32,2,16', '--lora', '4', '--lora-targets', 'q_proj'],
+      /^zerowire: --lora-targets: "q_proj" names no Linear layer of this model \(attn\.qkv, attn\.proj, mlp\.fc, mlp\.proj, head\)$/,
+    ],
+    [['local', '--model', '64,32,10', '--freeze', 'layers.0-1'], /^zerowire: --freeze: layers\.0-1 leaves nothing to train$/],
+    [['local', '--model', '64,32,10', '--lora', '4', '--freeze', 'layers'], /^zerowire: --lora with --freeze: layers leaves nothing to train$/],
+    [
+      ['local', '--model', 'gpt:2,32,2,16', '--freeze', 'blocks.5'],
+      /^zerowire: --freeze: "blocks\.5" names no group of this model \(embeddings, blocks\.I or blocks\.I-J, head\)$/,
+    ],
+    [['local', '--lora-targets', 'layers.0'], /^zerowire: --lora-targets: only with --lora R/],
   ])('%j', async (args, message) => {
     const t0 = Date.now();
     const r = await runCli(args as string[], 20_000);

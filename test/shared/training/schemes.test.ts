@@ -60,7 +60,15 @@ describe('accounting: bytes on the wire and memory per band, measured against th
           const theory = memoryTheory(flags, L.sizes(), dtype);
           for (const rk of r.ranks) {
             const live = rk.ledger.live;
-            expect({ params16: live.params16, grads: live.grads, master: live.master, m: live.m, v: live.v, accum: live.accum }).toEqual(theory.bands);
+            expect({
+              params16: live.params16,
+              frozen16: live.frozen16,
+              grads: live.grads,
+              master: live.master,
+              m: live.m,
+              v: live.v,
+              accum: live.accum,
+            }).toEqual(theory.bands);
             expect(live.gathered + live.bucket + live.comm).toBe(0); // nothing transient survives a step
             expect(rk.ledger.peak).toBe(theory.peak);
           }
