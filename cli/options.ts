@@ -1,6 +1,7 @@
 // The options every run command shares (model, schemes, sizes, files, liveness), and turning them into the
 // coordinator's job: checked once here, with errors that name the option.
 import yargs, { type Argv } from 'yargs';
+import { fineTuneOptions } from './finetune-options.js';
 import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -80,6 +81,7 @@ const HELP_GROUPS: [string, string[]][] = [
   ['Outputs:', ['out', 'html', 'trace', 'dump']],
   ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'rope-theta', 'rms-eps']],
   ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
+  ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
   ['Where it computes (and GPU what-ifs, docs/what-if.md):', ['compute', 'threads', 'tflops', 'mfu', 'link-scale']],
   ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'chunk-kib']],
   ['Checkpoints:', ['checkpoint-every', 'checkpoint-dir', 'resume']],
@@ -132,19 +134,6 @@ export function runOptions<T>(y: Argv<T>) {
       describe: 'micro-batches per optimizer step (gradient accumulation): each of batch/(world*accumulate) rows per rank',
     })
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
-    .option('lora', {
-      type: 'string',
-      describe: "R[,ALPHA]: LoRA adapters of rank R on the targets, scaled ALPHA/R (ALPHA default 8, as PEFT's); the base frozen (docs/lora.md)",
-    })
-    .option('lora-targets', {
-      type: 'string',
-      describe:
-        'with --lora: the Linear layers to adapt, PEFT-style names matched at their end (gpt: attn.qkv,attn.proj,mlp.fc,mlp.proj; llama: q_proj,...,down_proj; head/lm_head too); default every Linear of the blocks (an MLP: every layer)',
-    })
-    .option('freeze', {
-      type: 'string',
-      describe: 'groups that do not train, a comma list: embeddings, head, blocks.I or blocks.I-J (an MLP: layers.I, layers.I-J)',
-    })
     .option('rope-theta', { type: 'number', describe: "llama: the rotary embeddings' base (default 10000, or the named model's)" })
     .option('rms-eps', { type: 'number', describe: "llama: RMSNorm's epsilon, 1 over a whole number (default 1e-6, or the named model's)" })
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
@@ -174,7 +163,7 @@ export function runOptions<T>(y: Argv<T>) {
 
 /** How a run trains: where compute runs, on how many threads, with what overlap and recomputation. */
 function computeOptions<T>(y: Argv<T>) {
-  return y
+  return fineTuneOptions(y)
     .option('recompute', {
       type: 'boolean',
       default: false,

@@ -1,6 +1,6 @@
 // The final weights ranks send in pieces before their summaries (rank/weights-upload.ts), put together per
 // rank as they arrive: in order, each piece where the last one ended, never past the total announced.
-import { weightBytesFrom } from '../shared/accounting/report.js';
+import { weightBytesFrom } from '../shared/accounting/final-weights.js';
 import type { RunPlan } from '../shared/accounting/run-plan.js';
 import type { ControlMessage, RankSummary, SchemeSummary } from '../shared/control/messages.js';
 

@@ -23,7 +23,7 @@ import { productsBackend } from '../shared/tensor/blas.js';
 import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
-import { weightParts } from '../shared/accounting/report.js';
+import { weightParts } from '../shared/accounting/final-weights.js';
 import type { Implementation } from './implementation.js';
 
 export interface SchemeRun {

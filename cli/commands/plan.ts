@@ -1,6 +1,7 @@
 // `zerowire plan`: model states (and activations) per rank for each scheme, and whether they fit.
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-config.js';
 import { checkAdapt, parseAdapt, parseModel } from '../run-config-options.js';
+import { fineTuneOptions } from '../finetune-options.js';
 import { ShardLayout } from '../../shared/training/layout.js';
 import { modelKind, modelSpec } from '../../shared/training/model.js';
 import { parseBytes, parseCount } from '../sizes.js';
@@ -46,7 +47,7 @@ function whatIf(a: WhatIfArgv): void {
 
 /** The options of a prediction on a modeled device. */
 function whatIfOptions<T>(y: Argv<T>) {
-  return y
+  return fineTuneOptions(y)
     .option('tflops', { type: 'number', describe: "with --compute: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
     .option('mfu', {
       type: 'number',
@@ -67,9 +68,6 @@ function whatIfOptions<T>(y: Argv<T>) {
     })
     .option('latency-us', { type: 'number', default: 50, describe: 'with --compute or --run: latency per ring step, µs' })
     .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
-    .option('lora', { type: 'string', describe: 'with --model: R[,ALPHA], LoRA adapters on it, the base frozen (as local --lora)' })
-    .option('lora-targets', { type: 'string', describe: 'with --lora: the Linear layers to adapt (as local --lora-targets)' })
-    .option('freeze', { type: 'string', describe: 'with --model: groups that do not train (as local --freeze)' })
     .option('bucket-mib', { type: 'number', default: DEFAULT_BUCKET_BYTES / 2 ** 20, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
     .option('run', {

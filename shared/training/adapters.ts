@@ -6,7 +6,7 @@
 import type { NamedTensor } from './param-group.js';
 import { Rng } from './rng.js';
 
-export interface LoraOptions {
+interface LoraOptions {
   rank: number; // r
   alpha: number; // the scale is alpha / r
   targets?: string[]; // module names, PEFT's matching (the name, or its end after a dot); default: every Linear of the blocks

@@ -24,7 +24,7 @@ export interface LayoutSizes {
 }
 
 /** The frozen halves' sizes. */
-export interface FrozenSizes {
+interface FrozenSizes {
   params: number;
   paddedTotal: number;
   shardTotal: number;
