@@ -106,7 +106,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   const resume = c.resume?.[scheme];
   if (resume?.from) {
     // Another scheme's or world size's checkpoint: only the parts of its shards this rank's layout overlaps.
-    const source = { ...resume, ...resume.from, arch: c.arch, model: c.model };
+    const source = { ...resume, ...resume.from, arch: c.arch, model: c.model, adapt: c.adapt }; // the checkpoint's own (checkResumable)
     const { state, bytesRead } = await readStateFor(resume.dir, source, layout, s.masterState().sharded);
     await s.loadOptimizerState(state);
     log.info({ scheme, step: resume.step, from: resume.from, bytesRead }, 'resumed from checkpoint, resharded');

@@ -19,7 +19,7 @@ export interface FullState {
   step: number;
 }
 
-type Source = Pick<CheckpointIndex, 'scheme' | 'step' | 'sha256' | 'world' | 'unit' | 'sharded' | 'arch' | 'model' | 'shardGroup' | 'headerSha256'>;
+type Source = Pick<CheckpointIndex, 'scheme' | 'step' | 'sha256' | 'world' | 'unit' | 'sharded' | 'arch' | 'model' | 'adapt' | 'shardGroup' | 'headerSha256'>;
 
 /** A stretch of the unpadded flat vector and where it sits in a buffer (a shard file's, or a rank's). */
 interface Piece {
