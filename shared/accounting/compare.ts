@@ -18,6 +18,11 @@ function settingValue(key: string, value: unknown): string {
       .map(([scheme, x]) => `${scheme}@${x.step}${x.from ? ` (from ${x.from.scheme} at world ${x.from.world})` : ''}`)
       .join(',');
   if (key === 'checkpoint' && value && typeof value === 'object') return `every ${(value as { every: number }).every} steps`;
+  if (key === 'adapt' && value && typeof value === 'object') {
+    const { lora, freeze } = value as NonNullable<Report['config']['adapt']>;
+    const parts = [lora && `--lora ${lora.rank},${lora.alpha}${lora.targets ? ` --lora-targets ${lora.targets.join(',')}` : ''}`, freeze && `--freeze ${freeze.join(',')}`];
+    return parts.filter(Boolean).join(' ');
+  }
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
@@ -25,7 +30,7 @@ function settingValue(key: string, value: unknown): string {
 function settings(r: Report): Record<string, string> {
   const out: Record<string, string> = { world: String(r.world), links: r.links?.encrypted ? 'TLS' : 'plain' };
   // Named as the options are written (wireDtype -> wire-dtype, schemes -> scheme).
-  const name = (k: string) => (k === 'schemes' ? 'scheme' : k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`));
+  const name = (k: string) => (k === 'schemes' ? 'scheme' : k === 'adapt' ? 'fine-tuning' : k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`));
   for (const [k, v] of Object.entries(r.config)) if (k !== 'seed' && k !== 'runId') out[name(k)] = settingValue(k, v);
   return out;
 }
@@ -34,7 +39,8 @@ function settings(r: Report): Record<string, string> {
 function differences(runs: NamedReport[]): string[] {
   const all = runs.map((x) => settings(x.report));
   const keys = [...new Set(all.flatMap(Object.keys))];
-  return keys.filter((k) => new Set(all.map((s) => s[k])).size > 1).map((k) => `${k}: ${all.map((s) => s[k] ?? '-').join(' → ')}`);
+  const absent = (k: string) => (k === 'fine-tuning' ? 'none' : '-');
+  return keys.filter((k) => new Set(all.map((s) => s[k])).size > 1).map((k) => `${k}: ${all.map((s) => s[k] ?? absent(k)).join(' → ')}`);
 }
 
 /** Thrown when the reports have no scheme in common: there is nothing to set side by side. */

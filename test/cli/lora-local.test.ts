@@ -127,3 +127,31 @@ describe('local --lora', () => {
       }
     }, 180_000);
 });
+
+describe('local --lora, other modes', () => {
+  it('a compute thread, one unit for the whole model and bf16 on the wire train as inline layer units do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-lora-modes-'));
+    try {
+      const base = ['local', '--world', '2', '--model', 'gpt:2,32,2,16,32', '--lora', '4', '--batch', '4', '--samples', '32', '--steps', '3', '--lr', '0.01', '--preflight', 'off'];
+      const reports: Report[] = [];
+      for (const extra of [['--compute', 'inline'], ['--compute', 'thread'], ['--compute', 'inline', '--unit', 'model']]) {
+        const out = join(dir, `${reports.length}.json`);
+        const r = await runCli([...base, ...extra, '--out', out], 60_000);
+        expect(r.code, r.stderr).toBe(0);
+        const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+        for (const x of report.rows) {
+          expect(x.sentPerStep.payload, `${extra.join(' ')} ${x.scheme}`).toBe(x.sentPerStep.theory);
+          expect(x.resident.measured, `${extra.join(' ')} ${x.scheme}`).toBe(x.resident.theory);
+          expect(x.peak.measured, `${extra.join(' ')} ${x.scheme}`).toBe(x.peak.theory);
+        }
+        reports.push(report);
+      }
+      const [inline, thread, whole] = reports;
+      expect(thread.rows.map((x) => x.losses)).toEqual(inline.rows.map((x) => x.losses));
+      // one unit: the same products, the ring's segments cut elsewhere (bf16 rounds the sums differently)
+      for (const [i, x] of whole.rows.entries()) expect(Math.abs(x.finalLoss - inline.rows[i].finalLoss)).toBeLessThan(2e-2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
