@@ -52,7 +52,12 @@ function sharedMemory(text) {
 function assemble(name, text, relaxed, shared) {
   const module = binaryen.parseText(text);
   try {
-    module.setFeatures(binaryen.Features.SIMD128 | (relaxed ? binaryen.Features.RelaxedSIMD : 0) | (shared ? binaryen.Features.Atomics : 0));
+    module.setFeatures(
+      binaryen.Features.SIMD128 |
+        binaryen.Features.NontrappingFPToInt |
+        (relaxed ? binaryen.Features.RelaxedSIMD : 0) |
+        (shared ? binaryen.Features.Atomics : 0),
+    );
     if (!module.validate()) throw new Error(`${name}: not a valid module`);
     // Inline every helper (V8 does not), then tidy the locals that inlining leaves; no further rewriting,
     // so the code that runs keeps the source's shape (constants kept in locals stay there).

@@ -20,7 +20,10 @@ function settingValue(key: string, value: unknown): string {
   if (key === 'checkpoint' && value && typeof value === 'object') return `every ${(value as { every: number }).every} steps`;
   if (key === 'adapt' && value && typeof value === 'object') {
     const { lora, freeze } = value as NonNullable<Report['config']['adapt']>;
-    const parts = [lora && `--lora ${lora.rank},${lora.alpha}${lora.targets ? ` --lora-targets ${lora.targets.join(',')}` : ''}`, freeze && `--freeze ${freeze.join(',')}`];
+    const parts = [
+      lora && `--lora ${lora.rank},${lora.alpha}${lora.targets ? ` --lora-targets ${lora.targets.join(',')}` : ''}`,
+      freeze && `--freeze ${freeze.join(',')}`,
+    ];
     return parts.filter(Boolean).join(' ');
   }
   return typeof value === 'object' ? JSON.stringify(value) : String(value);

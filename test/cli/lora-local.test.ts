@@ -132,9 +132,31 @@ describe('local --lora, other modes', () => {
   it('a compute thread, one unit for the whole model and bf16 on the wire train as inline layer units do', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'zerowire-lora-modes-'));
     try {
-      const base = ['local', '--world', '2', '--model', 'gpt:2,32,2,16,32', '--lora', '4', '--batch', '4', '--samples', '32', '--steps', '3', '--lr', '0.01', '--preflight', 'off'];
+      const base = [
+        'local',
+        '--world',
+        '2',
+        '--model',
+        'gpt:2,32,2,16,32',
+        '--lora',
+        '4',
+        '--batch',
+        '4',
+        '--samples',
+        '32',
+        '--steps',
+        '3',
+        '--lr',
+        '0.01',
+        '--preflight',
+        'off',
+      ];
       const reports: Report[] = [];
-      for (const extra of [['--compute', 'inline'], ['--compute', 'thread'], ['--compute', 'inline', '--unit', 'model']]) {
+      for (const extra of [
+        ['--compute', 'inline'],
+        ['--compute', 'thread'],
+        ['--compute', 'inline', '--unit', 'model'],
+      ]) {
         const out = join(dir, `${reports.length}.json`);
         const r = await runCli([...base, ...extra, '--out', out], 60_000);
         expect(r.code, r.stderr).toBe(0);
