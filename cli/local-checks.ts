@@ -44,10 +44,11 @@ function hybridOnOneHost(config: RunConfig, world: number): ReturnType<typeof re
   } catch (err) {
     if (config.shardGroup > 0 || config.checkpoint || config.resume) throw new ConfigError((err as Error).message);
     const sizes = Array.from({ length: world }, (_, g) => g).filter((g) => g >= 2 && world % g === 0 && world / g >= 2);
+    const [option, what] = config.zeropp?.hpz ? ['--hpz', 'hpZ'] : ['--scheme hsdp', 'HSDP'];
     throw new ConfigError(
       sizes.length
-        ? `--scheme hsdp: local runs every rank on this one host, so grouping by host makes one group: give --shard-group ${sizes.join(' or ')} (ranks per group; HSDP needs at least 2 groups of at least 2)`
-        : `--scheme hsdp: --world ${world} cannot form 2 groups of 2 ranks or more (HSDP's smallest is --world 4 --shard-group 2)`,
+        ? `${option}: local runs every rank on this one host, so grouping by host makes one group: give --shard-group ${sizes.join(' or ')} (ranks per group; ${what} needs at least 2 groups of at least 2)`
+        : `${option}: --world ${world} cannot form 2 groups of 2 ranks or more (${what}'s smallest is --world 4 --shard-group 2)`,
     );
   }
 }

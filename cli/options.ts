@@ -2,6 +2,7 @@
 // coordinator's job: checked once here, with errors that name the option.
 import yargs, { type Argv } from 'yargs';
 import { fineTuneOptions } from './finetune-options.js';
+import { zeroPPOptions } from './zeropp-options.js';
 import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -81,7 +82,9 @@ const HELP_GROUPS: [string, string[]][] = [
   ['Outputs:', ['out', 'html', 'trace', 'dump']],
   ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'rope-theta', 'rms-eps']],
   ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
+  ["ZeRO++'s components (on zero3):", ['qwz', 'hpz', 'quant-block']],
   ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
+  ["ZeRO++'s components (on zero3):", ['qwz', 'hpz', 'quant-block']],
   ['Where it computes (and GPU what-ifs, docs/what-if.md):', ['compute', 'threads', 'tflops', 'mfu', 'link-scale']],
   ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'chunk-kib']],
   ['Checkpoints:', ['checkpoint-every', 'checkpoint-dir', 'resume']],
@@ -163,7 +166,7 @@ export function runOptions<T>(y: Argv<T>) {
 
 /** How a run trains: where compute runs, on how many threads, with what overlap and recomputation. */
 function computeOptions<T>(y: Argv<T>) {
-  return fineTuneOptions(y)
+  return zeroPPOptions(fineTuneOptions(y))
     .option('recompute', {
       type: 'boolean',
       default: false,

@@ -15,6 +15,7 @@ import { issuePath, issueText } from '../shared/control/schema.js';
 import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
 import { llamaShapeProblem, RMS_EPS, ROPE_THETA } from '../shared/training/llama.js';
 import { AdaptationError } from '../shared/training/adapters.js';
+import { parseZeroPP } from './zeropp-options.js';
 import { modelSpec } from '../shared/training/model.js';
 
 /** The command-line options a run config is made from (yargs has already typed them). */
@@ -44,6 +45,9 @@ export interface RunOptions {
   mfu?: number; // with model:PRESET: the fraction of the peak its products reach
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
+  qwz?: boolean; // ZeRO++'s components on zero3 (cli/zeropp-options.ts)
+  hpz?: boolean;
+  quantBlock?: number;
   lora?: string; // R[,ALPHA]
   loraTargets?: string; // a comma list of module names
   freeze?: string; // a comma list of group names
@@ -213,10 +217,13 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   const reduceBehind = o.reduceBehind ?? o.prefetch ?? (overlap ? 1 : 0);
   const adapt = parseAdapt(o);
   checkAdapt({ arch, model, adapt });
+  const schemes = parseSchemes(o.scheme);
+  const zeropp = parseZeroPP(o, schemes, adapt);
   const candidate = {
     arch,
     model,
     ...(adapt ? { adapt } : {}),
+    ...(zeropp ? { zeropp } : {}),
     recompute: o.recompute ?? false,
     steps: o.steps,
     batch: o.batch,
@@ -231,7 +238,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
     unit: o.unit,
     chunkBytes: Math.round(o.chunkKib * 1024),
     timeoutMs: Math.round(o.timeout * 1000),
-    schemes: parseSchemes(o.scheme),
+    schemes,
     overlap,
     preflight: o.preflight ?? 'ring',
     shardGroup: o.shardGroup ?? 0,

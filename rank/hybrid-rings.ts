@@ -7,11 +7,11 @@ import { wireSubRing, type PeerListener, type Ring } from '../shared/transport/r
 
 export interface HybridRings {
   group: Collectives;
-  cross: Collectives;
+  cross: Collectives | null; // the hybrid's; ZeRO++'s hpZ needs the group ring alone
   rings: Ring[]; // to close with the rank
 }
 
-/** Null unless the run has the hybrid scheme. */
+/** Null unless the run has the hybrid scheme or ZeRO++'s hpZ (its backward gathers on the host's ranks). */
 export async function wireHybridRings(
   msg: Extract<ControlMessage, { type: 'assign' }>,
   listener: PeerListener,
@@ -19,13 +19,14 @@ export async function wireHybridRings(
   collectives: (ring: Ring, opts: CollectiveOptions) => Collectives,
 ): Promise<HybridRings | null> {
   const c = msg.config;
-  if (!c.schemes.includes('hsdp')) return null;
+  const hybrid = c.schemes.includes('hsdp');
+  if (!hybrid && !c.zeropp?.hpz) return null;
   if (!msg.peers || msg.peers.length !== msg.world) throw new Error('the coordinator sent no ring addresses for the hybrid scheme');
   const G = c.shardGroup;
   const common = { self: msg.rank, peers: msg.peers, runId: msg.runId, ringKey: msg.ringKey, listener, ...limits };
   const [group, cross] = await Promise.all([
     wireSubRing({ ...common, ring: 'group', members: groupMembers(msg.rank, G) }),
-    wireSubRing({ ...common, ring: 'cross', members: crossMembers(msg.rank, G, msg.world) }),
+    hybrid ? wireSubRing({ ...common, ring: 'cross', members: crossMembers(msg.rank, G, msg.world) }) : null,
   ]);
-  return { group: collectives(group, limits), cross: collectives(cross, limits), rings: [group, cross] };
+  return { group: collectives(group, limits), cross: cross && collectives(cross, limits), rings: cross ? [group, cross] : [group] };
 }

@@ -20,7 +20,7 @@ import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/cont
 import type { ComputeMode, SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
 import { productsBackend } from '../shared/tensor/blas.js';
-import { SCHEME_CLASSES } from '../shared/training/schemes/index.js';
+import { schemeClass } from '../shared/training/schemes/index.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
 import { weightParts } from '../shared/accounting/final-weights.js';
@@ -30,7 +30,7 @@ export interface SchemeRun {
   scheme: SchemeName;
   plan: RunPlan; // the run, resolved once: model, layout, theory
   coll: Collectives; // the run's ring
-  hybrid?: { group: Collectives; cross: Collectives }; // the hybrid scheme's sub-rings (when it runs)
+  hybrid?: { group: Collectives; cross: Collectives | null }; // the hybrid scheme's sub-rings (and hpZ's group ring)
   data: TrainingData;
   compute: Compute;
   computeMode: ComputeMode; // where `compute` runs, for the report
@@ -82,11 +82,11 @@ const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
 /** The scheme's bands allocated and its initial weights loaded, or its state from a checkpoint. */
 async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLedger): Promise<Base> {
   const { scheme, compute, log } = run;
-  const { coll, cross } = trainingRings(run);
+  const { coll, cross, host } = trainingRings(run);
   const c = run.plan.config;
   const ring = run.coll.ring; // the run's: this rank's global id
   const theta0 = run.plan.theta0(); // made when the rank was assigned (assembly.ts)
-  const s = new SCHEME_CLASSES[scheme]().setup({
+  const s = new (schemeClass(scheme, c))().setup({
     layout,
     coll,
     ledger,
@@ -95,6 +95,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     theta0,
     values: run.impl.values,
     ...(cross ? { cross, ranks: run.coll.world } : {}),
+    ...(host && c.zeropp ? { host, zeropp: c.zeropp } : c.zeropp && scheme === 'zero3' ? { zeropp: c.zeropp } : {}),
     gatherAhead: c.gatherAhead,
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,
@@ -147,7 +148,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       if (modeled !== undefined) modeledMs.push(modeled);
       else checkLoss(st.loss, t, scheme);
       memory.observe(st.processBytesPeak);
-      const m = stepMetrics(t, st, ledger, run.clock());
+      const quant = s.takeQuantError();
+      const m = { ...stepMetrics(t, st, ledger, run.clock()), ...(quant ? { quant } : {}) };
       steps.push(m);
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
       run.onStep(m);
@@ -232,11 +234,14 @@ function socketTotals(colls: Collectives[]): { written: number; read: number } {
   return { written, read };
 }
 
-/** The rings a scheme trains on: the run's ring, or the hybrid's group ring and cross ring. */
-function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives } {
-  if (!isHybrid(run.scheme)) return { coll: run.coll };
-  if (!run.hybrid) throw new Error('the hybrid scheme runs without its sub-rings');
-  return { coll: run.hybrid.group, cross: run.hybrid.cross };
+/** The rings a scheme trains on: the run's ring (and ZeRO-3 with hpZ the host's group ring), or the hybrid's
+ *  group ring and cross ring. */
+function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives; host?: Collectives } {
+  const hpz = run.scheme === 'zero3' && run.plan.config.zeropp?.hpz;
+  if (!isHybrid(run.scheme) && !hpz) return { coll: run.coll };
+  if (!run.hybrid) throw new Error(`${run.scheme} runs without its sub-rings`);
+  if (hpz) return { coll: run.coll, host: run.hybrid.group };
+  return { coll: run.hybrid.group, cross: run.hybrid.cross! };
 }
 
 /** Every ring this rank has: their staging goes to the scheme's ledger, their sockets to its byte totals. */
@@ -247,7 +252,7 @@ function linkCipher(colls: Collectives[]): { link?: { protocol: string; cipher: 
 }
 
 function allRings(run: SchemeRun): Collectives[] {
-  return run.hybrid ? [run.coll, run.hybrid.group, run.hybrid.cross] : [run.coll];
+  return run.hybrid ? [run.coll, run.hybrid.group, ...(run.hybrid.cross ? [run.hybrid.cross] : [])] : [run.coll];
 }
 
 /** What the sockets and the kernel have counted so far: the ring links, the interfaces, the coordinator link. */

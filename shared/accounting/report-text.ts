@@ -1,6 +1,7 @@
 // The report as text: the side-by-side table and the notes that say how to read it, shared by the terminal
 // and the HTML page.
 import { fineTuneNotes } from './finetune-text.js';
+import { zeroPPNotes } from './zeropp-text.js';
 import { networkText, ringFloorRates } from './links.js';
 import { bytesPerElement } from '../tensor/dtype.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
@@ -165,7 +166,7 @@ function reportNotes(r: Report): string[] {
     notes.push(
       `--accumulate ${c.accumulate}: every figure per step is per optimizer step of ${c.accumulate} micro-batches of ${c.batch / (r.world * c.accumulate)} ${rowNoun(c)} per rank; payload per micro-batch on average (per optimizer step / ${c.accumulate}): ${r.rows.map((x) => `${x.title} ${formatBytes(x.sentPerStep.payload / c.accumulate)}`).join(', ')} (DP and ZeRO-1 reduce once per optimizer step, ZeRO-2 every micro-batch, ZeRO-3 gathers and reduces every micro-batch)`,
     );
-  notes.push(...fineTuneNotes(r));
+  notes.push(...fineTuneNotes(r), ...zeroPPNotes(r));
   if (c.resume) notes.push(resumeNote(c.resume, c.steps));
   const hosts = new Set(r.ranks.map((x) => x.host));
   if (hosts.size > 1) {

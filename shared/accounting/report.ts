@@ -66,6 +66,9 @@ export interface SchemeRow {
   finalLoss: number;
   maxParamDiff: number; // max |final params - first scheme's final params|
   whatif: WhatIfRow | null; // --compute model:PRESET: modeled compute, MFU, bandwidths, fit on the device
+  // ZeRO++'s qwZ, per step over every rank's quantized shards (the gathered weights): the largest error over
+  // the largest magnitude, and the summed error over the summed magnitude
+  quantError: { maxRel: number[]; meanRel: number[] } | null;
 }
 
 export interface Report {
@@ -142,10 +145,11 @@ function hostCounter(sums: SchemeSummary[], hosts: string[], read: (s: SchemeSum
  *  ring's bytes where its link crosses), measured (each collective's bytes by the ring it ran on) and counted
  *  (the hosts' interfaces). Nothing leaves a run on one host. */
 function hostBytes(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], hosts: string[]): Pick<SchemeRow, 'interHost' | 'intraHost'> {
-  const G = plan.shardWorld(scheme);
+  const G = isHybrid(scheme) ? plan.shardWorld(scheme) : plan.config.shardGroup || plan.world; // the group ring's: the hybrid's or hpZ's
   const crosses = (ring: RingName, r: number) => (linkCrossesHosts(ring, r, hosts, G) ? 1 : 0);
   const t = plan.trafficSplit(scheme);
-  const theory = mean(hosts.map((_, r) => (isHybrid(scheme) ? t.group * crosses('group', r) + t.cross * crosses('cross', r) : t.group * crosses('main', r))));
+  const own = (r: number) => (isHybrid(scheme) ? t.group * crosses('group', r) + t.cross * crosses('cross', r) : t.group * crosses('main', r));
+  const theory = mean(hosts.map((_, r) => own(r) + t.host * crosses('group', r)));
   const measured = mean(
     sums.map(
       (s) =>
@@ -200,7 +204,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   const time = stepTimes(sums, split);
   return {
     scheme,
-    title: schemeTitle(scheme),
+    title: `${schemeTitle(scheme)}${plan.zeroPP(scheme) ? ` (${componentsOf(plan.zeroPP(scheme)!)})` : ''}`,
     world,
     params: P,
     trainableParams: sizes.params,
@@ -235,6 +239,19 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
     finalLoss: losses[losses.length - 1] ?? NaN,
     maxParamDiff: diff,
     whatif: whatIfRow(plan, scheme, sums, time.stepMs),
+    quantError: quantError(sums),
+  };
+}
+
+const componentsOf = (z: { qwz: boolean; hpz: boolean }) => [z.qwz && 'qwZ', z.hpz && 'hpZ'].filter(Boolean).join(', ');
+
+/** qwZ's error per step, over every rank's quantized shards; null where nothing was quantized. */
+function quantError(sums: SchemeSummary[]): SchemeRow['quantError'] {
+  if (!sums[0]?.steps.every((x) => x.quant)) return null;
+  const steps = sums[0].steps.map((_, t) => sums.map((s) => s.steps[t]?.quant ?? { sumErr: 0, sumAbs: 0, maxErr: 0, maxAbs: 0 }));
+  return {
+    maxRel: steps.map((q) => Math.max(...q.map((x) => x.maxErr)) / Math.max(...q.map((x) => x.maxAbs))),
+    meanRel: steps.map((q) => q.reduce((a, x) => a + x.sumErr, 0) / q.reduce((a, x) => a + x.sumAbs, 0)),
   };
 }
 

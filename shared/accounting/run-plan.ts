@@ -6,7 +6,7 @@ import { extentOf } from '../tensor/extent.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { modelSpec, type ModelSpec } from '../training/model.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
-import { crossGroupTraffic, heapBytes, memoryTheory, trafficParts, trafficTheory, type MemoryTheory } from './theory.js';
+import { crossGroupTraffic, heapBytes, memoryTheory, trafficParts, type MemoryTheory, type ZeroPPTheory } from './theory.js';
 
 export class RunPlan {
   readonly spec: ModelSpec;
@@ -60,18 +60,25 @@ export class RunPlan {
     return (this.groupSizes ??= this.layoutFor(scheme, 0).sizes());
   }
 
+  /** ZeRO++'s components where this scheme has them (ZeRO-3 with --qwz or --hpz), with the host's ranks. */
+  zeroPP(scheme: SchemeName): ZeroPPTheory | undefined {
+    const z = this.config.zeropp;
+    return scheme === 'zero3' && z ? { ...z, G: this.config.shardGroup || this.world } : undefined;
+  }
+
   /** Model states per band, resident and at the step's worst moment. */
   memory(scheme: SchemeName): MemoryTheory {
-    return memoryTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config);
+    return memoryTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config, this.zeroPP(scheme));
   }
 
   /** Payload bytes one rank sends per optimizer step (all its micro-batches), on its ring or (the hybrid) its
    *  group's ring and its cross ring. */
-  trafficSplit(scheme: SchemeName): { group: number; cross: number } {
+  trafficSplit(scheme: SchemeName): { group: number; cross: number; host: number } {
     const c = this.config;
-    const group = trafficTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate, c.linkScale);
-    if (!isHybrid(scheme)) return { group, cross: 0 };
-    return { group, cross: crossGroupTraffic(this.sizesFor(scheme), this.world / c.shardGroup, c.wireDtype, c.accumulate, c.linkScale) };
+    const parts = trafficParts(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate, c.linkScale, this.zeroPP(scheme));
+    const group = parts.trainable + parts.frozen - parts.host; // the scheme's own ring: the run's, or the hybrid's group ring
+    if (!isHybrid(scheme)) return { group, cross: 0, host: parts.host };
+    return { group, cross: crossGroupTraffic(this.sizesFor(scheme), this.world / c.shardGroup, c.wireDtype, c.accumulate, c.linkScale), host: 0 };
   }
 
   /** Of those, the frozen parameters' gathers (ZeRO-3 and the hybrid's; 0 where nothing is frozen). */
@@ -83,11 +90,11 @@ export class RunPlan {
   /** Payload bytes one rank sends per optimizer step. */
   traffic(scheme: SchemeName): number {
     const t = this.trafficSplit(scheme);
-    return t.group + t.cross;
+    return t.group + t.cross + t.host;
   }
 
   /** The WebAssembly heap a rank of this scheme allocates its bands in. */
   heapBytes(scheme: SchemeName): number {
-    return heapBytes(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config);
+    return heapBytes(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config, this.zeroPP(scheme));
   }
 }

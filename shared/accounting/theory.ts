@@ -3,6 +3,7 @@
 import { bytesPerElement, type WireDtype } from '../tensor/dtype.js';
 import type { LayoutSizes } from '../training/layout.js';
 import type { SchemeFlags } from '../training/schemes/table.js';
+import { quantizedElems } from '../tensor/quantize.js';
 
 const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
 
@@ -12,6 +13,14 @@ export interface Overlap {
   gatherAhead: number;
   reduceBehind: number;
   accumulate?: number;
+}
+
+/** ZeRO++'s components on a ZeRO-3 run, with the host's ranks G (schemes/zeropp.ts). */
+export interface ZeroPPTheory {
+  qwz: boolean;
+  hpz: boolean;
+  block: number;
+  G: number;
 }
 const NO_OVERLAP: Overlap = { gatherAhead: 0, reduceBehind: 0 };
 
@@ -23,14 +32,14 @@ function accumulatorElements(f: SchemeFlags, s: LayoutSizes, accumulate = 1): nu
 }
 
 export interface MemoryTheory {
-  bands: { params16: number; frozen16: number; grads: number; master: number; m: number; v: number; accum: number };
+  bands: { params16: number; frozen16: number; secondary: number; grads: number; master: number; m: number; v: number; accum: number };
   resident: number; // between steps
   transient: number; // what the worst moment inside a step adds
   transientBand: 'gathered' | 'bucket' | null;
   peak: number;
 }
 
-export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP): MemoryTheory {
+export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP, zpp?: ZeroPPTheory): MemoryTheory {
   const b = bytesPerElement(dtype);
   const n = (sharded: boolean) => (sharded ? s.shardTotal : s.paddedTotal);
   const frozen = s.frozen;
@@ -38,13 +47,15 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, o
     params16: n(f.shardParameters) * b,
     // frozen parameters: their 16-bit copy alone, whole or sharded as the working copy is
     frozen16: (frozen ? (f.shardParameters ? frozen.shardTotal : frozen.paddedTotal) : 0) * b,
+    // hpZ: every unit as gathered, partitioned over the host's G ranks
+    secondary: zpp?.hpz ? (s.paddedTotal / zpp.G) * b : 0,
     grads: n(f.shardGradients) * b,
     master: n(f.shardOptimizer) * OPTIMIZER_BYTES.master,
     m: n(f.shardOptimizer) * OPTIMIZER_BYTES.m,
     v: n(f.shardOptimizer) * OPTIMIZER_BYTES.v,
     accum: accumulatorElements(f, s, overlap.accumulate) * 4,
   };
-  const resident = bands.params16 + bands.frozen16 + bands.grads + bands.master + bands.m + bands.v + bands.accum;
+  const resident = bands.params16 + bands.frozen16 + bands.secondary + bands.grads + bands.master + bands.m + bands.v + bands.accum;
   // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
   // plus the `gatherAhead` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
@@ -89,15 +100,22 @@ function worstTransient(units: UnitSizes[], gathers: boolean, { gatherAhead, red
   return worst;
 }
 
+/** qwZ's staging for one gather (this rank's quantized shard and every rank's), of the largest unit. */
+function qwzStaging(s: LayoutSizes, zpp?: ZeroPPTheory): number {
+  if (!zpp?.qwz) return 0;
+  return (s.world + 1) * 2 * quantizedElems(s.maxUnitPadded / s.world, { bits: 8, block: zpp.block });
+}
+
 /** Bytes of WebAssembly heap a scheme's rank needs so that every band it allocates lives there (where the
  *  kernels work on it in place): the model states at their peak, the fp32 compute scratch (a unit's
  *  gradient; the gradient Adam reads) and room for the collectives' few staging copies. */
-export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP): number {
+export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP, zpp?: ZeroPPTheory): number {
   const adamGradient = (f.shardOptimizer ? s.shardTotal : s.paddedTotal) * 4;
   const shardScratch = (overlap.accumulate ?? 1) > 1 ? s.maxUnitPadded * 4 : 0; // a reduced shard widened before it is summed
   const frozenLoad = Math.max(0, ...(s.frozen?.unitPadded ?? [])) * 4; // setup: one frozen half in fp32, rounded into its band
   return (
-    memoryTheory(f, s, dtype, overlap).peak +
+    memoryTheory(f, s, dtype, overlap, zpp).peak +
+    qwzStaging(s, zpp) +
     s.maxUnitPadded * 4 +
     adamGradient +
     s.maxUnitPadded * bytesPerElement(dtype) +
@@ -111,23 +129,47 @@ export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, over
  *  With K micro-batches, DP and ZeRO-1 still reduce once; ZeRO-2 reduce-scatters every micro-batch (K+1
  *  passes with the parameters' all-gather); ZeRO-3 gathers twice and reduce-scatters every micro-batch (3K).
  *  P counts what trains; frozen parameters add only ZeRO-3's gathers (trafficParts). */
-export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1, linkScale = 1): number {
-  const t = trafficParts(f, s, dtype, accumulate, linkScale);
+export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1, linkScale = 1, zpp?: ZeroPPTheory): number {
+  const t = trafficParts(f, s, dtype, accumulate, linkScale, zpp);
   return t.trainable + t.frozen;
 }
 
 /** The bytes of trafficTheory split: the frozen parameters' gathers (ZeRO-3 and the hybrid gather them for the
  *  forward pass of every micro-batch and for its backward pass where it reaches them; the others hold them
  *  whole and send none) and everything on the trainable parameters. */
-export function trafficParts(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1, linkScale = 1): { trainable: number; frozen: number } {
+export function trafficParts(
+  f: SchemeFlags,
+  s: LayoutSizes,
+  dtype: WireDtype,
+  accumulate = 1,
+  linkScale = 1,
+  zpp?: ZeroPPTheory,
+): { trainable: number; frozen: number; host: number } {
+  if (zpp && f.shardParameters) return { ...zeroPPTraffic(s, dtype, accumulate, linkScale, zpp), frozen: 0 };
   const passes = f.shardParameters ? 3 * accumulate : f.shardGradients ? accumulate + 1 : 2;
   // Each unit's ring segment (p/N elements) crosses N-1 links; with --link-scale K, 1/K of it, rounded up.
   const pass = (sizes: number[]) => sizes.reduce((t, p) => t + (s.world - 1) * Math.ceil(p / s.world / linkScale), 0);
   const b = bytesPerElement(dtype);
   const fz = s.frozen;
-  if (!fz || !f.shardParameters) return { trainable: passes * pass(s.unitPadded) * b, frozen: 0 };
+  if (!fz || !f.shardParameters) return { trainable: passes * pass(s.unitPadded) * b, frozen: 0, host: 0 };
   const backward = fz.unitPadded.filter((_, i) => fz.backwardUnits[i]);
-  return { trainable: passes * pass(s.unitPadded) * b, frozen: accumulate * (pass(fz.unitPadded) + pass(backward)) * b };
+  return { trainable: passes * pass(s.unitPadded) * b, frozen: accumulate * (pass(fz.unitPadded) + pass(backward)) * b, host: 0 };
+}
+
+/** ZeRO-3's bytes with ZeRO++'s components, per micro-batch: the forward gather (qwZ: each shard of S values as
+ *  quantizedElems 16-bit units), the backward gather (hpZ: on the host's ring of G, each rank's M·S values
+ *  16-bit; else as the forward), the gradients' reduce-scatter (16-bit). `host`: the part on the host's ring. */
+function zeroPPTraffic(s: LayoutSizes, dtype: WireDtype, K: number, linkScale: number, z: ZeroPPTheory): { trainable: number; host: number } {
+  const b = bytesPerElement(dtype);
+  const N = s.world;
+  const seg = (elems: number) => Math.ceil(elems / linkScale);
+  const shards = s.unitPadded.map((p) => p / N);
+  const gather = (S: number) => (z.qwz ? 2 * (N - 1) * seg(quantizedElems(S, { bits: 8, block: z.block })) : b * (N - 1) * seg(S));
+  const forward = shards.reduce((t, S) => t + gather(S), 0);
+  const host = z.hpz ? shards.reduce((t, S) => t + b * (z.G - 1) * seg((N / z.G) * S), 0) : 0;
+  const backward = z.hpz ? 0 : forward;
+  const reduce = shards.reduce((t, S) => t + b * (N - 1) * seg(S), 0);
+  return { trainable: K * (forward + backward + reduce + host), host: K * host };
 }
 
 /** The hybrid's bytes across groups, per rank per optimizer step: each unit's reduced shard (`s` is laid out

@@ -61,6 +61,8 @@ const StepMetricsSchema = v.object({
   // of both overlapped this rank's compute (a collective merely pending moves nothing and counts nothing)
   wire: v.object({ wireMs: finite, bytes: finite, hiddenMs: finite, hiddenBytes: finite }),
   bandPeaks: numberRecord, // highest live bytes per ledger band during the step
+  // ZeRO++'s qwZ: what quantizing this rank's shards lost this step (values.ts's QuantError)
+  quant: v.optional(v.object({ sumErr: finite, sumAbs: finite, maxErr: finite, maxAbs: finite })),
 });
 export type StepMetrics = v.InferOutput<typeof StepMetricsSchema>;
 

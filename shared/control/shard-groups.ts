@@ -19,13 +19,13 @@ export function crossMembers(rank: number, G: number, world: number): number[] {
  * on every host. Null, with the reason, when there are not at least 2 groups of at least 2 ranks: then the
  * hybrid is ZeRO-3 (one group) or DP (groups of one), not a scheme of its own.
  */
-export function shardGroupSize(requested: number, hostsByRank: readonly string[]): { G: number } | { why: string } {
+export function shardGroupSize(requested: number, hostsByRank: readonly string[], what = 'HSDP'): { G: number } | { why: string } {
   const world = hostsByRank.length;
   if (requested > 0) {
     if (world % requested !== 0) return { why: `--shard-group ${requested} does not divide the world of ${world} ranks` };
     if (requested < 2 || world / requested < 2)
       return {
-        why: `--shard-group ${requested} on ${world} ranks makes ${world / requested} group(s) of ${requested}: HSDP needs at least 2 groups of at least 2`,
+        why: `--shard-group ${requested} on ${world} ranks makes ${world / requested} group(s) of ${requested}: ${what} needs at least 2 groups of at least 2`,
       };
     return { G: requested };
   }
@@ -35,13 +35,19 @@ export function shardGroupSize(requested: number, hostsByRank: readonly string[]
   if (sizes.length > 1) return { why: `hosts run different numbers of ranks (${[...counts.values()].join(', ')}): give --shard-group` };
   const G = sizes[0];
   if (counts.size < 2 || G < 2)
-    return { why: `${counts.size} host(s) of ${G} rank(s): HSDP by host needs at least 2 hosts of at least 2 ranks (or give --shard-group)` };
+    return { why: `${counts.size} host(s) of ${G} rank(s): ${what} by host needs at least 2 hosts of at least 2 ranks (or give --shard-group)` };
   return { G };
 }
 
 /** The config the ranks get: the shard group resolved, or hsdp left out of `all` (every scheme) with the
- *  reason. An hsdp asked for by name that cannot run throws. */
+ *  reason. An hsdp asked for by name that cannot run throws, and so does ZeRO++'s hpZ (its secondary partition
+ *  spans a group of the same size: the host's ranks). */
 export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[]): { config: RunConfig; note: string | null } {
+  if (config.zeropp?.hpz) {
+    const g = shardGroupSize(config.shardGroup, hostsByRank, 'hpZ');
+    if (!('G' in g)) throw new Error(`--hpz: ${g.why}`);
+    config = { ...config, shardGroup: g.G };
+  }
   if (!config.schemes.includes('hsdp')) return { config, note: null };
   const askedByName = !ALL_SCHEMES.every((s) => config.schemes.includes(s));
   const g: { G: number } | { why: string } =

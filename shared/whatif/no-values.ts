@@ -7,4 +7,6 @@ export const NO_VALUES: Values = {
   fromF32: () => undefined,
   addF32: () => undefined,
   adam: () => undefined,
+  quantize: () => undefined,
+  dequantize: () => undefined,
 };

@@ -13,7 +13,7 @@ import { SCHEME_TABLE, type SchemeFlags } from './table.js';
 import { StepProbe, type StepStats } from './step-probe.js';
 import { Gradients } from './gradients.js';
 import type { SchemeContext } from './context.js';
-import type { Values } from '../values.js';
+import type { QuantError, Values } from '../values.js';
 
 export type { SchemeContext } from './context.js';
 
@@ -145,6 +145,11 @@ export class Base {
     return this.values.toF32(this.frozenWorking, new Float32Array(this.frozenWorking.length));
   }
 
+  /** What quantization lost since the last call (ZeRO++'s qwZ; none here). */
+  takeQuantError(): QuantError | null {
+    return null;
+  }
+
   /** This rank's fp32 master weights: its shard, or (DP) the whole padded model. */
   masterState(): { data: Float32Array; sharded: boolean } {
     return { data: this.master, sharded: this.flags.shardOptimizer };
@@ -155,7 +160,7 @@ export class Base {
    *  one overridable method (how a unit's parameters are acquired) are all that differs between the schemes. */
   async step(batch: Batch): Promise<StepStats> {
     const K = this.ctx.accumulate ?? 1;
-    const colls = this.ctx.cross ? [this.ctx.coll, this.ctx.cross] : [this.ctx.coll];
+    const colls = [this.ctx.coll, this.ctx.cross, this.ctx.host].filter((c) => c !== undefined);
     this.probe = new StepProbe(colls, this.ctx.ledger, () => this.compute.otherThreadBytes);
     let loss = 0;
     for (let k = 0; k < K; k++) {

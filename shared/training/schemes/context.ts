@@ -24,5 +24,9 @@ export interface SchemeContext {
   // hsdp: `coll` and `layout` are the shard group's; `cross` is the ring of the ranks holding the same shard
   // in every group, over which each reduced gradient shard is all-reduced; `ranks` all data-parallel ranks
   cross?: Collectives;
+  // ZeRO++'s components (zero3; zeropp.ts): qwZ's quantized gathers, hpZ's secondary partition over the host's
+  // ranks, whose ring `host` is (the hybrid's group ring)
+  zeropp?: { qwz: boolean; hpz: boolean; block: number };
+  host?: Collectives;
   ranks?: number; // ranks whose losses are averaged (default: the layout's world)
 }

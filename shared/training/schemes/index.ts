@@ -1,5 +1,6 @@
 // The four scheme classes by name. Their flags are the rows of SCHEME_TABLE (table.ts).
-import type { SchemeName } from '../../control/run-config.js';
+import type { RunConfig, SchemeName } from '../../control/run-config.js';
+import { ZeroPP } from './zeropp.js';
 import { DataParallel, type Base } from './base.js';
 import { Zero1 } from './zero1.js';
 import { Zero2 } from './zero2.js';
@@ -7,3 +8,8 @@ import { Zero3 } from './zero3.js';
 import { Hsdp } from './hsdp.js';
 
 export const SCHEME_CLASSES: Record<SchemeName, new () => Base> = { dp: DataParallel, zero1: Zero1, zero2: Zero2, zero3: Zero3, hsdp: Hsdp };
+
+/** A scheme's class for this run: ZeRO-3 with ZeRO++'s components on is ZeroPP (zeropp.ts). */
+export function schemeClass(name: SchemeName, c: Pick<RunConfig, 'zeropp'>): new () => Base {
+  return name === 'zero3' && c.zeropp ? ZeroPP : SCHEME_CLASSES[name];
+}

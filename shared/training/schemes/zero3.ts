@@ -35,7 +35,7 @@ export class Zero3 extends Zero2 {
 
   /** Both halves of unit `u` into one buffer, [frozen | trainable], each padded: frozen weights are gathered
    *  for every use as the trainable ones are (the backward pass needs them for the input's gradient). */
-  private async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+  protected async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     const { coll, ledger, dtype } = this.ctx;
     const f = u.frozen;
     const gathered = ledger.alloc('gathered', dtype, f.padded + u.padded);

@@ -1,0 +1,48 @@
+// ZeRO++'s components as options of a ZeRO-3 run (training/schemes/zeropp.ts): one definition for every
+// command that takes them, and their parsing, errors naming the option.
+import type { Argv } from 'yargs';
+import { ConfigError, type RunConfig } from '../shared/control/run-config.js';
+import { QUANT_BLOCK_MULTIPLE } from '../shared/tensor/quantize.js';
+
+/** DeepSpeed's qwZ quantizer aims at groups of at most 8000 values (CUDAQuantizer.target_group_size). */
+const DEFAULT_QUANT_BLOCK = 8000;
+
+export function zeroPPOptions<T>(y: Argv<T>) {
+  return y
+    .option('qwz', {
+      type: 'boolean',
+      describe: "zero3: ZeRO++'s quantized weights: every parameter gather sent as int8 in blocks, with a scale per block",
+    })
+    .option('hpz', {
+      type: 'boolean',
+      describe:
+        "zero3: ZeRO++'s hierarchical partition: the forward gather's weights also kept partitioned over the host's ranks, so the backward gather stays on the host (--shard-group ranks per host; by default the host's)",
+    })
+    .option('quant-block', {
+      type: 'number',
+      describe: `with --qwz: values per quantization block, a multiple of ${QUANT_BLOCK_MULTIPLE} (default ${DEFAULT_QUANT_BLOCK})`,
+    });
+}
+
+export interface ZeroPPOptions {
+  qwz?: boolean;
+  hpz?: boolean;
+  quantBlock?: number;
+}
+
+/** The components asked for, checked against the run's schemes, or undefined when none is. */
+export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt: RunConfig['adapt']): RunConfig['zeropp'] {
+  const on = [o.qwz && '--qwz', o.hpz && '--hpz'].filter(Boolean) as string[];
+  if (!on.length) {
+    if (o.quantBlock !== undefined) throw new ConfigError('--quant-block: only with --qwz (the gathers it quantizes)');
+    return undefined;
+  }
+  const block = o.quantBlock ?? DEFAULT_QUANT_BLOCK;
+  if (!(Number.isInteger(block) && block > 0 && block % QUANT_BLOCK_MULTIPLE === 0))
+    throw new ConfigError(
+      `--quant-block: ${o.quantBlock} must be a positive multiple of ${QUANT_BLOCK_MULTIPLE} (the SIMD kernels quantize 16 values at a time)`,
+    );
+  if (!schemes.includes('zero3')) throw new ConfigError(`${on.join(' and ')}: ZeRO++'s components change ZeRO-3: add zero3 to --scheme`);
+  if (adapt) throw new ConfigError(`${on.join(' and ')} with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)`);
+  return { qwz: !!o.qwz, hpz: !!o.hpz, block };
+}
