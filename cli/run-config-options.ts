@@ -47,6 +47,7 @@ export interface RunOptions {
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
   qwz?: boolean; // ZeRO++'s components on zero3 (cli/zeropp-options.ts)
   hpz?: boolean;
+  qgz?: boolean;
   quantBlock?: number;
   lora?: string; // R[,ALPHA]
   loraTargets?: string; // a comma list of module names

@@ -18,6 +18,11 @@ export function zeroPPOptions<T>(y: Argv<T>) {
       describe:
         "zero3: ZeRO++'s hierarchical partition: the forward gather's weights also kept partitioned over the host's ranks, so the backward gather stays on the host (--shard-group ranks per host; by default the host's)",
     })
+    .option('qgz', {
+      type: 'boolean',
+      describe:
+        "zero3: ZeRO++'s quantized gradients: the gradients' reduce-scatter as two all-to-alls of int4 blocks, among the host's ranks and then among the ranks at the same place on each host (--shard-group as for --hpz)",
+    })
     .option('quant-block', {
       type: 'number',
       describe: `with --qwz: values per quantization block, a multiple of ${QUANT_BLOCK_MULTIPLE} (default ${DEFAULT_QUANT_BLOCK})`,
@@ -27,14 +32,15 @@ export function zeroPPOptions<T>(y: Argv<T>) {
 export interface ZeroPPOptions {
   qwz?: boolean;
   hpz?: boolean;
+  qgz?: boolean;
   quantBlock?: number;
 }
 
 /** The components asked for, checked against the run's schemes, or undefined when none is. */
 export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt: RunConfig['adapt']): RunConfig['zeropp'] {
-  const on = [o.qwz && '--qwz', o.hpz && '--hpz'].filter(Boolean) as string[];
+  const on = [o.qwz && '--qwz', o.hpz && '--hpz', o.qgz && '--qgz'].filter(Boolean) as string[];
   if (!on.length) {
-    if (o.quantBlock !== undefined) throw new ConfigError('--quant-block: only with --qwz (the gathers it quantizes)');
+    if (o.quantBlock !== undefined) throw new ConfigError('--quant-block: only with --qwz or --qgz (what it quantizes)');
     return undefined;
   }
   const block = o.quantBlock ?? DEFAULT_QUANT_BLOCK;
@@ -44,5 +50,5 @@ export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt:
     );
   if (!schemes.includes('zero3')) throw new ConfigError(`${on.join(' and ')}: ZeRO++'s components change ZeRO-3: add zero3 to --scheme`);
   if (adapt) throw new ConfigError(`${on.join(' and ')} with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)`);
-  return { qwz: !!o.qwz, hpz: !!o.hpz, block };
+  return { qwz: !!o.qwz, hpz: !!o.hpz, qgz: !!o.qgz, block };
 }

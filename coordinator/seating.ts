@@ -19,7 +19,7 @@ export function seatMembers(members: Member[], where: (m: Member) => string): vo
 /** Every rank's `assign`: its id, its ring neighbour, the run's id, key and config. */
 export function assignments(members: Member[], config: RunConfig, world: number): [Member, ControlMessage][] {
   // The hybrid's sub-rings (and hpZ's group ring) and the all-pairs pre-flight dial any rank: every rank learns every address.
-  const everyone = config.schemes.includes('hsdp') || !!config.zeropp?.hpz || config.preflight === 'all-pairs';
+  const everyone = config.schemes.includes('hsdp') || !!config.zeropp?.hpz || !!config.zeropp?.qgz || config.preflight === 'all-pairs';
   const peers = everyone ? { peers: members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
   const hosts = { hosts: members.map((o) => o.info.host) };
   const runId = randomBytes(8).toString('hex');

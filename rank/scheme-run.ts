@@ -21,6 +21,7 @@ import type { ComputeMode, SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
 import { productsBackend } from '../shared/tensor/blas.js';
 import { schemeClass } from '../shared/training/schemes/index.js';
+import type { HybridRings } from './hybrid-rings.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
 import { weightParts } from '../shared/accounting/final-weights.js';
@@ -30,7 +31,7 @@ export interface SchemeRun {
   scheme: SchemeName;
   plan: RunPlan; // the run, resolved once: model, layout, theory
   coll: Collectives; // the run's ring
-  hybrid?: { group: Collectives; cross: Collectives | null }; // the hybrid scheme's sub-rings (and hpZ's group ring)
+  hybrid?: HybridRings; // the hybrid's sub-rings, hpZ's group ring, qgZ's stride rings (when the run has them)
   data: TrainingData;
   compute: Compute;
   computeMode: ComputeMode; // where `compute` runs, for the report
@@ -82,7 +83,7 @@ const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
 /** The scheme's bands allocated and its initial weights loaded, or its state from a checkpoint. */
 async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLedger): Promise<Base> {
   const { scheme, compute, log } = run;
-  const { coll, cross, host } = trainingRings(run);
+  const { coll, cross, host, strides } = trainingRings(run);
   const c = run.plan.config;
   const ring = run.coll.ring; // the run's: this rank's global id
   const theta0 = run.plan.theta0(); // made when the rank was assigned (assembly.ts)
@@ -95,7 +96,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     theta0,
     values: run.impl.values,
     ...(cross ? { cross, ranks: run.coll.world } : {}),
-    ...(host && c.zeropp ? { host, zeropp: c.zeropp } : c.zeropp && scheme === 'zero3' ? { zeropp: c.zeropp } : {}),
+    ...(c.zeropp && scheme === 'zero3' ? { zeropp: c.zeropp, ...(host ? { host } : {}), ...(strides ? { strides } : {}) } : {}),
     gatherAhead: c.gatherAhead,
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,
@@ -236,12 +237,13 @@ function socketTotals(colls: Collectives[]): { written: number; read: number } {
 
 /** The rings a scheme trains on: the run's ring (and ZeRO-3 with hpZ the host's group ring), or the hybrid's
  *  group ring and cross ring. */
-function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives; host?: Collectives } {
-  const hpz = run.scheme === 'zero3' && run.plan.config.zeropp?.hpz;
-  if (!isHybrid(run.scheme) && !hpz) return { coll: run.coll };
-  if (!run.hybrid) throw new Error(`${run.scheme} runs without its sub-rings`);
-  if (hpz) return { coll: run.coll, host: run.hybrid.group };
-  return { coll: run.hybrid.group, cross: run.hybrid.cross! };
+function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives; host?: Collectives; strides?: HybridRings['strides'] } {
+  const z = run.scheme === 'zero3' ? run.plan.config.zeropp : undefined;
+  if (!isHybrid(run.scheme) && !z?.hpz && !z?.qgz) return { coll: run.coll };
+  const h = run.hybrid;
+  if (!h) throw new Error(`${run.scheme} runs without its sub-rings`);
+  if (z) return { coll: run.coll, ...(z.hpz ? { host: h.group! } : {}), ...(z.qgz ? { strides: h.strides } : {}) };
+  return { coll: h.group!, cross: h.cross! };
 }
 
 /** Every ring this rank has: their staging goes to the scheme's ledger, their sockets to its byte totals. */
@@ -252,7 +254,9 @@ function linkCipher(colls: Collectives[]): { link?: { protocol: string; cipher: 
 }
 
 function allRings(run: SchemeRun): Collectives[] {
-  return run.hybrid ? [run.coll, run.hybrid.group, ...(run.hybrid.cross ? [run.hybrid.cross] : [])] : [run.coll];
+  const h = run.hybrid;
+  if (!h) return [run.coll];
+  return [run.coll, h.group, h.cross, ...(h.strides?.group ?? []), ...(h.strides?.cross ?? [])].filter((c): c is Collectives => c !== null);
 }
 
 /** What the sockets and the kernel have counted so far: the ring links, the interfaces, the coordinator link. */

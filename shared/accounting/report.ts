@@ -8,6 +8,7 @@ import { crossHostLinks, linkCrossesHosts } from './ring-links.js';
 import type { RingName } from '../transport/ring.js';
 import type { RunPlan } from './run-plan.js';
 import { finalParameters } from './final-weights.js';
+import { quantError, type QuantErrors } from './quant-error.js';
 import { networkReport, type NetworkReport, type Preflight } from './links.js';
 import { deviceNote, whatIfRow, type DeviceNote, type WhatIfRow } from './whatif-report.js';
 
@@ -68,7 +69,7 @@ export interface SchemeRow {
   whatif: WhatIfRow | null; // --compute model:PRESET: modeled compute, MFU, bandwidths, fit on the device
   // ZeRO++'s qwZ, per step over every rank's quantized shards (the gathered weights): the largest error over
   // the largest magnitude, and the summed error over the summed magnitude
-  quantError: { maxRel: number[]; meanRel: number[] } | null;
+  quantError: QuantErrors | null;
 }
 
 export interface Report {
@@ -148,12 +149,13 @@ function hostBytes(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], hos
   const G = isHybrid(scheme) ? plan.shardWorld(scheme) : plan.config.shardGroup || plan.world; // the group ring's: the hybrid's or hpZ's
   const crosses = (ring: RingName, r: number) => (linkCrossesHosts(ring, r, hosts, G) ? 1 : 0);
   const t = plan.trafficSplit(scheme);
-  const own = (r: number) => (isHybrid(scheme) ? t.group * crosses('group', r) + t.cross * crosses('cross', r) : t.group * crosses('main', r));
+  const own = (r: number) => (isHybrid(scheme) ? t.group * crosses('group', r) : t.group * crosses('main', r)) + t.cross * crosses('cross', r);
   const theory = mean(hosts.map((_, r) => own(r) + t.host * crosses('group', r)));
   const measured = mean(
     sums.map(
       (s) =>
-        s.steps.reduce((n, st) => n + st.collectives.reduce((m, c) => m + c.payload * crosses(c.ring ?? 'main', s.rank), 0), 0) / Math.max(1, s.steps.length),
+        s.steps.reduce((n, st) => n + st.collectives.reduce((m, c) => m + c.payload * crosses((c.ring ?? 'main') as RingName, s.rank), 0), 0) /
+        Math.max(1, s.steps.length),
     ),
   );
   const all = plan.traffic(scheme);
@@ -243,17 +245,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   };
 }
 
-const componentsOf = (z: { qwz: boolean; hpz: boolean }) => [z.qwz && 'qwZ', z.hpz && 'hpZ'].filter(Boolean).join(', ');
-
-/** qwZ's error per step, over every rank's quantized shards; null where nothing was quantized. */
-function quantError(sums: SchemeSummary[]): SchemeRow['quantError'] {
-  if (!sums[0]?.steps.every((x) => x.quant)) return null;
-  const steps = sums[0].steps.map((_, t) => sums.map((s) => s.steps[t]?.quant ?? { sumErr: 0, sumAbs: 0, maxErr: 0, maxAbs: 0 }));
-  return {
-    maxRel: steps.map((q) => Math.max(...q.map((x) => x.maxErr)) / Math.max(...q.map((x) => x.maxAbs))),
-    meanRel: steps.map((q) => q.reduce((a, x) => a + x.sumErr, 0) / q.reduce((a, x) => a + x.sumAbs, 0)),
-  };
-}
+const componentsOf = (z: { qwz: boolean; hpz: boolean; qgz: boolean }) => [z.qwz && 'qwZ', z.hpz && 'hpZ', z.qgz && 'qgZ'].filter(Boolean).join(', ');
 
 /** Whether the ring links were encrypted, and with what (as every rank's links negotiated it). */
 interface LinkSecurity {

@@ -11,8 +11,9 @@ export function crossHostLinks(hostByRank: readonly string[]): boolean[] {
 /** The rank that rank `r` sends to on `ring` (G: the hybrid's shard group). */
 function nextOnRing(ring: RingName, r: number, world: number, G: number): number {
   if (ring === 'main') return (r + 1) % world;
-  const members = ring === 'group' ? groupMembers(r, G) : crossMembers(r, G, world);
-  return members[(members.indexOf(r) + 1) % members.length];
+  const [kind, stride = '1'] = ring.split('+');
+  const members = kind === 'group' ? groupMembers(r, G) : crossMembers(r, G, world);
+  return members[(members.indexOf(r) + Number(stride)) % members.length];
 }
 
 /** Whether rank `r`'s link on `ring` leaves its host. */

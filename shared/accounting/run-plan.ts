@@ -76,8 +76,8 @@ export class RunPlan {
   trafficSplit(scheme: SchemeName): { group: number; cross: number; host: number } {
     const c = this.config;
     const parts = trafficParts(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate, c.linkScale, this.zeroPP(scheme));
-    const group = parts.trainable + parts.frozen - parts.host; // the scheme's own ring: the run's, or the hybrid's group ring
-    if (!isHybrid(scheme)) return { group, cross: 0, host: parts.host };
+    const group = parts.trainable + parts.frozen - parts.host - parts.cross; // the scheme's own ring: the run's, or the hybrid's group ring
+    if (!isHybrid(scheme)) return { group, cross: parts.cross, host: parts.host }; // ZeRO++: rings within the host, qgZ's across
     return { group, cross: crossGroupTraffic(this.sizesFor(scheme), this.world / c.shardGroup, c.wireDtype, c.accumulate, c.linkScale), host: 0 };
   }
 

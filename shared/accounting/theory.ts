@@ -19,6 +19,7 @@ export interface Overlap {
 export interface ZeroPPTheory {
   qwz: boolean;
   hpz: boolean;
+  qgz: boolean;
   block: number;
   G: number;
 }
@@ -144,34 +145,41 @@ export function trafficParts(
   accumulate = 1,
   linkScale = 1,
   zpp?: ZeroPPTheory,
-): { trainable: number; frozen: number; host: number } {
+): { trainable: number; frozen: number; host: number; cross: number } {
   if (zpp && f.shardParameters) return { ...zeroPPTraffic(s, dtype, accumulate, linkScale, zpp), frozen: 0 };
   const passes = f.shardParameters ? 3 * accumulate : f.shardGradients ? accumulate + 1 : 2;
   // Each unit's ring segment (p/N elements) crosses N-1 links; with --link-scale K, 1/K of it, rounded up.
   const pass = (sizes: number[]) => sizes.reduce((t, p) => t + (s.world - 1) * Math.ceil(p / s.world / linkScale), 0);
   const b = bytesPerElement(dtype);
   const fz = s.frozen;
-  if (!fz || !f.shardParameters) return { trainable: passes * pass(s.unitPadded) * b, frozen: 0, host: 0 };
+  if (!fz || !f.shardParameters) return { trainable: passes * pass(s.unitPadded) * b, frozen: 0, host: 0, cross: 0 };
   const backward = fz.unitPadded.filter((_, i) => fz.backwardUnits[i]);
-  return { trainable: passes * pass(s.unitPadded) * b, frozen: accumulate * (pass(fz.unitPadded) + pass(backward)) * b, host: 0 };
+  return { trainable: passes * pass(s.unitPadded) * b, frozen: accumulate * (pass(fz.unitPadded) + pass(backward)) * b, host: 0, cross: 0 };
 }
 
 /** ZeRO-3's bytes with ZeRO++'s components, per micro-batch: the forward gather (qwZ: each shard of S values as
  *  quantizedElems 16-bit units), the backward gather (hpZ: on the host's ring of G, each rank's M·S values
- *  16-bit; else as the forward), the gradients' reduce-scatter (16-bit). `host`: the part on the host's ring. */
-function zeroPPTraffic(s: LayoutSizes, dtype: WireDtype, K: number, linkScale: number, z: ZeroPPTheory): { trainable: number; host: number } {
+ *  16-bit; else as the forward), the gradients (qgZ: two all-to-alls of int4 blocks, G-1 parts of M·S values
+ *  within the host and M-1 parts of S across; else the 16-bit reduce-scatter). `host`: the part on rings
+ *  within the host, `cross`: on qgZ's rings across hosts; the rest is on the run's ring. */
+function zeroPPTraffic(s: LayoutSizes, dtype: WireDtype, K: number, linkScale: number, z: ZeroPPTheory): { trainable: number; host: number; cross: number } {
   const b = bytesPerElement(dtype);
   const N = s.world;
+  const M = N / z.G;
   const seg = (elems: number) => Math.ceil(elems / linkScale);
-  const shards = s.unitPadded.map((p) => p / N);
-  const gather = (S: number) => (z.qwz ? 2 * (N - 1) * seg(quantizedElems(S, { bits: 8, block: z.block })) : b * (N - 1) * seg(S));
-  const forward = shards.reduce((t, S) => t + gather(S), 0);
-  const host = z.hpz ? shards.reduce((t, S) => t + b * (z.G - 1) * seg((N / z.G) * S), 0) : 0;
+  const q8 = (n: number) => quantizedElems(n, { bits: 8, block: z.block });
+  const q4 = (n: number) => quantizedElems(n, { bits: 4, block: z.block });
+  const sum = (f: (S: number) => number) => s.unitPadded.reduce((t, p) => t + f(p / N), 0);
+  const forward = sum((S) => (z.qwz ? 2 * (N - 1) * seg(q8(S)) : b * (N - 1) * seg(S)));
   const backward = z.hpz ? 0 : forward;
-  const reduce = shards.reduce((t, S) => t + b * (N - 1) * seg(S), 0);
-  return { trainable: K * (forward + backward + reduce + host), host: K * host };
+  const hpzHost = z.hpz ? sum((S) => b * (z.G - 1) * seg(M * S)) : 0;
+  const reduce = z.qgz ? 0 : sum((S) => b * (N - 1) * seg(S));
+  const qgzHost = z.qgz ? sum((S) => 2 * (z.G - 1) * seg(q4(M * S))) : 0;
+  const qgzCross = z.qgz ? sum((S) => 2 * (M - 1) * seg(q4(S))) : 0;
+  const host = K * (hpzHost + qgzHost);
+  const cross = K * qgzCross;
+  return { trainable: K * (forward + backward + reduce) + host + cross, host, cross };
 }
-
 /** The hybrid's bytes across groups, per rank per optimizer step: each unit's reduced shard (`s` is laid out
  *  over the shard group) all-reduced over the M groups every micro-batch, 2(M-1)/M of it, padded (as every
  *  collective pads) to a multiple of M. */

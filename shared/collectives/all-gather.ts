@@ -35,3 +35,20 @@ export function allGatherPhase(seat: RingSeat, output: Elems, chunks: Chunks): P
     destination: (h) => (at(h) + h.elements <= L ? bytesOf(output.subarray(at(h), at(h) + h.elements)) : null),
   };
 }
+
+/** One ring step (a shift): this rank's `input` chunk by chunk to the next rank, the previous rank's read
+ *  straight into `output` where it lands whole. */
+export function shiftPhase(seat: RingSeat, input: Elems, output: Elems, chunks: Chunks): Phase {
+  const at = (h: ChunkHeader) => chunks.start(h.chunk);
+  return {
+    start: (send) => {
+      for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
+    },
+    frame: (f) => {
+      const data = payloadView(output, f.payload);
+      if (!isViewOf(data, output, at(f))) output.set(data as never, at(f));
+      seat.pool.give(f.payload);
+    },
+    destination: (h) => bytesOf(output.subarray(at(h), at(h) + h.elements)),
+  };
+}

@@ -5,7 +5,7 @@ import { dtypeOf, emptyOf, paddedLength, type Elems, type WireDtype } from '../t
 import type { MemoryLedger } from '../tensor/memory-ledger.js';
 import type { PeerChannel } from '../transport/channel.js';
 import type { Ring } from '../transport/ring.js';
-import { allGatherPhase } from './all-gather.js';
+import { allGatherPhase, shiftPhase } from './all-gather.js';
 import { allReducePhase } from './all-reduce.js';
 import { Chunks } from './chunks.js';
 import { exchange, type Phase, type Sender } from './exchange.js';
@@ -75,6 +75,18 @@ export class Collectives {
     }
   }
 
+  /** One step of the ring: `input` to the next rank, the previous rank's `input` into `output` (the same
+   *  length on every rank): the point-to-point exchange an all-to-all is made of (all-to-all.ts). */
+  async shift(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
+    if (dtypeOf(input) !== dtypeOf(output) || input.length !== output.length)
+      throw new RangeError(`shift: input and output must be alike, got ${dtypeOf(input)} of ${input.length} and ${dtypeOf(output)} of ${output.length}`);
+    return this.push(
+      await measure(this.ring, 'shift', label, output, (t) =>
+        this.world === 1 ? Promise.resolve(void output.set(input as never)) : this.shiftRing(t, input, output),
+      ),
+    );
+  }
+
   /** Returns once every rank has entered the barrier. */
   async barrier(label = ''): Promise<CollectiveRecord> {
     const mine = new Float32Array([this.rank]);
@@ -122,6 +134,12 @@ export class Collectives {
   protected reduceScatterRing(tally: Tally, input: Elems, output: Elems, S: number, dtype: WireDtype): Promise<void> {
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
     return this.run(tally, chunks, this.world - 1, reduceScatterPhase(this.seat(), input, output, chunks));
+  }
+
+  /** The shift's one step: every chunk of `input` out, every chunk from the previous rank into `output`. */
+  protected shiftRing(tally: Tally, input: Elems, output: Elems): Promise<void> {
+    const chunks = new Chunks(output.length, this.opts.chunkBytes, dtypeOf(output));
+    return this.run(tally, chunks, 1, shiftPhase(this.seat(), input, output, chunks));
   }
 
   /** The all-gather's ring, once this rank's own segment is in place in `output`. */

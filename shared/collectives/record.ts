@@ -4,7 +4,8 @@ import type { Traffic } from '../control/messages.js';
 import { dtypeOf, paddedLength, type Elems, type WireDtype } from '../tensor/dtype.js';
 import type { Ring, RingName } from '../transport/ring.js';
 
-export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'barrier';
+/** shift: one step of a ring, the piece an all-to-all is made of (all-to-all.ts). */
+export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'barrier' | 'shift';
 
 export interface CollectiveRecord {
   kind: CollectiveKind;

@@ -25,7 +25,7 @@ export type Traffic = v.InferOutput<typeof TrafficSchema>;
 /** One collective inside a step, as reported. */
 const CollectiveBriefSchema = v.object({
   kind: text(32),
-  ring: v.optional(v.picklist(['main', 'group', 'cross'])), // which ring it ran on (absent: the run's)
+  ring: v.optional(v.union([v.picklist(['main', 'group', 'cross']), v.pipe(v.string(), v.regex(/^(group|cross)\+\d{1,4}$/))])), // which ring it ran on (absent: the run's)
   label: text(128),
   elements: int(),
   padded: int(),
@@ -45,6 +45,8 @@ const UnitSpanSchema = v.object({
   end: finite,
 });
 
+const QuantErrorSchema = v.object({ sumErr: finite, sumAbs: finite, maxErr: finite, maxAbs: finite });
+
 const StepMetricsSchema = v.object({
   step: int(),
   loss: v.nullable(finite), // null: not computed (modeled compute, --compute model:...)
@@ -61,8 +63,9 @@ const StepMetricsSchema = v.object({
   // of both overlapped this rank's compute (a collective merely pending moves nothing and counts nothing)
   wire: v.object({ wireMs: finite, bytes: finite, hiddenMs: finite, hiddenBytes: finite }),
   bandPeaks: numberRecord, // highest live bytes per ledger band during the step
-  // ZeRO++'s qwZ: what quantizing this rank's shards lost this step (values.ts's QuantError)
-  quant: v.optional(v.object({ sumErr: finite, sumAbs: finite, maxErr: finite, maxAbs: finite })),
+  // ZeRO++: what quantizing lost this step on this rank (values.ts's QuantError): qwZ its weight shards, qgZ the
+  // gradients it sent
+  quant: v.optional(v.object({ weights: v.optional(QuantErrorSchema), grads: v.optional(QuantErrorSchema) })),
 });
 export type StepMetrics = v.InferOutput<typeof StepMetricsSchema>;
 
@@ -179,7 +182,7 @@ const PeerHelloSchema = v.object({
   runId: text(64),
   proof: binaryOf(32),
   // a hybrid scheme's sub-ring, or a pre-flight probe connection (probe:N, link-probe.ts); absent: the main ring
-  ring: v.optional(v.union([v.picklist(['group', 'cross']), v.pipe(v.string(), v.regex(/^probe:\d{1,4}$/))])),
+  ring: v.optional(v.union([v.picklist(['group', 'cross']), v.pipe(v.string(), v.regex(/^(probe:\d{1,4}|(group|cross)\+\d{1,4})$/))])),
 });
 export type PeerHello = v.InferOutput<typeof PeerHelloSchema>;
 

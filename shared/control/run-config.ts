@@ -66,8 +66,9 @@ export const RunConfigSchema = v.object({
   // fine-tuning (training/adapters.ts): LoRA adapters on Linear layers (the base frozen), groups frozen by name
   adapt: v.optional(AdaptSchema),
   // ZeRO++'s components on ZeRO-3 (training/schemes/zeropp.ts): qwZ, its gathers int8 in blocks of `block`;
-  // hpZ, a secondary copy partitioned over the host's ranks (shardGroup) and the backward gathers within it
-  zeropp: v.optional(v.object({ qwz: v.boolean(), hpz: v.boolean(), block: int(16, 1 << 24) })),
+  // hpZ, a secondary copy partitioned over the host's ranks (shardGroup) and the backward gathers within it;
+  // qgZ, the gradients' reduce-scatter as two all-to-alls of int4 blocks (within the host, then across)
+  zeropp: v.optional(v.object({ qwz: v.boolean(), hpz: v.boolean(), qgz: v.boolean(), block: int(16, 1 << 24) })),
   // forward/backward on the rank's main thread, or on a worker thread; auto: each rank decides (resolveCompute)
   // model:PRESET: compute takes a modeled accelerator's time and no values exist (--compute model:h200)
   // modeled compute: every collective carries 1/linkScale of its bytes, so each link stands for a faster one

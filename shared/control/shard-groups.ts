@@ -43,9 +43,11 @@ export function shardGroupSize(requested: number, hostsByRank: readonly string[]
  *  reason. An hsdp asked for by name that cannot run throws, and so does ZeRO++'s hpZ (its secondary partition
  *  spans a group of the same size: the host's ranks). */
 export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[]): { config: RunConfig; note: string | null } {
-  if (config.zeropp?.hpz) {
-    const g = shardGroupSize(config.shardGroup, hostsByRank, 'hpZ');
-    if (!('G' in g)) throw new Error(`--hpz: ${g.why}`);
+  const z = config.zeropp;
+  if (z?.hpz || z?.qgz) {
+    const [option, what] = z.hpz ? ['--hpz', 'hpZ'] : ['--qgz', 'qgZ'];
+    const g = shardGroupSize(config.shardGroup, hostsByRank, what);
+    if (!('G' in g)) throw new Error(`${option}: ${g.why}`);
     config = { ...config, shardGroup: g.G };
   }
   if (!config.schemes.includes('hsdp')) return { config, note: null };

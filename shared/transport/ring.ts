@@ -32,7 +32,10 @@ const MAX_WAITING = 32;
 
 /** A rank's listening socket: its next neighbour dials in here, and this rank sends to it over that link. */
 /** Which ring a link belongs to: the main ring, or a hybrid scheme's sub-ring. */
-export type RingName = 'main' | 'group' | 'cross';
+/** The run's ring, a group's, a cross ring; `group+s` / `cross+s`: the same members s apart (an all-to-all's
+ *  stride rings, collectives/all-to-all.ts). */
+export type SubRingName = 'group' | 'cross' | `${'group' | 'cross'}+${number}`;
+export type RingName = 'main' | SubRingName;
 /** What a connection to a listener is for: a ring, or one pre-flight probe connection (link-probe.ts). */
 export type LinkName = RingName | `probe:${number}`;
 const slot = (ring: LinkName, rank: number) => `${ring}:${rank}`;
@@ -241,7 +244,7 @@ export async function wireRing(opts: {
  * so two ranks may share a link in more than one ring. The Ring it returns counts positions within it.
  */
 export async function wireSubRing(opts: {
-  ring: 'group' | 'cross';
+  ring: SubRingName;
   self: number;
   members: readonly number[];
   peers: readonly PeerAddress[]; // by global rank id

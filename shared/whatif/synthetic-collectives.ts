@@ -23,6 +23,10 @@ export class SyntheticCollectives extends Collectives {
     return this.runSynthetic(tally, S, dtype, this.world - 1);
   }
 
+  protected override shiftRing(tally: Tally, _input: Elems, output: Elems): Promise<void> {
+    return this.runSynthetic(tally, output.length, dtypeOf(output), 1);
+  }
+
   /** The real algorithm's frames for a segment of S elements (scaled by linkScale). */
   private runSynthetic(tally: Tally, S: number, dtype: WireDtype, steps: number): Promise<void> {
     const chunks = new Chunks(Math.ceil(S / (this.opts.linkScale ?? 1)), this.opts.chunkBytes, dtype);

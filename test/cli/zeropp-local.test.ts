@@ -48,10 +48,13 @@ describe('local --scheme zero3 --qwz --hpz', () => {
       }
       expect(row('hpz').finalLoss).toBe(row('plain').finalLoss); // hpZ moves the same 16-bit values another way
       for (const n of ['qwz', 'both']) {
-        const q = row(n).quantError!;
+        const q = row(n).quantError!.weights!;
         expect(q.maxRel.length).toBe(6);
         // int8 blocks: at most half a step of 1/127 of the block's largest magnitude
-        for (const e of q.maxRel) (expect(e).toBeGreaterThan(1e-4), expect(e).toBeLessThanOrEqual(0.5 / 127 + 1e-6));
+        for (const e of q.maxRel) {
+          expect(e).toBeGreaterThan(1e-4);
+          expect(e).toBeLessThanOrEqual(0.5 / 127 + 1e-6);
+        }
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -48,7 +48,7 @@ export class Base {
   /** The frozen parameters' working copy (frozen halves; empty when nothing is frozen): laid out as `working`. */
   protected frozenWorking!: Elems;
   /** Where each unit's gradient goes: kept, bucketed, reduced, summed over micro-batches. */
-  private gradients!: Gradients;
+  protected gradients!: Gradients;
   /** fp32 master weights and Adam moments: full padded layout, or this rank's shard. */
   protected master!: Float32Array;
   protected m!: Float32Array;
@@ -145,9 +145,10 @@ export class Base {
     return this.values.toF32(this.frozenWorking, new Float32Array(this.frozenWorking.length));
   }
 
-  /** What quantization lost since the last call (ZeRO++'s qwZ; none here). */
-  takeQuantError(): QuantError | null {
-    return null;
+  /** What quantization lost since the last call: ZeRO++'s qwZ on the weights (zeropp.ts), qgZ on the gradients. */
+  takeQuantError(): { weights?: QuantError; grads?: QuantError } | null {
+    const grads = this.gradients.takeQuantError();
+    return grads ? { grads } : null;
   }
 
   /** This rank's fp32 master weights: its shard, or (DP) the whole padded model. */
@@ -160,7 +161,8 @@ export class Base {
    *  one overridable method (how a unit's parameters are acquired) are all that differs between the schemes. */
   async step(batch: Batch): Promise<StepStats> {
     const K = this.ctx.accumulate ?? 1;
-    const colls = [this.ctx.coll, this.ctx.cross, this.ctx.host].filter((c) => c !== undefined);
+    const { coll, cross, host, strides } = this.ctx;
+    const colls = [coll, cross, host, ...(strides?.group ?? []), ...(strides?.cross ?? [])].filter((c) => c !== undefined);
     this.probe = new StepProbe(colls, this.ctx.ledger, () => this.compute.otherThreadBytes);
     let loss = 0;
     for (let k = 0; k < K; k++) {

@@ -26,7 +26,10 @@ export interface SchemeContext {
   cross?: Collectives;
   // ZeRO++'s components (zero3; zeropp.ts): qwZ's quantized gathers, hpZ's secondary partition over the host's
   // ranks, whose ring `host` is (the hybrid's group ring)
-  zeropp?: { qwz: boolean; hpz: boolean; block: number };
+  zeropp?: { qwz: boolean; hpz: boolean; qgz: boolean; block: number };
   host?: Collectives;
+  // qgZ's all-to-alls: rings of stride 1 .. K-1 over the host's ranks (group) and over the ranks at the same
+  // place on every host (cross)
+  strides?: { group: Collectives[]; cross: Collectives[] } | null;
   ranks?: number; // ranks whose losses are averaged (default: the layout's world)
 }

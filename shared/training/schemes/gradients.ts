@@ -7,6 +7,8 @@ import type { Unit } from '../layout.js';
 import { DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
 import type { SchemeFlags } from './table.js';
 import type { SchemeContext } from './context.js';
+import { qgzReduceScatter } from './qgz.js';
+import { noQuantError, type QuantError } from '../values.js';
 
 export class Gradients {
   /** In the working dtype: full padded layout, or this rank's shard. */
@@ -23,6 +25,8 @@ export class Gradients {
    *  shard for ZeRO-2/3), and a reduced shard widened to fp32 before it is added. */
   private readonly accum: Float32Array | null = null;
   private readonly widened: Float32Array | null = null;
+  /** qgZ: what quantizing the gradients lost this step. */
+  private lost: QuantError = noQuantError();
 
   constructor(
     private readonly ctx: SchemeContext,
@@ -69,7 +73,10 @@ export class Gradients {
     this.ctx.values.fromF32(g, bucket);
     const owned = this.grads.subarray(u.shardOffset, u.shardOffset + u.shard);
     return this.reduce(async () => {
-      await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
+      const { zeropp, strides } = this.ctx;
+      if (zeropp?.qgz && strides)
+        await qgzReduceScatter(bucket, owned, { values: this.ctx.values, ledger, block: zeropp.block, ...strides, lost: this.lost }, `grad u${u.index}`);
+      else await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
       if (this.accum)
         this.ctx.values.addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), this.ctx.values.toF32(owned, this.widened!.subarray(0, u.shard)));
@@ -90,6 +97,14 @@ export class Gradients {
       this.ctx.values.toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
     }
     return out;
+  }
+
+  /** What qgZ's quantization lost since the last call (a step's), or null without qgZ. */
+  takeQuantError(): QuantError | null {
+    if (!this.ctx.zeropp?.qgz) return null;
+    const e = this.lost;
+    this.lost = noQuantError();
+    return e;
   }
 
   /** Adam has read them: the next step's micro-batches sum afresh. */

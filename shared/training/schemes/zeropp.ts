@@ -24,6 +24,7 @@ export class ZeroPP extends Zero3 {
     super.setup(ctx);
     const zpp = ctx.zeropp!;
     if (ctx.layout.frozenParams > 0) throw new Error("ZeRO++'s components with frozen parameters: not yet");
+    if (zpp.qgz && !ctx.strides) throw new Error('qgZ needs its stride rings within and across hosts');
     if (zpp.hpz) {
       if (!ctx.host) throw new Error('hpZ needs the ring of the ranks of this host');
       this.secondary = ctx.ledger.alloc('secondary', ctx.dtype, ctx.layout.paddedTotal / ctx.host.world);
@@ -31,12 +32,12 @@ export class ZeroPP extends Zero3 {
     return this;
   }
 
-  /** The quantization error since the last call (a step's), and start afresh. */
-  override takeQuantError(): QuantError | null {
-    if (!this.ctx.zeropp?.qwz) return null;
-    const e = this.lost;
+  /** The quantization error since the last call (a step's), weights' and gradients', and start afresh. */
+  override takeQuantError(): { weights?: QuantError; grads?: QuantError } | null {
+    const grads = super.takeQuantError()?.grads;
+    const weights = this.ctx.zeropp?.qwz ? this.lost : undefined;
     this.lost = noQuantError();
-    return e;
+    return weights || grads ? { ...(weights ? { weights } : {}), ...(grads ? { grads } : {}) } : null;
   }
 
   private get format(): QuantFormat {

@@ -1,0 +1,16 @@
+// An all-to-all among K ranks over K-1 stride rings (rank/hybrid-rings.ts): on ring s, every rank sends to the
+// rank s places ahead and receives from the one s behind, one step (a shift), all K-1 at once, each over a link
+// of its own. `me` is this rank's place among the K.
+import type { Elems } from '../tensor/dtype.js';
+import type { Collectives } from './collectives.js';
+
+export async function allToAll(
+  rings: readonly Collectives[],
+  me: number,
+  send: (to: number) => Elems,
+  into: (from: number) => Elems,
+  label: string,
+): Promise<void> {
+  const K = rings.length + 1;
+  await Promise.all(rings.map((ring, i) => ring.shift(send((me + i + 1) % K), into((me - i - 1 + K) % K), `${label} +${i + 1}`)));
+}
