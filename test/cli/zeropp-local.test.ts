@@ -20,6 +20,8 @@ describe('local --scheme zero3 --qwz --hpz', () => {
         ['qwz', ['--qwz', '--quant-block', '256']],
         ['hpz', ['--hpz']],
         ['both', ['--qwz', '--hpz', '--quant-block', '256']],
+        ['qgz', ['--qgz', '--quant-block', '256']],
+        ['all', ['--qwz', '--hpz', '--qgz', '--quant-block', '256']],
       ] as const) {
         const out = join(dir, `${name}.json`);
         const r = await runCli([...base, ...extra, '--steps', '6', '--preflight', 'off', '--out', out], 90_000);
@@ -31,6 +33,7 @@ describe('local --scheme zero3 --qwz --hpz', () => {
         expect(x.peak.measured, name).toBe(x.peak.theory);
         if (name === 'plain') expect(x.quantError, name).toBeNull();
         if (name === 'hpz') expect(x.quantError, name).toBeNull();
+        if (name === 'qgz') expect(x.quantError?.weights, name).toBeNull();
       }
       const row = (n: string) => runs[n].rows[0];
       // hpZ keeps a secondary copy of 16-bit weights over G = 2 ranks: one more byte per parameter
@@ -39,12 +42,12 @@ describe('local --scheme zero3 --qwz --hpz', () => {
       const plain = row('plain').sentPerStep.payload;
       expect(row('qwz').sentPerStep.payload / plain).toBeGreaterThan(0.6);
       expect(row('qwz').sentPerStep.payload / plain).toBeLessThan(0.7);
-      for (const n of ['qwz', 'hpz', 'both']) {
+      for (const n of ['qwz', 'hpz', 'both', 'qgz', 'all']) {
         const x = row(n);
         console.log(
           `${x.title}: ${(x.sentPerStep.payload / 1024).toFixed(1)} KiB per rank per step (ZeRO-3 ${(plain / 1024).toFixed(1)}), final loss ${x.finalLoss.toFixed(4)} (ZeRO-3 ${row('plain').finalLoss.toFixed(4)})`,
         );
-        expect(Math.abs(x.finalLoss - row('plain').finalLoss) / row('plain').finalLoss, n).toBeLessThan(0.01);
+        expect(Math.abs(x.finalLoss - row('plain').finalLoss) / row('plain').finalLoss, n).toBeLessThan(0.03);
       }
       expect(row('hpz').finalLoss).toBe(row('plain').finalLoss); // hpZ moves the same 16-bit values another way
       for (const n of ['qwz', 'both']) {
@@ -56,10 +59,14 @@ describe('local --scheme zero3 --qwz --hpz', () => {
           expect(e).toBeLessThanOrEqual(0.5 / 127 + 1e-6);
         }
       }
+      // qgZ: int4 blocks, at most half a step of 1/7 of a block's largest magnitude, each exchange
+      for (const n of ['qgz', 'all']) for (const e of row(n).quantError!.grads!.maxRel) expect(e).toBeLessThanOrEqual(0.5 / 7 + 1e-6);
+      // all three: the bytes that leave a "host" (a group of 2) are qwZ's forward gathers and qgZ's int4 exchange
+      expect(row('all').sentPerStep.payload / plain).toBeLessThan(0.6);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 240_000);
+  }, 300_000);
 
   it('refuses what cannot work, naming the option', async () => {
     const cases: [string[], RegExp][] = [
