@@ -45,7 +45,14 @@ function hybridOnOneHost(config: RunConfig, world: number): ReturnType<typeof re
     if (config.shardGroup > 0 || config.checkpoint || config.resume) throw new ConfigError((err as Error).message);
     const sizes = Array.from({ length: world }, (_, g) => g).filter((g) => g >= 2 && world % g === 0 && world / g >= 2);
     const z = config.zeropp;
-    const [option, what] = z?.hpz ? ['--hpz', 'hpZ'] : z?.qgz ? ['--qgz', 'qgZ'] : ['--scheme hsdp', 'HSDP'];
+    const message = (err as Error).message;
+    const [option, what] = z?.hpz
+      ? ['--hpz', 'hpZ']
+      : z?.qgz
+        ? ['--qgz', 'qgZ']
+        : message.startsWith('--scheme zeropp')
+          ? ['--scheme zeropp', 'ZeRO++']
+          : ['--scheme hsdp', 'HSDP'];
     throw new ConfigError(
       sizes.length
         ? `${option}: local runs every rank on this one host, so grouping by host makes one group: give --shard-group ${sizes.join(' or ')} (ranks per group; ${what} needs at least 2 groups of at least 2)`

@@ -218,7 +218,8 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   const reduceBehind = o.reduceBehind ?? o.prefetch ?? (overlap ? 1 : 0);
   const adapt = parseAdapt(o);
   checkAdapt({ arch, model, adapt });
-  const schemes = parseSchemes(o.scheme);
+  // `all` with fine-tuning: ZeRO++ does not quantize frozen weights yet, so it sits this run out
+  const schemes = parseSchemes(o.scheme).filter((s) => !(adapt && s === 'zeropp' && /^\s*all\s*$/i.test(o.scheme)));
   const zeropp = parseZeroPP(o, schemes, adapt);
   const candidate = {
     arch,

@@ -3,9 +3,7 @@
 import type { Argv } from 'yargs';
 import { ConfigError, type RunConfig } from '../shared/control/run-config.js';
 import { QUANT_BLOCK_MULTIPLE } from '../shared/tensor/quantize.js';
-
-/** DeepSpeed's qwZ quantizer aims at groups of at most 8000 values (CUDAQuantizer.target_group_size). */
-const DEFAULT_QUANT_BLOCK = 8000;
+import { DEFAULT_QUANT_BLOCK } from '../shared/control/zeropp.js';
 
 export function zeroPPOptions<T>(y: Argv<T>) {
   return y
@@ -39,8 +37,9 @@ export interface ZeroPPOptions {
 /** The components asked for, checked against the run's schemes, or undefined when none is. */
 export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt: RunConfig['adapt']): RunConfig['zeropp'] {
   const on = [o.qwz && '--qwz', o.hpz && '--hpz', o.qgz && '--qgz'].filter(Boolean) as string[];
-  if (!on.length) {
-    if (o.quantBlock !== undefined) throw new ConfigError('--quant-block: only with --qwz or --qgz (what it quantizes)');
+  const zeropp = schemes.includes('zeropp');
+  if (!on.length && !zeropp) {
+    if (o.quantBlock !== undefined) throw new ConfigError('--quant-block: only with --qwz, --qgz or --scheme zeropp (what it quantizes)');
     return undefined;
   }
   const block = o.quantBlock ?? DEFAULT_QUANT_BLOCK;
@@ -48,7 +47,8 @@ export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt:
     throw new ConfigError(
       `--quant-block: ${o.quantBlock} must be a positive multiple of ${QUANT_BLOCK_MULTIPLE} (the SIMD kernels quantize 16 values at a time)`,
     );
-  if (!schemes.includes('zero3')) throw new ConfigError(`${on.join(' and ')}: ZeRO++'s components change ZeRO-3: add zero3 to --scheme`);
-  if (adapt) throw new ConfigError(`${on.join(' and ')} with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)`);
+  if (on.length && !schemes.includes('zero3')) throw new ConfigError(`${on.join(' and ')}: ZeRO++'s components change ZeRO-3: add zero3 to --scheme`);
+  if (adapt && on.length) throw new ConfigError(`${on.join(' and ')} with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)`);
+  if (adapt && zeropp) throw new ConfigError("--scheme zeropp with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)");
   return { qwz: !!o.qwz, hpz: !!o.hpz, qgz: !!o.qgz, block };
 }

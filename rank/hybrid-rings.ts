@@ -5,6 +5,7 @@
 import type { Collectives, CollectiveOptions } from '../shared/collectives/collectives.js';
 import type { ControlMessage } from '../shared/control/messages.js';
 import { crossMembers, groupMembers } from '../shared/control/shard-groups.js';
+import { hostRingsNeeded } from '../shared/control/zeropp.js';
 import { wireSubRing, type PeerListener, type Ring, type SubRingName } from '../shared/transport/ring.js';
 
 export interface HybridRings {
@@ -36,8 +37,8 @@ export async function wireHybridRings(
 ): Promise<HybridRings | null> {
   const c = msg.config;
   const hybrid = c.schemes.includes('hsdp');
-  const qgz = !!c.zeropp?.qgz;
-  if (!hybrid && !c.zeropp?.hpz && !qgz) return null;
+  const { hpz, qgz } = hostRingsNeeded(c);
+  if (!hybrid && !hpz && !qgz) return null;
   if (!msg.peers || msg.peers.length !== msg.world) throw new Error('the coordinator sent no ring addresses for the sub-rings');
   const G = c.shardGroup;
   const common = { self: msg.rank, peers: msg.peers, runId: msg.runId, ringKey: msg.ringKey, listener, ...limits };
@@ -46,7 +47,7 @@ export async function wireHybridRings(
     wireSubRing({ ...common, ring: name, members: strideCycle(members[base], msg.rank, s) });
   const strides = (base: 'group' | 'cross') => (qgz ? Array.from({ length: members[base].length - 1 }, (_, i) => wire(`${base}+${i + 1}`, base, i + 1)) : []);
   const [group, cross, groupStrides, crossStrides] = await Promise.all([
-    hybrid || c.zeropp?.hpz ? wire('group', 'group', 1) : null,
+    hybrid || hpz ? wire('group', 'group', 1) : null,
     hybrid ? wire('cross', 'cross', 1) : null,
     Promise.all(strides('group')),
     Promise.all(strides('cross')),

@@ -22,6 +22,7 @@ import { MemoryPeaks } from './memory-peaks.js';
 import { productsBackend } from '../shared/tensor/blas.js';
 import { schemeClass } from '../shared/training/schemes/index.js';
 import type { HybridRings } from './hybrid-rings.js';
+import { componentsOf, type Components } from '../shared/control/zeropp.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
 import { weightParts } from '../shared/accounting/final-weights.js';
@@ -96,7 +97,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     theta0,
     values: run.impl.values,
     ...(cross ? { cross, ranks: run.coll.world } : {}),
-    ...(c.zeropp && scheme === 'zero3' ? { zeropp: c.zeropp, ...(host ? { host } : {}), ...(strides ? { strides } : {}) } : {}),
+    ...zeroPPContext(componentsOf(c, scheme), host, strides),
     gatherAhead: c.gatherAhead,
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,
@@ -197,6 +198,11 @@ function finalWeights(plan: RunPlan, scheme: SchemeName, rank: number, s: Base):
   return { master: new Uint8Array(out.buffer), weightBytes: out.byteLength };
 }
 
+/** ZeRO++'s components and their rings, where the scheme has them. */
+function zeroPPContext(zeropp: Components | undefined, host?: Collectives, strides?: HybridRings['strides']) {
+  return zeropp ? { zeropp, ...(host ? { host } : {}), ...(strides ? { strides } : {}) } : {};
+}
+
 function checkLoss(loss: number, t: number, scheme: SchemeName): void {
   if (!Number.isFinite(loss)) throw new Error(`training diverged: the loss is ${loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
 }
@@ -238,7 +244,7 @@ function socketTotals(colls: Collectives[]): { written: number; read: number } {
 /** The rings a scheme trains on: the run's ring (and ZeRO-3 with hpZ the host's group ring), or the hybrid's
  *  group ring and cross ring. */
 function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives; host?: Collectives; strides?: HybridRings['strides'] } {
-  const z = run.scheme === 'zero3' ? run.plan.config.zeropp : undefined;
+  const z = componentsOf(run.plan.config, run.scheme);
   if (!isHybrid(run.scheme) && !z?.hpz && !z?.qgz) return { coll: run.coll };
   const h = run.hybrid;
   if (!h) throw new Error(`${run.scheme} runs without its sub-rings`);

@@ -13,7 +13,7 @@ export function consolidateCommand(y: Cli, _exit: (code: number) => void): Cli {
       y
         .option('dir', { type: 'string', demandOption: true, describe: 'the --checkpoint-dir of the run' })
         .option('scheme', {
-          choices: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'] as const,
+          choices: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp', 'zeropp'] as const,
           demandOption: true,
           describe: "whose checkpoint: the scheme's newest complete one",
         })

@@ -206,7 +206,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   const time = stepTimes(sums, split);
   return {
     scheme,
-    title: `${schemeTitle(scheme)}${plan.zeroPP(scheme) ? ` (${componentsOf(plan.zeroPP(scheme)!)})` : ''}`,
+    title: `${schemeTitle(scheme)}${scheme === 'zero3' && plan.zeroPP(scheme) ? ` (${componentsOf(plan.zeroPP(scheme)!)})` : ''}`,
     world,
     params: P,
     trainableParams: sizes.params,

@@ -3,6 +3,7 @@
 // every rank make one and pass it down, so no one re-derives the model or the layout on the way.
 import { modeledDevice, type RunConfig, type SchemeName } from '../control/run-config.js';
 import { extentOf } from '../tensor/extent.js';
+import { componentsOf } from '../control/zeropp.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { modelSpec, type ModelSpec } from '../training/model.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
@@ -62,8 +63,8 @@ export class RunPlan {
 
   /** ZeRO++'s components where this scheme has them (ZeRO-3 with --qwz or --hpz), with the host's ranks. */
   zeroPP(scheme: SchemeName): ZeroPPTheory | undefined {
-    const z = this.config.zeropp;
-    return scheme === 'zero3' && z ? { ...z, G: this.config.shardGroup || this.world } : undefined;
+    const z = componentsOf(this.config, scheme);
+    return z && { ...z, G: this.config.shardGroup || this.world };
   }
 
   /** Model states per band, resident and at the step's worst moment. */

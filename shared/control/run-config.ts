@@ -8,7 +8,8 @@ import { finite, int, parse, text } from './schema.js';
 const PREFLIGHTS = ['off', 'ring', 'all-pairs'] as const;
 export const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3'] as const;
 /** With the hybrid: ZeRO-3 within a shard group, replicas across groups, over two sub-rings. */
-export const ALL_SCHEMES = [...SCHEMES, 'hsdp'] as const;
+/** With the hybrid (ZeRO-3 within a shard group, replicas across), and ZeRO++ (ZeRO-3 with qwZ, hpZ and qgZ). */
+export const ALL_SCHEMES = [...SCHEMES, 'hsdp', 'zeropp'] as const;
 export type SchemeName = (typeof ALL_SCHEMES)[number];
 export const UNITS = ['layer', 'model'] as const;
 export type UnitMode = (typeof UNITS)[number];

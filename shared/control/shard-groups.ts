@@ -39,9 +39,9 @@ export function shardGroupSize(requested: number, hostsByRank: readonly string[]
   return { G };
 }
 
-/** The config the ranks get: the shard group resolved, or hsdp left out of `all` (every scheme) with the
- *  reason. An hsdp asked for by name that cannot run throws, and so does ZeRO++'s hpZ (its secondary partition
- *  spans a group of the same size: the host's ranks). */
+/** The config the ranks get: the shard group resolved, or hsdp and zeropp left out of `all` (every scheme) with
+ *  the reason. One asked for by name that cannot run throws, and so do ZeRO-3's hpZ and qgZ (their host rings
+ *  span groups of the same size: the host's ranks). */
 export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[]): { config: RunConfig; note: string | null } {
   const z = config.zeropp;
   if (z?.hpz || z?.qgz) {
@@ -50,14 +50,24 @@ export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[])
     if (!('G' in g)) throw new Error(`${option}: ${g.why}`);
     config = { ...config, shardGroup: g.G };
   }
-  if (!config.schemes.includes('hsdp')) return { config, note: null };
   const askedByName = !ALL_SCHEMES.every((s) => config.schemes.includes(s));
-  const g: { G: number } | { why: string } =
-    config.checkpoint || config.resume
-      ? { why: 'its checkpoints are not written yet (--checkpoint-every, --resume)' }
-      : shardGroupSize(config.shardGroup, hostsByRank);
-  if ('G' in g) return { config: { ...config, shardGroup: g.G }, note: null };
-  if (askedByName) throw new Error(`--scheme hsdp: ${g.why}`);
-  const schemes = config.schemes.filter((s: SchemeName) => s !== 'hsdp');
-  return { config: { ...config, schemes }, note: `HSDP left out: ${g.why}` };
+  const notes: string[] = [];
+  for (const [scheme, what] of [
+    ['zeropp', 'ZeRO++'],
+    ['hsdp', 'HSDP'],
+  ] as const) {
+    if (!config.schemes.includes(scheme)) continue;
+    const g: { G: number } | { why: string } =
+      scheme === 'hsdp' && (config.checkpoint || config.resume)
+        ? { why: 'its checkpoints are not written yet (--checkpoint-every, --resume)' }
+        : shardGroupSize(config.shardGroup, hostsByRank, what);
+    if ('G' in g) {
+      config = { ...config, shardGroup: g.G };
+      continue;
+    }
+    if (askedByName) throw new Error(`--scheme ${scheme}: ${g.why}`);
+    config = { ...config, schemes: config.schemes.filter((s: SchemeName) => s !== scheme) };
+    notes.push(`${what} left out: ${g.why}`);
+  }
+  return { config, note: notes.length ? notes.join('; ') : null };
 }

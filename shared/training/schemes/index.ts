@@ -1,15 +1,23 @@
 // The four scheme classes by name. Their flags are the rows of SCHEME_TABLE (table.ts).
 import type { RunConfig, SchemeName } from '../../control/run-config.js';
-import { ZeroPP } from './zeropp.js';
+import { ZeroPlusPlus, ZeroPP } from './zeropp.js';
+import { componentsOf } from '../../control/zeropp.js';
 import { DataParallel, type Base } from './base.js';
 import { Zero1 } from './zero1.js';
 import { Zero2 } from './zero2.js';
 import { Zero3 } from './zero3.js';
 import { Hsdp } from './hsdp.js';
 
-export const SCHEME_CLASSES: Record<SchemeName, new () => Base> = { dp: DataParallel, zero1: Zero1, zero2: Zero2, zero3: Zero3, hsdp: Hsdp };
+export const SCHEME_CLASSES: Record<SchemeName, new () => Base> = {
+  dp: DataParallel,
+  zero1: Zero1,
+  zero2: Zero2,
+  zero3: Zero3,
+  hsdp: Hsdp,
+  zeropp: ZeroPlusPlus,
+};
 
-/** A scheme's class for this run: ZeRO-3 with ZeRO++'s components on is ZeroPP (zeropp.ts). */
+/** A scheme's class for this run: ZeRO-3 with some of ZeRO++'s components on is ZeroPP (zeropp.ts). */
 export function schemeClass(name: SchemeName, c: Pick<RunConfig, 'zeropp'>): new () => Base {
-  return name === 'zero3' && c.zeropp ? ZeroPP : SCHEME_CLASSES[name];
+  return name === 'zero3' && componentsOf(c, name) ? ZeroPP : SCHEME_CLASSES[name];
 }

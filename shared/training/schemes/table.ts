@@ -20,6 +20,8 @@ export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> =
   zero3: { title: 'ZeRO-3', shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
   // ZeRO-3's flags within a shard group of G ranks; the groups are replicas (see hybridGroups)
   hsdp:  { title: 'HSDP',   shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
+  // ZeRO-3's flags; its gathers and reductions change on the wire (schemes/zeropp.ts)
+  zeropp: { title: 'ZeRO++', shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
 };
 
 /** A scheme that shards within groups and replicates across them, over two sub-rings. */

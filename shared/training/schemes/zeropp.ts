@@ -86,3 +86,8 @@ export class ZeroPP extends Zero3 {
     }
   }
 }
+
+/** ZeRO++ itself, side by side with ZeRO-3 in a run: all three components (the rank's context says so). */
+export class ZeroPlusPlus extends ZeroPP {
+  override readonly name: SchemeName = 'zeropp';
+}
