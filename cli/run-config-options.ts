@@ -218,8 +218,7 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   const reduceBehind = o.reduceBehind ?? o.prefetch ?? (overlap ? 1 : 0);
   const adapt = parseAdapt(o);
   checkAdapt({ arch, model, adapt });
-  // `all` with fine-tuning: ZeRO++ does not quantize frozen weights yet, so it sits this run out
-  const schemes = parseSchemes(o.scheme).filter((s) => !(adapt && s === 'zeropp' && /^\s*all\s*$/i.test(o.scheme)));
+  const schemes = parseSchemes(o.scheme);
   const zeropp = parseZeroPP(o, schemes, adapt);
   const candidate = {
     arch,

@@ -1,7 +1,7 @@
 // ZeRO++'s components as options of a ZeRO-3 run (training/schemes/zeropp.ts): one definition for every
 // command that takes them, and their parsing, errors naming the option.
 import type { Argv } from 'yargs';
-import { ConfigError, type RunConfig } from '../shared/control/run-config.js';
+import { ALL_SCHEMES, ConfigError, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { QUANT_BLOCK_MULTIPLE } from '../shared/tensor/quantize.js';
 import { DEFAULT_QUANT_BLOCK } from '../shared/control/zeropp.js';
 
@@ -49,6 +49,7 @@ export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt:
     );
   if (on.length && !schemes.includes('zero3')) throw new ConfigError(`${on.join(' and ')}: ZeRO++'s components change ZeRO-3: add zero3 to --scheme`);
   if (adapt && on.length) throw new ConfigError(`${on.join(' and ')} with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)`);
-  if (adapt && zeropp) throw new ConfigError("--scheme zeropp with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)");
+  const byName = !ALL_SCHEMES.every((s) => schemes.includes(s as SchemeName)); // `all` leaves it out instead (shard-groups.ts)
+  if (adapt && zeropp && byName) throw new ConfigError("--scheme zeropp with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)");
   return { qwz: !!o.qwz, hpz: !!o.hpz, qgz: !!o.qgz, block };
 }

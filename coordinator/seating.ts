@@ -33,13 +33,13 @@ export function assignments(members: Member[], config: RunConfig, world: number)
   });
 }
 
-/** The config the ranks get: hsdp's shard group resolved from the hosts, or hsdp left out of `all` (noted). */
+/** The config the ranks get: the shard group resolved from the hosts, or hsdp and zeropp left out of `all` (noted). */
 export function resolveConfig(config: RunConfig, members: Member[], notes: string[]): RunConfig {
   const r = resolveHybrid(
     config,
     members.map((m) => m.info.host),
   );
-  if (r.note) notes.push(r.note);
+  notes.push(...r.notes);
   return r.config;
 }
 

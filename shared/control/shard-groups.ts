@@ -42,7 +42,7 @@ export function shardGroupSize(requested: number, hostsByRank: readonly string[]
 /** The config the ranks get: the shard group resolved, or hsdp and zeropp left out of `all` (every scheme) with
  *  the reason. One asked for by name that cannot run throws, and so do ZeRO-3's hpZ and qgZ (their host rings
  *  span groups of the same size: the host's ranks). */
-export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[]): { config: RunConfig; note: string | null } {
+export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[]): { config: RunConfig; notes: string[] } {
   const z = config.zeropp;
   if (z?.hpz || z?.qgz) {
     const [option, what] = z.hpz ? ['--hpz', 'hpZ'] : ['--qgz', 'qgZ'];
@@ -60,7 +60,9 @@ export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[])
     const g: { G: number } | { why: string } =
       scheme === 'hsdp' && (config.checkpoint || config.resume)
         ? { why: 'its checkpoints are not written yet (--checkpoint-every, --resume)' }
-        : shardGroupSize(config.shardGroup, hostsByRank, what);
+        : scheme === 'zeropp' && config.adapt
+          ? { why: 'it does not quantize frozen weights yet (--lora, --freeze)' }
+          : shardGroupSize(config.shardGroup, hostsByRank, what);
     if ('G' in g) {
       config = { ...config, shardGroup: g.G };
       continue;
@@ -69,5 +71,5 @@ export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[])
     config = { ...config, schemes: config.schemes.filter((s: SchemeName) => s !== scheme) };
     notes.push(`${what} left out: ${g.why}`);
   }
-  return { config, note: notes.length ? notes.join('; ') : null };
+  return { config, notes };
 }

@@ -24,7 +24,21 @@ describe('local --model llama', () => {
     try {
       const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 4];
       const model = 'llama:2,64,4,2,172,32';
-      const args = ['local', '--world', '4', '--model', model, '--scheme', 'all', '--shard-group', '2', '--accumulate', '2', '--wire-dtype', 'fp32'];
+      const args = [
+        'local',
+        '--world',
+        '4',
+        '--model',
+        model,
+        '--scheme',
+        'dp,zero1,zero2,zero3,hsdp',
+        '--shard-group',
+        '2',
+        '--accumulate',
+        '2',
+        '--wire-dtype',
+        'fp32',
+      ];
       const r = await runCli(
         [...args, '--batch', '8', '--samples', '64', '--steps', String(steps), '--preflight', 'off', '--out', out, '--dump', dump],
         120_000,

@@ -204,7 +204,7 @@ describe('bad input gets a clear error, a non-zero exit and no process left behi
   });
 
   it.each([
-    [['local', '--scheme', 'zero4'], /--scheme: "zero4" is not one of dp\|zero1\|zero2\|zero3\|hsdp\|all/],
+    [['local', '--scheme', 'zero4'], /--scheme: "zero4" is not one of dp\|zero1\|zero2\|zero3\|hsdp\|zeropp\|all/],
     [['local', '--world', '4', '--batch', '10'], /--batch 10 does not divide evenly over --world 4/],
     [['local', '--model', '10'], /--model: "10" must be at least two positive integer layer widths/],
     [['local', '--wire-dtype', 'fp8'], /Invalid values:[\s\S]*wire-dtype/],

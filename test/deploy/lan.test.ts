@@ -148,6 +148,38 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     );
   }, 120_000);
 
+  it("2 hosts x 2 ranks: ZeRO++'s components alone and together, bytes within the host and across as theory; ZeRO++'s leaving the host under 0.3 of ZeRO-3's", async () => {
+    const base = ['--model', 'gpt:2,64,4,32', '--batch', '8', '--samples', '64', '--steps', '3', '--preflight', 'off', '--quant-block', '256'];
+    const rows: Report['rows'] = [];
+    for (const [name, extra] of [
+      ['qwz', ['--scheme', 'zero3', '--qwz']],
+      ['hpz', ['--scheme', 'zero3', '--hpz']],
+      ['qgz', ['--scheme', 'zero3', '--qgz']],
+      ['zeropp', ['--scheme', 'zero3,zeropp']],
+    ] as const) {
+      const out = join(dir, `zpp-${name}.json`);
+      const lan = runLan(['--hosts', '2', '--procs', '2', '--rate', '1gbit', '--', ...base, ...extra, '--out', out]);
+      expect(await lan.done, lan.err().slice(-1500)).toBe(0);
+      rows.push(...(JSON.parse(readFileSync(out, 'utf8')) as Report).rows);
+    }
+    for (const row of rows) {
+      const { interHost: leaves, intraHost: stays } = row;
+      console.log(
+        `${row.title}: leaves its host ${leaves.theory} theory, ${leaves.measured} payload, ${leaves.counted} eth0; stays ${stays.theory} theory, ${stays.measured} payload, ${stays.counted} lo (bytes per rank per step)`,
+      );
+      expect(leaves.measured, row.title).toBe(leaves.theory);
+      expect(stays.measured, row.title).toBe(stays.theory);
+      expect(row.sentPerStep.payload, row.title).toBe(row.sentPerStep.theory);
+      expect(row.resident.measured, row.title).toBe(row.resident.theory);
+      expect(leaves.counted!, row.title).toBeGreaterThanOrEqual(leaves.theory);
+      expect(leaves.counted!, row.title).toBeLessThanOrEqual(1.3 * leaves.theory + leaves.control!);
+    }
+    const zero3 = rows.find((x) => x.title === 'ZeRO-3')!;
+    const zeropp = rows.find((x) => x.scheme === 'zeropp')!;
+    expect(zeropp.interHost.measured).toBeLessThanOrEqual(0.3 * zero3.interHost.measured);
+    expect(rows.find((x) => x.title === 'ZeRO-3 (hpZ)')!.interHost.measured).toBeLessThan(zero3.interHost.measured);
+  }, 240_000);
+
   it('a cut link (interface down) is detected within 2 s; every process exits non-zero; nothing left behind', async () => {
     const lan = runLan(['--hosts', '4', '--rate', '1gbit', '--', '--scheme', 'zero3', '--model', '64,512,512,10', '--steps', '2000']);
     expect(await eventually(() => logLines(lan.out() + lan.err()).some((l) => /ZeRO-3 step/.test(String(l.msg))), 30_000)).toBe(true);

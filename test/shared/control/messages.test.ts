@@ -25,7 +25,7 @@ describe('control messages', () => {
   it('a run config from options: defaults filled, and it survives the wire', () => {
     expect(config).toMatchObject({
       model: [8, 16, 4],
-      schemes: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'],
+      schemes: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp', 'zeropp'],
       compute: 'auto',
       chunkBytes: 65536,
       timeoutMs: 10000,

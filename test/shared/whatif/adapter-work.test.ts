@@ -38,7 +38,7 @@ describe('LoRA in the what-if', () => {
     const trainable = s.unitPadded.reduce((a, p) => a + p, 0);
     expect(trainable).toBeLessThan(lora.params / 20);
     const dp = trafficParts(SCHEME_TABLE.dp, s, 'bf16');
-    expect(dp).toEqual({ trainable: 2 * (N - 1) * (trainable / N) * 2, frozen: 0 });
+    expect(dp).toEqual({ trainable: 2 * (N - 1) * (trainable / N) * 2, frozen: 0, host: 0, cross: 0 });
     const z3 = trafficParts(SCHEME_TABLE.zero3, s, 'bf16');
     const frozen = s.frozen!.unitPadded;
     const embeddings = frozen[0];
