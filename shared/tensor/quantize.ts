@@ -17,6 +17,17 @@ interface QuantKernels {
   dequantize(q: number, s: number, n: number, block: number, y: number): void;
   pack_int4(c: number, n: number, out: number): void;
   unpack_int4(p: number, n: number, c: number): void;
+  widen(x: number, n: number, y: number): void;
+  narrow(x: number, n: number, y: number): void;
+  quant_error(x: number, q: number, s: number, n: number, block: number, out: number): void;
+}
+
+/** What quantizing lost, summed over what was quantized: |q - x| and |x|, their sums and largest. */
+export interface QuantError {
+  sumErr: number;
+  sumAbs: number;
+  maxErr: number;
+  maxAbs: number;
 }
 
 const blocks = (n: number, f: QuantFormat) => Math.ceil(n / f.block);
@@ -49,35 +60,48 @@ export class Quantizer {
     if (need > 0) this.memory.grow(need);
   }
 
-  /** `x` quantized into `out` (quantizedBytes(x.length) bytes, as laid out above). */
-  quantize(x: Float32Array, f: QuantFormat, out: Uint8Array): void {
+  /** `x` (fp32, or bf16 bits: widened here) quantized into `out` (quantizedBytes(x.length) bytes, as laid out
+   *  above); what it lost added to `err`, if given. */
+  quantize(x: Float32Array | Uint16Array, f: QuantFormat, out: Uint8Array, err?: QuantError): void {
     const n = x.length;
     const nb = blocks(n, f);
     const wire = quantizedBytes(n, f);
     if (out.length !== wire) throw new RangeError(`quantize: ${out.length} bytes for ${n} values, expected ${wire}`);
-    // memory: x (4n) | codes (n, rounded to 16) | the wire layout (scales, packed codes)
-    const xAt = 0;
-    const codesAt = align(4 * n);
+    // memory: the values as given | x (fp32) | codes (n, one a byte) | the wire layout | the error's four sums
+    const xAt = align(x.byteLength);
+    const codesAt = align(xAt + 4 * n);
     const wireAt = align(codesAt + n + 16);
-    this.room(wireAt + wire + 16);
-    new Float32Array(this.memory.buffer, xAt, n).set(x);
-    const qmax = f.bits === 8 ? 127 : 7;
-    this.k.quantize(xAt, n, f.block, qmax, f.bits === 8 ? wireAt + 4 * nb : codesAt, wireAt);
+    const errAt = align(wireAt + wire + 16);
+    this.room(errAt + 16);
+    if (x instanceof Float32Array) new Float32Array(this.memory.buffer, xAt, n).set(x);
+    else {
+      new Uint16Array(this.memory.buffer, 0, n).set(x);
+      this.k.widen(0, n, xAt);
+    }
+    const codes = f.bits === 8 ? wireAt + 4 * nb : codesAt;
+    this.k.quantize(xAt, n, f.block, f.bits === 8 ? 127 : 7, codes, wireAt);
+    if (err) {
+      const e = new Float32Array(this.memory.buffer, errAt, 4);
+      e.set([err.sumErr, err.sumAbs, err.maxErr, err.maxAbs]);
+      this.k.quant_error(xAt, codes, wireAt, n, f.block, errAt);
+      [err.sumErr, err.sumAbs, err.maxErr, err.maxAbs] = e;
+    }
     if (f.bits === 4) this.k.pack_int4(codesAt, n, wireAt + 4 * nb);
     const bytes = new Uint8Array(this.memory.buffer, wireAt, wire);
     bytes.fill(0, 4 * nb + codeBytes(n, f)); // the padding byte, if any
     out.set(bytes);
   }
 
-  /** A quantized segment of n values (as quantize wrote it) back to fp32 in `out`. */
-  dequantize(bytes: Uint8Array, n: number, f: QuantFormat, out: Float32Array): void {
+  /** A quantized segment (as quantize wrote it) back into `out`: fp32, or bf16 bits rounded to nearest even. */
+  dequantize(bytes: Uint8Array, n: number, f: QuantFormat, out: Float32Array | Uint16Array): void {
     const nb = blocks(n, f);
     if (bytes.length < 4 * nb + codeBytes(n, f)) throw new RangeError(`dequantize: ${bytes.length} bytes cannot hold ${n} values`);
     if (out.length !== n) throw new RangeError(`dequantize: ${out.length} outputs for ${n} values`);
     const wireAt = 0;
     const codesAt = align(bytes.length);
     const yAt = align(codesAt + n + 16);
-    this.room(yAt + 4 * n + 16);
+    const bitsAt = align(yAt + 4 * n);
+    this.room(bitsAt + 2 * n + 16);
     new Uint8Array(this.memory.buffer, wireAt, bytes.length).set(bytes);
     let codes = wireAt + 4 * nb;
     if (f.bits === 4) {
@@ -85,7 +109,9 @@ export class Quantizer {
       codes = codesAt;
     }
     this.k.dequantize(codes, wireAt, n, f.block, yAt);
-    out.set(new Float32Array(this.memory.buffer, yAt, n));
+    if (out instanceof Float32Array) return out.set(new Float32Array(this.memory.buffer, yAt, n));
+    this.k.narrow(yAt, n, bitsAt);
+    out.set(new Uint16Array(this.memory.buffer, bitsAt, n));
   }
 }
 

@@ -3,16 +3,10 @@
 // real arrays, and a what-if rank's (shared/whatif/no-values.ts), whose bands hold no values.
 import { addF32, fromF32, toF32 } from '../tensor/convert.js';
 import type { Elems } from '../tensor/dtype.js';
-import { Quantizer, type QuantFormat } from '../tensor/quantize.js';
+import { Quantizer, type QuantError, type QuantFormat } from '../tensor/quantize.js';
 import { adamUpdate, type AdamHyper } from './adam.js';
 
-/** What quantizing lost, summed over what was quantized: |q - x| and |x|, their sums and largest. */
-export interface QuantError {
-  sumErr: number;
-  sumAbs: number;
-  maxErr: number;
-  maxAbs: number;
-}
+export type { QuantError } from '../tensor/quantize.js';
 
 export const noQuantError = (): QuantError => ({ sumErr: 0, sumAbs: 0, maxErr: 0, maxAbs: 0 });
 
@@ -34,27 +28,13 @@ export interface Values {
 
 let quantizer: Quantizer | null = null; // made on first use: one per thread
 
+// The quantizer reads the working dtype (bf16 bits or fp32) and writes it back itself: no fp32 copy in between.
 function quantize(x: Elems, f: QuantFormat, out: Uint16Array, err: QuantError): void {
-  const q = (quantizer ??= new Quantizer());
-  const wide = toF32(x, new Float32Array(x.length));
-  const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
-  q.quantize(wide, f, bytes);
-  const back = new Float32Array(x.length);
-  q.dequantize(bytes, x.length, f, back);
-  for (let i = 0; i < wide.length; i++) {
-    const e = Math.abs(back[i] - wide[i]);
-    const a = Math.abs(wide[i]);
-    err.sumErr += e;
-    err.sumAbs += a;
-    if (e > err.maxErr) err.maxErr = e;
-    if (a > err.maxAbs) err.maxAbs = a;
-  }
+  (quantizer ??= new Quantizer()).quantize(x, f, new Uint8Array(out.buffer, out.byteOffset, out.byteLength), err);
 }
 
 function dequantize(q: Uint16Array, f: QuantFormat, out: Elems): void {
-  const back = new Float32Array(out.length);
-  (quantizer ??= new Quantizer()).dequantize(new Uint8Array(q.buffer, q.byteOffset, q.byteLength), out.length, f, back);
-  fromF32(back, out);
+  (quantizer ??= new Quantizer()).dequantize(new Uint8Array(q.buffer, q.byteOffset, q.byteLength), out.length, f, out);
 }
 
 export const REAL_VALUES: Values = { toF32, fromF32, addF32, adam: adamUpdate, quantize, dequantize };

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseSafetensors, serializeSafetensors, type StTensor } from '../../../shared/io/safetensors.js';
 import { Quantizer, quantizedBytes, type QuantFormat } from '../../../shared/tensor/quantize.js';
 import { IN_CI } from '../../helpers/docker.js';
+import { decodeBf16, encodeBf16 } from '../../../shared/tensor/bf16.js';
 import { seeded } from '../../helpers/seed.js';
 
 const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
@@ -74,6 +75,38 @@ describe(`block quantization against PyTorch (seed ${rnd.seed})`, () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('bf16 in, bf16 out: the same codes as from fp32, values back rounded to nearest even; the error as a JavaScript count', () => {
+    const q = new Quantizer();
+    const x = inputs().get('odd')!;
+    const bits = new Uint16Array(x.length);
+    encodeBf16(x, bits);
+    const wide = new Float32Array(x.length);
+    decodeBf16(bits, wide);
+    const f: QuantFormat = { bits: 8, block: BLOCK };
+    const [a, b] = [new Uint8Array(quantizedBytes(x.length, f)), new Uint8Array(quantizedBytes(x.length, f))];
+    const err = { sumErr: 0, sumAbs: 0, maxErr: 0, maxAbs: 0 };
+    q.quantize(bits, f, a, err);
+    q.quantize(wide, f, b);
+    expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+    const back = new Float32Array(x.length);
+    q.dequantize(a, x.length, f, back);
+    const backBits = new Uint16Array(x.length);
+    q.dequantize(a, x.length, f, backBits);
+    const rounded = new Uint16Array(x.length);
+    encodeBf16(back, rounded);
+    expect(Array.from(backBits)).toEqual(Array.from(rounded));
+    let [sumErr, sumAbs, maxErr, maxAbs] = [0, 0, 0, 0];
+    for (let i = 0; i < x.length; i++) {
+      const e = Math.abs(back[i] - wide[i]);
+      [sumErr, sumAbs] = [sumErr + e, sumAbs + Math.abs(wide[i])];
+      [maxErr, maxAbs] = [Math.max(maxErr, e), Math.max(maxAbs, Math.abs(wide[i]))];
+    }
+    expect(err.maxErr).toBe(maxErr);
+    expect(err.maxAbs).toBe(maxAbs);
+    expect(err.sumErr).toBeCloseTo(sumErr, 3);
+    expect(err.sumAbs).toBeCloseTo(sumAbs, 1);
   });
 
   it('a block of zeros gives scale 0 and codes 0; the wire size is scales + codes, in whole 16-bit units', () => {
