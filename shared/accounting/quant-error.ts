@@ -21,6 +21,7 @@ export function quantError(sums: SchemeSummary[]): QuantErrors | null {
   const of = (k: 'weights' | 'grads'): QuantErrorSteps | null => {
     if (!sums[0].steps[0].quant?.[k]) return null;
     const steps = sums[0].steps.map((_, t) => sums.map((s) => s.steps[t]?.quant?.[k] ?? { sumErr: 0, sumAbs: 0, maxErr: 0, maxAbs: 0 }));
+    if (steps.every((q) => q.every((x) => x.sumAbs === 0))) return null; // nothing had values (modeled compute)
     return {
       maxRel: steps.map((q) => Math.max(...q.map((x) => x.maxErr)) / Math.max(...q.map((x) => x.maxAbs))),
       meanRel: steps.map((q) => q.reduce((a, x) => a + x.sumErr, 0) / q.reduce((a, x) => a + x.sumAbs, 0)),

@@ -14,52 +14,16 @@ import type { GpuCost } from '../whatif/gpu-cost.js';
 import { passTimes } from '../whatif/modeled-compute.js';
 import { optimizerWork } from '../whatif/model-passes.js';
 import type { RunPlan } from './run-plan.js';
+import { zeroPPQueues } from './zeropp-prediction.js';
+import { RingQueue, type Link } from './ring-queue.js';
 
-/** A ring link: its rate each way and its latency per ring step. */
-export interface Link {
-  gbit: number;
-  latencyUs: number;
-}
+export type { Link } from './ring-queue.js';
 
 export interface StepPrediction {
   stepMs: number;
   computeMs: number; // modeled: forward, backward and optimizer
   commMs: number; // the collectives' own time, summed
   exposedMs: number; // step - compute
-}
-
-/** Bytes on the link per payload byte: Ethernet, IP and TCP headers (66 B with timestamps) on each 1448-byte
- *  segment of a 1500-byte MTU. */
-const TCP_OVERHEAD = 1514 / 1448;
-/** A frame's envelope and WebSocket headers, bytes per chunk sent. */
-const FRAME_BYTES = 48;
-
-/** One ring's queue of collectives: each starts when it is issued and the one before it has finished. */
-class RingQueue {
-  private free = 0;
-  busy = 0;
-
-  constructor(
-    private readonly link: Link,
-    private readonly world: number,
-    private readonly chunkBytes: number,
-    private readonly linkScale: number,
-  ) {}
-
-  /** A reduce-scatter or all-gather (passes 1) or all-reduce (passes 2) of `padded` elements of `b` bytes,
-   *  issued at `at`; returns when it ends. */
-  run(at: number, padded: number, b: number, passes: 1 | 2): number {
-    const N = this.world;
-    if (N < 2) return at;
-    const segment = Math.ceil(padded / N / this.linkScale) * b; // --link-scale K: 1/K of it on the wire
-    const chunks = Math.ceil(segment / this.chunkBytes);
-    const bytes = passes * (N - 1) * (segment + chunks * FRAME_BYTES) * TCP_OVERHEAD;
-    const ms = passes * (N - 1) * (this.link.latencyUs / 1000) + ((bytes * 8) / (this.link.gbit * 1e9)) * 1000;
-    const start = Math.max(at, this.free);
-    this.free = start + ms;
-    this.busy += ms;
-    return this.free;
-  }
 }
 
 export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, link: Link, intraHost: Link = link): StepPrediction {
@@ -73,26 +37,24 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   const hybrid = plan.shardWorld(scheme) !== plan.world;
   const ring = new RingQueue(hybrid ? intraHost : link, layout.world, c.chunkBytes, c.linkScale);
   const M = plan.world / layout.world; // the hybrid's groups: its cross ring's world
-  // A group is a host's ranks: each of them is on a cross ring of its own, and all G of them leave the host
-  // through its one link at once, so each cross ring has 1/G of it.
+  // A group is a host's ranks, each on a cross ring of its own, all leaving through its one link: 1/G each.
   const shared = { ...link, gbit: link.gbit / layout.world };
   const cross = hybrid ? new RingQueue(shared, M, c.chunkBytes, c.linkScale) : null;
-  const owned = f.shardOptimizer ? layout.shardTotal : layout.paddedTotal;
-  const optimizerMs = cost.chainMs(optimizerWork(owned, b));
+  const optimizerMs = cost.chainMs(optimizerWork(f.shardOptimizer ? layout.shardTotal : layout.paddedTotal, b));
   const units = layout.units;
   const trained = units.filter((u) => u.size > 0); // fine-tuning: units with nothing trainable reduce nothing
-  const buckets = f.shardGradients ? [] : gradientBuckets(trained, c.bucketBytes, b);
-  const closes = new Map(buckets.map((bk) => [bk[bk.length - 1], bk]));
+  const closes = new Map((f.shardGradients ? [] : gradientBuckets(trained, c.bucketBytes, b)).map((bk) => [bk[bk.length - 1], bk]));
   const window = !c.overlap ? 0 : f.shardGradients ? c.reduceBehind : Infinity;
-
   let now = 0;
   let compute = 0;
   const work = (ms: number) => ((now += ms), (compute += ms));
+  const zpp = zeroPPQueues(plan, scheme, cost, link, intraHost, work); // ZeRO++'s rings; its kernels' time as work
   /** ZeRO-3: this pass's gathers, started `gatherAhead` units ahead of the one computing. */
   const gathered = (order: Unit[]) => {
     const done = new Map<Unit, number>();
-    // both halves of a unit (its frozen one too): one gather's bytes
-    const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], ring.run(now, order[i].padded + order[i].frozen.padded, b, 1));
+    // both halves of a unit (its frozen one too): one gather's bytes (ZeRO++: as its components send them)
+    const gather = (u: Unit) => (zpp ? zpp.gather(u, order !== units, now) : ring.run(now, u.padded + u.frozen.padded, b, 1));
+    const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], gather(order[i]));
     return (i: number) => {
       if (!f.shardParameters) return;
       start(i);
@@ -111,7 +73,7 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
       backward(i);
       work(sum(u, t.backward));
       if (f.shardGradients && u.size > 0) {
-        const reduced = ring.run(now, u.padded, b, 1);
+        const reduced = zpp ? zpp.reduce(u, now) : ring.run(now, u.padded, b, 1);
         pending.push(cross ? cross.run(reduced, Math.ceil(u.shard / M) * M, b, 2) : reduced); // the hybrid's shard, across groups
       } else if (last && closes.has(u)) {
         let end = now;
@@ -124,6 +86,6 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   }
   work(optimizerMs);
   if (f.shardOptimizer && !f.shardParameters) for (const u of trained) now = ring.run(now, u.padded, b, 1); // the new parameters, gathered
-  const commMs = ring.busy + (cross?.busy ?? 0);
+  const commMs = ring.busy + (cross?.busy ?? 0) + (zpp?.busy() ?? 0);
   return { stepMs: now, computeMs: compute, commMs, exposedMs: now - compute };
 }

@@ -22,6 +22,9 @@ export interface Compute {
   readonly otherThreadBytes: number;
   /** Fills `grad` (the size of the layer's trainable rest) with its gradient. */
   backward(layer: number, params: GroupParams, grad: Float32Array): Promise<void>;
+  /** A modeled device's time to quantize or dequantize `values` 16-bit values to `codeBytes` of codes (ZeRO++;
+   *  real compute quantizes in the values' own kernels and has none of this). */
+  quantize?(values: number, codeBytes: number): Promise<void>;
   /** A modeled device's optimizer time over `params` owned parameters (this thread runs no update for it). */
   optimizer?(params: number, gradBytes: number): Promise<void>;
   /** The scheme waited for communication until `at` (performance.now() ms): a modeled device waited too. */

@@ -106,6 +106,12 @@ export const tokensOf = (spec: ModelSpec, rows: number): number => passes(spec).
 export const activationBytes = (spec: ModelSpec, rows: number, recompute: boolean): number =>
   passes(spec).activationBytes(spec, rows, recompute) + adapterActivationBytes(spec.layers, tokensOf(spec, rows));
 
+/** Block quantization of `values` 16-bit values (ZeRO++): read, absmax per block, scale, write the codes; or
+ *  dequantize: read the codes, write 16-bit. Memory-bound, two launches. */
+export function quantizeWork(values: number, codeBytes: number): Work {
+  return { kernels: 2, flops: 0, bytes: values * (2 + 2) + codeBytes };
+}
+
 /** The optimizer over `params` owned parameters with `gradBytes`-byte gradients, writing the 16-bit copy. */
 export function optimizerWork(params: number, gradBytes: number): Work {
   return params > 0 ? adamWork(params, gradBytes, 2) : NO_WORK;

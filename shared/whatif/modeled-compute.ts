@@ -6,7 +6,7 @@ import type { GroupParams } from '../training/param-group.js';
 import type { Compute } from '../training/compute.js';
 import type { ModelSpec } from '../training/model.js';
 import { addWork, type GpuCost, type Work } from './gpu-cost.js';
-import { activationBytes, layerWork, optimizerWork, recomputes } from './model-passes.js';
+import { activationBytes, layerWork, optimizerWork, quantizeWork, recomputes } from './model-passes.js';
 
 /** Wait `ms` without holding the event loop: a timer for all but the last millisecond, then turns of the loop
  *  (I/O included) until the deadline, since timers round to whole milliseconds. */
@@ -77,6 +77,11 @@ export class ModeledCompute implements Compute {
 
   backward(layer: number, _params: GroupParams, _grad: Float32Array): Promise<void> {
     return this.wait(this.times.backward[layer]);
+  }
+
+  /** ZeRO++'s quantization or dequantization of `values` values, on the device. */
+  quantize(values: number, codeBytes: number): Promise<void> {
+    return this.wait(this.cost.chainMs(quantizeWork(values, codeBytes)));
   }
 
   /** Adam over this rank's `params` owned parameters, fused, on the device. */

@@ -72,6 +72,8 @@ export class Base {
     this.m = ledger.allocF32('m', this.master.length);
     this.v = ledger.allocF32('v', this.master.length);
     this.gradients = new Gradients(ctx, this.flags, this.master.length);
+    const quantize = this.compute.quantize?.bind(this.compute);
+    if (quantize) this.gradients.device = quantize;
     this.unitGrad = ledger.allocF32('compute', layout.maxUnitPadded);
     this.loadWeights(theta0);
     return this;

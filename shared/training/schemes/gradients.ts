@@ -25,6 +25,8 @@ export class Gradients {
    *  shard for ZeRO-2/3), and a reduced shard widened to fp32 before it is added. */
   private readonly accum: Float32Array | null = null;
   private readonly widened: Float32Array | null = null;
+  /** A modeled device's (de)quantization time, for qgZ (set by the scheme: its compute). */
+  device?: (values: number, codeBytes: number) => Promise<void>;
   /** qgZ: what quantizing the gradients lost this step. */
   private lost: QuantError = noQuantError();
 
@@ -75,7 +77,12 @@ export class Gradients {
     return this.reduce(async () => {
       const { zeropp, strides } = this.ctx;
       if (zeropp?.qgz && strides)
-        await qgzReduceScatter(bucket, owned, { values: this.ctx.values, ledger, block: zeropp.block, ...strides, lost: this.lost }, `grad u${u.index}`);
+        await qgzReduceScatter(
+          bucket,
+          owned,
+          { values: this.ctx.values, ledger, block: zeropp.block, ...strides, lost: this.lost, device: this.device },
+          `grad u${u.index}`,
+        );
       else await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
       if (this.accum)

@@ -21,67 +21,86 @@ export interface QgzContext {
   group: readonly Collectives[]; // stride rings over the host's G ranks
   cross: readonly Collectives[]; // stride rings over the M ranks at this rank's place
   lost: QuantError; // what quantizing lost, added to
+  device?: (values: number, codeBytes: number) => Promise<void>; // a modeled device's time to (de)quantize
+}
+
+/** Staging buffers in the ledger's comm band, freed together. */
+class Staging {
+  private readonly held: Elems[] = [];
+  constructor(private readonly ledger: MemoryLedger) {}
+  f32(n: number): Float32Array {
+    const x = this.ledger.allocF32('comm', n);
+    this.held.push(x);
+    return x;
+  }
+  u16(n: number): Uint16Array {
+    const x = this.ledger.alloc('comm', 'bf16', n) as Uint16Array;
+    this.held.push(x);
+    return x;
+  }
+  free(): void {
+    for (const x of this.held) this.ledger.free(x);
+  }
+}
+
+/** One all-to-all of int4 blocks among K ranks (this one at `me`): `part(k)` (n values, fp32) quantized to
+ *  rank k, what each other rank sent dequantized and added into `acc(k)`'s sum, `own` (n) plus all of them. */
+async function exchange(
+  q: QgzContext,
+  st: Staging,
+  rings: readonly Collectives[],
+  me: number,
+  n: number,
+  part: (k: number) => Float32Array,
+  own: Float32Array,
+  label: string,
+): Promise<void> {
+  const K = rings.length + 1;
+  const f: QuantFormat = { bits: 4, block: q.block };
+  const Q = quantizedElems(n, f);
+  const out = Array.from({ length: K }, (_, k) => (k === me ? null : st.u16(Q)));
+  const got = Array.from({ length: K }, (_, k) => (k === me ? null : st.u16(Q)));
+  for (let k = 0; k < K; k++) if (k !== me) q.values.quantize(part(k), f, out[k]!, q.lost);
+  const moving = allToAll(
+    rings,
+    me,
+    (to) => out[to]!,
+    (from) => got[from]!,
+    label,
+  );
+  await q.device?.((K - 1) * n, 2 * (K - 1) * Q); // a modeled device quantizing, then dequantizing
+  await moving;
+  await q.device?.((K - 1) * n, 2 * (K - 1) * Q);
+  const back = st.f32(n);
+  for (let k = 0; k < K; k++) {
+    if (k === me) continue;
+    q.values.dequantize(got[k]!, f, back);
+    q.values.addF32(own, back);
+  }
 }
 
 /** `bucket` (N·S values, the working dtype) reduced over every rank; this rank's slice into `owned` (S). */
 export async function qgzReduceScatter(bucket: Elems, owned: Elems, q: QgzContext, label: string): Promise<void> {
-  const G = q.group.length + 1;
-  const M = q.cross.length + 1;
+  const [G, M] = [q.group.length + 1, q.cross.length + 1];
   const g = G > 1 ? q.group[0].rank : 0;
   const h = M > 1 ? q.cross[0].rank : 0;
   const S = owned.length;
-  const f: QuantFormat = { bits: 4, block: q.block };
-  const { values, ledger } = q;
-  const temps: Elems[] = [];
-  const f32 = (n: number) => (temps.push(ledger.allocF32('comm', n)), temps[temps.length - 1] as Float32Array);
-  const u16 = (n: number) => (temps.push(ledger.alloc('comm', 'bf16', n)), temps[temps.length - 1] as Uint16Array);
+  const st = new Staging(q.ledger);
   try {
-    // 1. within the host
-    const Q1 = quantizedElems(M * S, f);
-    const part = f32(M * S);
-    const gatherPlace = (p: number) => {
-      for (let k = 0; k < M; k++) values.toF32(bucket.subarray((k * G + p) * S, (k * G + p + 1) * S), part.subarray(k * S, (k + 1) * S));
+    // 1. within the host: place p's slices of every host (M·S values), fp32
+    const part = st.f32(M * S);
+    const place = (p: number) => {
+      for (let k = 0; k < M; k++) q.values.toF32(bucket.subarray((k * G + p) * S, (k * G + p + 1) * S), part.subarray(k * S, (k + 1) * S));
       return part;
     };
-    const out1 = Array.from({ length: G }, (_, p) => (p === g ? null : u16(Q1)));
-    const in1 = Array.from({ length: G }, (_, p) => (p === g ? null : u16(Q1)));
-    for (let p = 0; p < G; p++) if (p !== g) values.quantize(gatherPlace(p), f, out1[p]!, q.lost);
-    await allToAll(
-      q.group,
-      g,
-      (to) => out1[to]!,
-      (from) => in1[from]!,
-      `${label} qgZ host`,
-    );
-    const acc = f32(M * S);
-    acc.set(gatherPlace(g));
-    const back = f32(M * S);
-    for (let p = 0; p < G; p++) {
-      if (p === g) continue;
-      values.dequantize(in1[p]!, f, back);
-      values.addF32(acc, back);
-    }
-    // 2. across hosts
-    const Q2 = quantizedElems(S, f);
-    const out2 = Array.from({ length: M }, (_, k) => (k === h ? null : u16(Q2)));
-    const in2 = Array.from({ length: M }, (_, k) => (k === h ? null : u16(Q2)));
-    for (let k = 0; k < M; k++) if (k !== h) values.quantize(acc.subarray(k * S, (k + 1) * S), f, out2[k]!, q.lost);
-    await allToAll(
-      q.cross,
-      h,
-      (to) => out2[to]!,
-      (from) => in2[from]!,
-      `${label} qgZ across`,
-    );
+    const acc = st.f32(M * S);
+    acc.set(place(g));
+    await exchange(q, st, q.group, g, M * S, place, acc, `${label} qgZ host`);
+    // 2. across hosts: the host's partial sum of each host's slice at this place
     const mine = acc.subarray(h * S, (h + 1) * S);
-    const one = back.subarray(0, S);
-    for (let k = 0; k < M; k++) {
-      if (k === h) continue;
-      values.dequantize(in2[k]!, f, one);
-      values.addF32(mine, one);
-    }
-    values.fromF32(mine, owned);
+    await exchange(q, st, q.cross, h, S, (k) => acc.subarray(k * S, (k + 1) * S), mine, `${label} qgZ across`);
+    q.values.fromF32(mine, owned);
   } finally {
-    for (const t of temps) ledger.free(t);
+    st.free();
   }
 }

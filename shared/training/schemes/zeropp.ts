@@ -78,8 +78,11 @@ export class ZeroPP extends Zero3 {
     const all = ledger.alloc('comm', 'bf16', coll.world * Q) as Uint16Array;
     try {
       this.values.quantize(mine, f, packed, this.lost);
-      await coll.allGather(packed, all, `${label} (int8)`);
+      const sent = coll.allGather(packed, all, `${label} (int8)`);
+      await this.compute.quantize?.(S, 2 * Q); // a modeled device's kernel time (issued after the collective)
+      await sent;
       for (let r = 0; r < coll.world; r++) this.values.dequantize(all.subarray(r * Q, (r + 1) * Q), f, out.subarray(r * S, (r + 1) * S));
+      await this.compute.quantize?.(coll.world * S, coll.world * 2 * Q);
     } finally {
       ledger.free(packed);
       ledger.free(all);
