@@ -36,7 +36,7 @@ const gb = (b: number) => (b / 1e9).toFixed(1);
 /** The run config `local` would make of these options (the schemes and the schedule as a run has them). */
 function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
   return makeRunConfig({
-    scheme: [...SCHEMES, ...(a.shardGroup ? ['hsdp'] : [])].join(','),
+    scheme: [...SCHEMES, ...(a.shardGroup ? ['hsdp', 'zeropp'] : [])].join(','),
     shardGroup: a.shardGroup,
     model: a.model,
     steps: 1,

@@ -2,7 +2,8 @@
 import { SCHEMES, type SchemeName } from '../shared/control/run-config.js';
 import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
-import { bareSizes, crossGroupTraffic, memoryTheory, trafficTheory } from '../shared/accounting/theory.js';
+import { bareSizes, crossGroupTraffic, memoryTheory, trafficTheory, type ZeroPPTheory } from '../shared/accounting/theory.js';
+import { DEFAULT_QUANT_BLOCK } from '../shared/control/zeropp.js';
 import type { WireDtype } from '../shared/tensor/dtype.js';
 import type { LayoutSizes } from '../shared/training/layout.js';
 
@@ -25,15 +26,17 @@ export function plan(
   sizesOver: (ranks: number) => LayoutSizes = (ranks) => bareSizes(params, ranks), // a fine-tuned model's: its layout's
 ): PlanRow[] {
   const schedule = { gatherAhead: 0, reduceBehind: 0, accumulate };
-  const row = (scheme: SchemeName, shardOver: number, across: number): PlanRow => {
+  const row = (scheme: SchemeName, shardOver: number, across: number, zpp?: ZeroPPTheory): PlanRow => {
     const sizes = sizesOver(shardOver);
-    const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], sizes, dtype, schedule).resident;
-    const sentPerStep = trafficTheory(SCHEME_TABLE[scheme], sizes, dtype, accumulate) + across;
+    const bytesPerRank = memoryTheory(SCHEME_TABLE[scheme], sizes, dtype, schedule, zpp).resident;
+    const sentPerStep = trafficTheory(SCHEME_TABLE[scheme], sizes, dtype, accumulate, 1, zpp) + across;
     return { scheme, bytesPerRank, sentPerStep, fits: memory === undefined ? null : bytesPerRank <= memory };
   };
   const rows = SCHEMES.map((scheme) => row(scheme, world, 0));
   if (shardGroup >= 2 && world % shardGroup === 0 && world / shardGroup >= 2) {
     rows.push(row('hsdp', shardGroup, crossGroupTraffic(sizesOver(shardGroup), world / shardGroup, dtype, accumulate)));
+    // ZeRO++: ZeRO-3 over the world with all three components, hosts of shardGroup ranks
+    rows.push(row('zeropp', world, 0, { qwz: true, hpz: true, qgz: true, block: DEFAULT_QUANT_BLOCK, G: shardGroup }));
   }
   return rows;
 }

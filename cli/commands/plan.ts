@@ -93,7 +93,11 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
           default: 1,
           describe: 'micro-batches per optimizer step: adds the fp32 gradient accumulator, activations are one micro-batch',
         })
-        .option('shard-group', { type: 'number', default: 0, describe: 'also the hybrid (hsdp): ZeRO-3 within groups of G ranks, replicas across them' })
+        .option('shard-group', {
+          type: 'number',
+          default: 0,
+          describe: 'hosts of G ranks: also the hybrid (hsdp: ZeRO-3 within a host, replicas across) and ZeRO++ (zeropp)',
+        })
         .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
         .option('world', { type: 'number', default: Number(envWorld ?? 8), describe: 'number of ranks (also WORLD_SIZE)' })
         .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
