@@ -1,9 +1,11 @@
-// ZeRO-3 with ZeRO++'s components (Wang et al., 2023), each switchable (--qwz, --hpz):
+// ZeRO-3 with ZeRO++'s components (Wang et al., 2023), each switchable (--qwz, --hpz, --qgz; --scheme zeropp
+// all three):
 // - qwZ: every parameter gather sends each rank's shard block-quantized to int8 (a scale per block;
 //   tensor/quantize.ts), dequantized on arrival: about half a 16-bit gather's bytes;
 // - hpZ: the forward gather's weights are also kept, partitioned over the host's G ranks (a secondary copy of
-//   Ψ/G per rank), so that the backward gather runs on the host's own ring and nothing of it leaves the host.
-// Everything else, the gradients' reduce-scatter among it, is ZeRO-3's.
+//   Ψ/G per rank), so that the backward gather runs on the host's own ring and nothing of it leaves the host;
+// - qgZ: the gradients' reduce-scatter as two all-to-alls of int4 blocks (qgz.ts; gradients.ts calls it).
+// Everything else is ZeRO-3's.
 import type { SchemeName } from '../../control/run-config.js';
 import { quantizedElems, type QuantFormat } from '../../tensor/quantize.js';
 import type { Elems } from '../../tensor/dtype.js';
