@@ -29,8 +29,12 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def forward(params, tokens, L, D, H, KV, T, V):
-    """The logits of a batch of token rows."""
+def plain(params, module, x):
+    return x @ params[f"{module}.weight"].T
+
+
+def forward(params, tokens, L, D, H, KV, T, V, lin=plain):
+    """The logits of a batch of token rows; `lin(params, module, x)` computes each Linear (no biases)."""
     hd = D // H
     B = tokens.shape[0]
     inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
@@ -43,21 +47,21 @@ def forward(params, tokens, L, D, H, KV, T, V):
     for i in range(L):
         p = lambda n: params[f"model.layers.{i}.{n}"]  # noqa: E731
         h = rms_norm(x, p("input_layernorm.weight"))
-        q = (h @ p("self_attn.q_proj.weight").T).view(B, T, H, hd).transpose(1, 2)
-        k = (h @ p("self_attn.k_proj.weight").T).view(B, T, KV, hd).transpose(1, 2)
-        v = (h @ p("self_attn.v_proj.weight").T).view(B, T, KV, hd).transpose(1, 2)
+        q = lin(params, f"model.layers.{i}.self_attn.q_proj", h).view(B, T, H, hd).transpose(1, 2)
+        k = lin(params, f"model.layers.{i}.self_attn.k_proj", h).view(B, T, KV, hd).transpose(1, 2)
+        v = lin(params, f"model.layers.{i}.self_attn.v_proj", h).view(B, T, KV, hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(H // KV, dim=1)
         v = v.repeat_interleave(H // KV, dim=1)
         att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + mask, dim=-1)
         y = (att @ v).transpose(1, 2).reshape(B, T, D)
-        x = x + y @ p("self_attn.o_proj.weight").T
+        x = x + lin(params, f"model.layers.{i}.self_attn.o_proj", y)
         m = rms_norm(x, p("post_attention_layernorm.weight"))
-        g = m @ p("mlp.gate_proj.weight").T
-        u = m @ p("mlp.up_proj.weight").T
-        x = x + (torch.nn.functional.silu(g) * u) @ p("mlp.down_proj.weight").T
-    return rms_norm(x, params["model.norm.weight"]) @ params["lm_head.weight"].T
+        g = lin(params, f"model.layers.{i}.mlp.gate_proj", m)
+        u = lin(params, f"model.layers.{i}.mlp.up_proj", m)
+        x = x + lin(params, f"model.layers.{i}.mlp.down_proj", torch.nn.functional.silu(g) * u)
+    return lin(params, "lm_head", rms_norm(x, params["model.norm.weight"]))
 
 
 def one_step(in_path, out_path, shape, lr):

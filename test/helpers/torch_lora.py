@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from st_io import read, write
-from torch_llama import rms_norm, rotate_half
+from torch_llama import forward as llama_forward
 
 
 def lin(params, module, x, alpha, bias=True):
@@ -61,31 +61,7 @@ def gpt(params, tokens, shape, alpha):
 
 def llama(params, tokens, shape, alpha):
     L, D, H, KV, FF, T, V = shape
-    B = tokens.shape[0]
-    hd = D // H
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
-    freqs = torch.outer(torch.arange(T).float(), inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
-    mask = torch.full((T, T), float("-inf")).triu(1)
-    x = params["model.embed_tokens.weight"][tokens]
-    for i in range(L):
-        pre = f"model.layers.{i}."
-        ln = lambda t, n: lin(params, pre + n, t, alpha, bias=False)  # noqa: E731
-        h = rms_norm(x, params[pre + "input_layernorm.weight"])
-        q = ln(h, "self_attn.q_proj").view(B, T, H, hd).transpose(1, 2)
-        k = ln(h, "self_attn.k_proj").view(B, T, KV, hd).transpose(1, 2)
-        v = ln(h, "self_attn.v_proj").view(B, T, KV, hd).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        k = k.repeat_interleave(H // KV, dim=1)
-        v = v.repeat_interleave(H // KV, dim=1)
-        att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + mask, dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, T, D)
-        x = x + ln(y, "self_attn.o_proj")
-        m = rms_norm(x, params[pre + "post_attention_layernorm.weight"])
-        x = x + ln(F.silu(ln(m, "mlp.gate_proj")) * ln(m, "mlp.up_proj"), "mlp.down_proj")
-    return lin(params, "lm_head", rms_norm(x, params["model.norm.weight"]), alpha, bias=False)
+    return llama_forward(params, tokens, L, D, H, KV, T, V, lin=lambda p, m, x: lin(p, m, x, alpha, bias=False))
 
 
 def main(initial, data_path, out_path, kind, shape, steps, lr, alpha, trainable):
