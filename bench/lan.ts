@@ -1,18 +1,18 @@
 // npm run bench:lan [-- --rates 10gbit,1gbit,100mbit --model 512,1024,512,10 --steps 8]
-// Three experiments on LANs of network namespaces (deploy/lan/lan.sh, root), each scheme as its best
+// Four experiments on LANs of network namespaces (deploy/lan/lan.sh, root), each scheme as its best
 // implementation runs it and, beside it, the same run without overlap:
 //  1. the MLP on 4 hosts at every rate: every scheme with --overlap on and off, and with --accumulate 4;
 //  2. overlap is real: a GPT of 8 blocks whose gradient reduction lasts as long as its backward pass, DP and
 //     ZeRO-1 with small buckets, on 4 hosts at 1 Gbit, overlap on and off in alternating rounds: how much of
 //     the backward pass the buckets hide;
-//  3. HSDP on 2 hosts x 2 ranks at every rate, beside DP and ZeRO-3: model states and the bytes that leave a host.
+//  3. HSDP on 2 hosts x 2 ranks at every rate, beside DP and ZeRO-3: model states and the bytes that leave a host;
+//  4. DP against torch DDP on the same LAN and against the physical limit (bench/lan-ddp.ts).
 // Writes the first experiment's reports as one HTML page (docs/lan-bench.html) and its step-time figure as an
 // SVG (docs/lan-bench.svg), drawn by the report's own figures (shared/accounting/charts.ts).
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { lanCleanup, lanJob } from './lan-run.js';
+import { ddpOnLan } from './lan-ddp.js';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { isReplicated } from '../shared/training/schemes/table.js';
@@ -26,7 +26,7 @@ const argv = yargs(hideBin(process.argv))
   .option('rates', { type: 'string', default: '10gbit,1gbit,100mbit' })
   .option('model', { type: 'string', default: '512,1024,512,10' })
   .option('steps', { type: 'number', default: 8 })
-  .option('experiments', { type: 'string', default: 'mlp,overlap,hsdp', describe: 'which of the three to run' })
+  .option('experiments', { type: 'string', default: 'mlp,overlap,hsdp,ddp', describe: 'which of the four to run' })
   .option('gpt', { type: 'string', default: 'gpt:8,256,4,32', describe: "the overlap experiment's GPT" })
   .option('gpt-batch', {
     type: 'string',
@@ -37,36 +37,17 @@ const argv = yargs(hideBin(process.argv))
   .option('gpt-rate', { type: 'string', default: '1gbit' })
   .option('gpt-rounds', { type: 'number', default: 3, describe: 'overlap on and off, alternating, this many times' })
   .option('bucket-mib', { type: 'number', default: 4, describe: "the overlap experiment's bucket cap: a block per bucket of its fp32 gradients, 9 buckets" })
+  .option('ddp-rate', { type: 'string', default: '1gbit', describe: "the DDP experiment's link rate" })
+  .option('ddp-steps', { type: 'number', default: 12 })
+  .option('ddp-rounds', { type: 'number', default: 3, describe: 'zerowire DP and torch DDP, alternating, this many times' })
+  .option('ddp-extra', { type: 'string', default: '', describe: 'more zerowire options for its DP runs, space-separated' })
   .option('svg', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.svg', import.meta.url)) })
   .option('html', { type: 'string', default: fileURLToPath(new URL('../../docs/lan-bench.html', import.meta.url)) })
   .strict()
   .parseSync();
 
-const LAN = fileURLToPath(new URL('../../deploy/lan/lan.sh', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'zerowire-bench-lan-'));
-let runs = 0;
-
 /** One job on a fresh LAN; its report. `hosts` x `procs` ranks. */
-function lan(rate: string, options: string[], hosts = 4, procs = 1): Report {
-  const out = join(dir, `run-${runs++}.json`);
-  const args = [LAN, '--hosts', String(hosts), '--procs', String(procs), '--rate', rate, '--'];
-  const r = spawnSync('bash', [...args, ...options, '--steps', String(argv.steps), '--out', out, '--log-level', 'warn'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, NODE: process.execPath },
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) {
-    process.stderr.write(
-      r.stderr
-        .split('\n')
-        .filter((l) => /ERROR|lan\.sh/.test(l))
-        .join('\n'),
-    );
-    throw new Error(`lan.sh at ${rate} (${options.join(' ')}) exited with ${r.status}`);
-  }
-  process.stderr.write(`${rate} ${options.join(' ')}: done\n`);
-  return JSON.parse(readFileSync(out, 'utf8')) as Report;
-}
+const lan = (rate: string, options: string[], hosts = 4, procs = 1): Report => lanJob(rate, options, argv.steps, hosts, procs);
 
 const ms = (x: number) => x.toFixed(1);
 const kib = (b: number) => (b / 1024).toFixed(0);
@@ -171,8 +152,8 @@ async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench:lan needs root (network namespaces and tc): run it as root');
   const rates = argv.rates.split(',');
   const run = new Set(argv.experiments.split(','));
-  const unknown = [...run].filter((e) => !['mlp', 'overlap', 'hsdp'].includes(e));
-  if (unknown.length) throw new Error(`--experiments: ${unknown.join(', ')} is not one of mlp, overlap, hsdp`);
+  const unknown = [...run].filter((e) => !['mlp', 'overlap', 'hsdp', 'ddp'].includes(e));
+  if (unknown.length) throw new Error(`--experiments: ${unknown.join(', ')} is not one of mlp, overlap, hsdp, ddp`);
   const batches = overlapBatches();
   try {
     if (run.has('mlp')) {
@@ -183,9 +164,13 @@ async function main(): Promise<void> {
       console.log(`chart: ${argv.svg}\nreport: ${argv.html}\n`);
     }
     if (run.has('overlap')) console.log(`${overlapIsReal(batches)}\n`);
-    if (run.has('hsdp')) console.log(hybrid(rates));
+    if (run.has('hsdp')) console.log(`${hybrid(rates)}\n`);
+    if (run.has('ddp')) {
+      const extra = argv['ddp-extra'].split(' ').filter(Boolean);
+      console.log(ddpOnLan({ rate: argv['ddp-rate'], model: argv.model, batch: 64, steps: argv['ddp-steps'], rounds: argv['ddp-rounds'], hosts: 4, extra }));
+    }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    lanCleanup();
   }
 }
 

@@ -3,6 +3,8 @@ compares zerowire's DP and ZeRO-3 steps against.
 
 usage: /usr/bin/python3 bench/torch_ddp.py WORLD WIDTHS GLOBAL_BATCH STEPS
 prints one JSON line: {"step_ms": [per step, the slowest rank's time]}
+With ZW_RANK, ZW_WORLD and ZW_MASTER in the environment (deploy/lan/lan.sh --exec) it is one rank of a job
+on that LAN instead (WORLD is then ZW_WORLD's), gloo on eth0; rank 0 prints the line.
 """
 import json
 import os
@@ -15,9 +17,9 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
-def worker(rank, world, widths, batch, steps, port, queue):
+def worker(rank, world, widths, batch, steps, port, queue, master="127.0.0.1"):
     torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_ADDR"] = master
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(0)
@@ -39,12 +41,27 @@ def worker(rank, world, widths, batch, steps, port, queue):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
         times.append((time.perf_counter() - t0) * 1e3)
-    queue.put((rank, times))
+    if queue is not None:
+        queue.put((rank, times))
+    else:
+        every = [None] * world
+        dist.all_gather_object(every, times)
+        if rank == 0:
+            print(json.dumps({"step_ms": [max(t[i] for t in every) for i in range(steps)]}), flush=True)
+        # A rank that exits while its last frames are still in flight over a shaped link can leave a peer
+        # waiting for them forever (seen: two of four ranks done, two spinning): everyone waits, then lingers.
+        dist.barrier()
+        time.sleep(1)
     dist.destroy_process_group()
 
 
 def main():
     world, widths, batch, steps = int(sys.argv[1]), [int(w) for w in sys.argv[2].split(",")], int(sys.argv[3]), int(sys.argv[4])
+    if "ZW_RANK" in os.environ:  # one rank of a LAN job
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "eth0")
+        world = int(os.environ["ZW_WORLD"])
+        worker(int(os.environ["ZW_RANK"]), world, widths, batch, steps, 29500, None, os.environ["ZW_MASTER"])
+        return
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -14,6 +14,8 @@
 # --cpu-host      host I's ranks share CORES cores' worth of CPU (a CFS quota, e.g. 0.3): a slow host.
 # --tls-*         the coordinator and every rank run TLS (the certificate must name IP 10.250.0.1).
 # --links         run `zerowire links` (measure the links, train nothing) instead of `zerowire coordinator`.
+# --exec          run the command after -- on every rank host instead of zerowire, K per host, with ZW_RANK,
+#                 ZW_WORLD and ZW_MASTER (host 0's address) in its environment: a peer (torch DDP) on the same LAN.
 # --capture       tcpdump on host I's eth0 into FILE (pcap, whole packets) while the run lasts.
 # It prints "lan: ready <switch-ns> <coordinator-ns> <host-ns>..." on stderr once the network is up.
 set -euo pipefail
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
       [ -r "$2" ] || { echo "lan.sh: $1 $2: not a readable file" >&2; exit 2; }
       tls+=("$1" "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
     --links) command=links; shift ;;
+    --exec) command=exec; shift ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -130,6 +133,22 @@ for i in "${!capture[@]}"; do
 done
 [ ${#capture[@]} -eq 0 ] || sleep 1 # tcpdump is listening before the first byte
 echo "lan: ready $sw ${names[*]}" >&2
+
+if [ "$command" = exec ]; then
+  [ $# -gt 0 ] || { echo "lan.sh: --exec needs a command after --" >&2; exit 2; }
+  for i in $(seq 1 "$hosts"); do
+    for p in $(seq 1 "$procs"); do
+      ip netns exec "${names[$i]}" env ZW_RANK=$(((i - 1) * procs + p - 1)) ZW_WORLD=$((hosts * procs)) ZW_MASTER=10.250.0.2 "$@" &
+      pids+=($!)
+      g=${group_of[$((i - 1))]:-}
+      [ -z "$g" ] || echo $! >"$g/cgroup.procs"
+      ranks+=($!)
+    done
+  done
+  status=0
+  for p in "${ranks[@]}"; do wait "$p" || { [ "$status" -ne 0 ] || status=$?; }; done
+  exit "$status"
+fi
 
 scheme=ws
 [ ${#tls[@]} -eq 0 ] || scheme=wss

@@ -250,7 +250,7 @@ export class Base {
   private async update(): Promise<void> {
     this.t++;
     const owned = this.gradients.forAdam();
-    this.probe.sample(); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
+    this.probe.sample(true); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
     this.values.adam(this.master, this.m, this.v, owned, this.t, this.ctx.hyper);
     await this.compute.optimizer?.(owned.length, bytesPerElement(this.ctx.dtype));
     this.gradients.consumed();

@@ -4,7 +4,7 @@
 import type { Collectives } from '../../collectives/collectives.js';
 import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
-import { bufferBytes } from '../../tensor/wasm/memories.js';
+import { arrayBufferBytes, wasmMemoryBytes } from '../../tensor/wasm/memories.js';
 import { wireUse, type WireUse } from '../../transport/wire-log.js';
 
 export interface StepStats {
@@ -38,6 +38,7 @@ export class StepProbe {
   private readonly sock0: { sent: number; recv: number };
   private exposedMs = 0;
   private processPeak = 0;
+  private static arrayBuffers = -1; // last read (sample): the previous step's update, once there was one
   private readonly units: UnitSpan[] = [];
 
   constructor(
@@ -60,9 +61,14 @@ export class StepProbe {
     }
   }
 
-  /** Note the process's memory now: called at the moments it peaks (a unit's parameters are in, the update). */
-  sample(): void {
-    this.processPeak = Math.max(this.processPeak, bufferBytes() + this.otherThreadBytes());
+  /** Note the process's memory now: called at the moments it peaks (a unit's parameters are in, the update).
+   *  The WebAssembly memories (model states, arena, receive buffers) are read every time; the ArrayBuffers
+   *  (frames, staging) only at the update (`fresh`), the step's worst moment for them, and carried to the next
+   *  step's samples (the first step's first sample reads them too):
+   *  reading them costs a system call (wasm/memories.ts), which at 11 samples a step took 8 ms of a 70 ms step. */
+  sample(fresh = false): void {
+    if (fresh || StepProbe.arrayBuffers < 0) StepProbe.arrayBuffers = arrayBufferBytes();
+    this.processPeak = Math.max(this.processPeak, StepProbe.arrayBuffers + wasmMemoryBytes() + this.otherThreadBytes());
   }
 
   /** Run one unit's compute for one pass, as a span. */

@@ -1,0 +1,109 @@
+// The DDP peer on the LAN (bench:lan's `ddp` experiment): zerowire's DP against torch DDP (gloo, fp32
+// gradients, OpenBLAS pinned to one thread per rank like ours) on the same namespaces, links, model, batch and
+// steps, in alternating rounds; and both against the physical limit: the ring's bytes at the pre-flight's
+// measured link rate plus one rank's forward + backward + Adam alone (a 1-rank run of the same rows).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Report } from '../shared/accounting/report.js';
+import { textTable } from '../shared/accounting/table.js';
+import { median } from '../shared/tensor/stats.js';
+import { lanExec, lanJob } from './lan-run.js';
+import { describePeer, torchPeer } from './torch-peer.js';
+
+const CLI = fileURLToPath(new URL('../cli/zerowire.js', import.meta.url));
+const DDP = fileURLToPath(new URL('../../bench/torch_ddp.py', import.meta.url));
+
+export interface DdpOptions {
+  rate: string;
+  model: string; // MLP widths
+  batch: number; // global
+  steps: number;
+  rounds: number;
+  hosts: number;
+  extra: string[]; // more zerowire options (--compute, ...)
+}
+
+/** Per step but the first, the slowest rank's step time of the report's one scheme. */
+function slowestSteps(report: Report): number[] {
+  const ranks = Object.values(report.perRank)[0];
+  return ranks[0].steps.slice(1).map((_, i) => Math.max(...ranks.map((rk) => rk.steps[i + 1].stepMs)));
+}
+
+/** One rank alone on the rows a rank of the LAN job computes: its median step (forward + backward + Adam). */
+function computeAlone(o: DdpOptions): number {
+  const dir = mkdtempSync(join(tmpdir(), 'zerowire-alone-'));
+  try {
+    const out = join(dir, 'alone.json');
+    const rows = String(o.batch / o.hosts);
+    const args = [
+      'local',
+      '--world',
+      '1',
+      '--scheme',
+      'dp',
+      '--model',
+      o.model,
+      '--batch',
+      rows,
+      '--steps',
+      String(o.steps),
+      '--out',
+      out,
+      '--log-level',
+      'warn',
+    ];
+    const r = spawnSync(process.execPath, [CLI, ...args, ...o.extra], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`zerowire local --world 1 failed: ${r.stderr.slice(-400)}`);
+    return median(slowestSteps(JSON.parse(readFileSync(out, 'utf8')) as Report));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** ms the ring's payload takes per step at the slowest pre-flight rate between hosts. */
+function wireMs(report: Report): number {
+  const rates = report.network.capacity.filter((l) => l.fromHost !== l.toHost).map((l) => l.mbit);
+  if (!rates.length) throw new Error('the LAN run had no pre-flight rates between hosts');
+  return (report.rows[0].sentPerStep.payload * 8) / (Math.min(...rates) * 1e3);
+}
+
+const f1 = (x: number) => x.toFixed(1);
+const f2 = (x: number) => x.toFixed(2);
+
+export function ddpOnLan(o: DdpOptions): string {
+  const peer = torchPeer(1);
+  const zw = ['--scheme', 'dp', '--model', o.model, '--batch', String(o.batch), '--wire-dtype', 'fp32', ...o.extra];
+  const alone = computeAlone(o);
+  const rows: string[][] = [];
+  const ratios: number[] = [];
+  const toLimit: number[] = [];
+  for (let round = 1; round <= o.rounds; round++) {
+    const report = lanJob(o.rate, zw, o.steps, o.hosts);
+    const dp = median(slowestSteps(report));
+    const limit = wireMs(report) + alone;
+    let ddp: number | null = null;
+    if (peer && !peer.refused) {
+      const out = lanExec(o.rate, ['/usr/bin/python3', DDP, String(o.hosts), o.model, String(o.batch), String(o.steps)], o.hosts, peer.env);
+      ddp = median((JSON.parse(out.trim().split('\n').pop()!) as { step_ms: number[] }).step_ms.slice(1));
+      ratios.push(dp / ddp);
+    }
+    toLimit.push(dp / limit);
+    rows.push([
+      String(round),
+      f1(dp),
+      ddp === null ? 'missing' : f1(ddp),
+      ddp === null ? '-' : f2(dp / ddp),
+      f1(wireMs(report)),
+      f1(alone),
+      f1(limit),
+      f2(dp / limit),
+    ]);
+  }
+  const head = [['round', 'zerowire DP', 'torch DDP', 'DP / DDP', 'wire at link rate', 'compute alone', 'limit', 'DP / limit']];
+  const title = `DP against torch DDP (gloo) on ${o.hosts} hosts at ${o.rate}: MLP ${o.model}, global batch ${o.batch}, fp32 wire, ${o.steps} steps; median ms per step (slowest rank, first step left out)`;
+  const summary = `median DP / DDP ${ratios.length ? f2(median(ratios)) : 'n/a (no peer)'}, DP / limit ${f2(median(toLimit))}; ${describePeer(peer, 1)}`;
+  return `${title}\n${textTable(head, rows)}\n${summary}`;
+}
