@@ -34,9 +34,10 @@ export interface WhatIfPlanArgs {
 const gb = (b: number) => (b / 1e9).toFixed(1);
 
 /** The run config `local` would make of these options (the schemes and the schedule as a run has them). */
-function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
+export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
   return makeRunConfig({
-    scheme: [...SCHEMES, ...(a.shardGroup ? ['hsdp', 'zeropp'] : [])].join(','),
+    // ZeRO++ with frozen weights (DeepSpeed's MixZ++) is not built: as `local` refuses it, it is left out here
+    scheme: [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])].join(','),
     shardGroup: a.shardGroup,
     model: a.model,
     steps: 1,

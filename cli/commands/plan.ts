@@ -9,6 +9,7 @@ import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
 import { envWorld, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
+import { needPlan } from '../plan-need.js';
 
 /** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
  *  optional (--run reads them from its report) and the links it is predicted on. */
@@ -45,6 +46,26 @@ function whatIf(a: WhatIfArgv): void {
   process.stdout.write(`${text}\n`);
 }
 
+/** --need PCT: the least link rate between hosts each scheme needs (plan-need.ts). */
+async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: string }): Promise<void> {
+  if (!(a.need > 0 && a.need < 100)) throw new RangeError(`--need: ${a.need} must be a share of the step in percent, above 0 and below 100`);
+  if (a.compute === undefined || a.model === undefined) throw new ConfigError('plan --need: give --compute model:PRESET and the --model to size the link for');
+  if (a.run !== undefined || a.gbit !== undefined)
+    throw new ConfigError(`plan --need: ${a.run !== undefined ? '--run' : '--gbit'} does not go with --need (it searches the link rate)`);
+  const hosts = a.hosts ?? (a.shardGroup ? a.world / a.shardGroup : undefined);
+  if (hosts === undefined) throw new ConfigError('plan --need: give --hosts H (or --shard-group G): the link it sizes is the one between hosts');
+  if (!(Number.isInteger(hosts) && hosts >= 2 && a.world % hosts === 0))
+    throw new RangeError(`--hosts: ${hosts} must divide --world ${a.world} into at least 2 hosts`);
+  const G = a.world / hosts;
+  if (a.shardGroup && a.shardGroup !== G)
+    throw new ConfigError(`--hosts ${hosts} and --shard-group ${a.shardGroup} disagree: ${hosts} hosts of --world ${a.world} hold ${G} ranks each`);
+  if (!(a.intraGbit > 0)) throw new RangeError(`--intra-gbit: ${a.intraGbit} must be a positive rate in Gbit/s`);
+  if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
+  const intra = { gbit: a.intraGbit, latencyUs: a.latencyUs };
+  const args = { ...a, compute: a.compute, model: a.model, batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
+  process.stdout.write(`${await needPlan(args)}\n${a.html ? `page: ${a.html}\n` : ''}`);
+}
+
 /** The options of a prediction on a modeled device. */
 function whatIfOptions<T>(y: Argv<T>) {
   return fineTuneOptions(y)
@@ -70,44 +91,60 @@ function whatIfOptions<T>(y: Argv<T>) {
     .option('overlap', { type: 'string', default: 'on', describe: 'with --compute: on (each scheme at its best) or off' })
     .option('bucket-mib', { type: 'number', default: DEFAULT_BUCKET_BYTES / 2 ** 20, describe: 'with --compute: DP and ZeRO-1 gradient bucket cap' })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
+    .option('need', {
+      type: 'number',
+      describe: 'with --compute and --hosts: for each scheme, the least link rate between hosts at which exposed communication is at most this % of the step',
+    })
+    .option('hosts', { type: 'number', describe: 'with --need: hosts the --world ranks are spread over (--shard-group: the ranks per host)' })
+    .option('html', { type: 'string', describe: 'with --need: also write the step against the link rate as a page with its figure here' })
     .option('run', {
       type: 'string',
       describe: "a what-if run's JSON report (--out): its step predicted for --gbit/--latency-us, beside what it measured",
     });
 }
 
+/** Every option of `plan`: the states plan's, and a prediction's (whatIfOptions). */
+function planOptions<T>(y: Argv<T>) {
+  return whatIfOptions(y)
+    .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
+    .option('model', { type: 'string', describe: 'a model instead: MLP widths, or gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] (adds the activations per rank)' })
+    .option('batch', {
+      type: 'number',
+      describe: 'with --model: the global batch (rows, or sequences of SEQ tokens); default 64 rows, or one sequence per rank',
+    })
+    .option('accumulate', {
+      type: 'number',
+      default: 1,
+      describe: 'micro-batches per optimizer step: adds the fp32 gradient accumulator, activations are one micro-batch',
+    })
+    .option('shard-group', {
+      type: 'number',
+      default: 0,
+      describe: 'hosts of G ranks: also the hybrid (hsdp: ZeRO-3 within a host, replicas across) and ZeRO++ (zeropp)',
+    })
+    .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
+    .option('world', { type: 'number', default: Number(envWorld ?? 8), describe: 'number of ranks (also WORLD_SIZE)' })
+    .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
+    .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const, describe: 'working copy, gradients and wire: bf16 or fp32' })
+    .option('k8s', { type: 'boolean', default: false, describe: "also print a rank container's Kubernetes resources block (deploy/k8s/ranks.yaml)" })
+    .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' })
+    .example('$0 plan --params 13e9 --world 16 --memory 80GB', "each scheme's model states per rank, and whether they fit 80 GB")
+    .example('$0 plan --compute model:h100 --model llama2-7b --world 4 --gbit 100', "each scheme's step on H100s joined by 100 Gbit/s links")
+    .example('$0 plan --run report.json --gbit 25', "a what-if run's step predicted at 25 Gbit/s, beside what it measured")
+    .example(
+      '$0 plan --need 10 --compute model:h100 --model llama2-7b --world 32 --hosts 4',
+      'the least link rate between 4 hosts each scheme needs to keep exposed communication within 10% of the step',
+    );
+}
+
 export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
   return y.command(
     'plan',
     'model states per rank for each scheme, and whether they fit',
-    (y) =>
-      whatIfOptions(y)
-        .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
-        .option('model', { type: 'string', describe: 'a model instead: MLP widths, or gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] (adds the activations per rank)' })
-        .option('batch', {
-          type: 'number',
-          describe: 'with --model: the global batch (rows, or sequences of SEQ tokens); default 64 rows, or one sequence per rank',
-        })
-        .option('accumulate', {
-          type: 'number',
-          default: 1,
-          describe: 'micro-batches per optimizer step: adds the fp32 gradient accumulator, activations are one micro-batch',
-        })
-        .option('shard-group', {
-          type: 'number',
-          default: 0,
-          describe: 'hosts of G ranks: also the hybrid (hsdp: ZeRO-3 within a host, replicas across) and ZeRO++ (zeropp)',
-        })
-        .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
-        .option('world', { type: 'number', default: Number(envWorld ?? 8), describe: 'number of ranks (also WORLD_SIZE)' })
-        .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
-        .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const, describe: 'working copy, gradients and wire: bf16 or fp32' })
-        .option('k8s', { type: 'boolean', default: false, describe: "also print a rank container's Kubernetes resources block (deploy/k8s/ranks.yaml)" })
-        .option('cpu', { type: 'number', default: 1, describe: 'with --k8s: CPU cores to request per rank' })
-        .example('$0 plan --params 13e9 --world 16 --memory 80GB', "each scheme's model states per rank, and whether they fit 80 GB")
-        .example('$0 plan --compute model:h100 --model llama2-7b --world 4 --gbit 100', "each scheme's step on H100s joined by 100 Gbit/s links")
-        .example('$0 plan --run report.json --gbit 25', "a what-if run's step predicted at 25 Gbit/s, beside what it measured"),
-    (a) => {
+    (y) => planOptions(y),
+    async (a) => {
+      if (a.need !== undefined) return need({ ...a, need: a.need });
+      if (a.hosts !== undefined || a.html !== undefined) throw new ConfigError(`plan: ${a.hosts !== undefined ? '--hosts' : '--html'} goes with --need`);
       if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
       if ((a.params === undefined) === (a.model === undefined)) throw new ConfigError('plan: give --params or --model (one of them)');
       if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);

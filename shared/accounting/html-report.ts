@@ -11,7 +11,8 @@ import { whatIfCells } from './whatif-text.js';
 
 const escape = escapeHtml;
 
-async function toSvg(spec: Parameters<typeof compile>[0]): Promise<string> {
+/** A Vega-Lite figure as inline SVG. */
+export async function toSvg(spec: Parameters<typeof compile>[0]): Promise<string> {
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
   try {
     return await view.toSVG();
@@ -33,7 +34,7 @@ function table(header: string[][], rows: string[][]): string {
   return `<table><thead>${th}</thead><tbody>${td}</tbody></table>`;
 }
 
-const STYLE = `
+export const STYLE = `
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1280px; padding: 0 16px; color: #222; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
 table { border-collapse: collapse; font: 12px ui-monospace, monospace; margin: 8px 0; }

@@ -107,4 +107,61 @@ describe('--html', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("plan --need's page: opens with no console error, fetches nothing, a line per scheme that fits and a rule where the fastest changes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-need-'));
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    try {
+      const file = join(dir, 'need.html');
+      const args = [
+        'plan',
+        '--need',
+        '10',
+        '--compute',
+        'model:h100',
+        '--model',
+        'llama2-7b',
+        '--world',
+        '32',
+        '--hosts',
+        '4',
+        '--recompute',
+        '--intra-gbit',
+        '1600',
+      ];
+      const r = await runCli([...args, '--html', file], 60_000);
+      expect(r.code, r.stderr).toBe(0);
+      const html = readFileSync(file, 'utf8');
+      expect(html).not.toMatch(/<script/i);
+      const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+      const errors: string[] = [];
+      const fetched: string[] = [];
+      page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+      page.on('pageerror', (e) => errors.push(String(e)));
+      const url = pathToFileURL(file).href;
+      await page.route('**/*', (route) => {
+        if (route.request().url() !== url) fetched.push(route.request().url());
+        return route.request().url() === url ? route.continue() : route.abort();
+      });
+      await page.goto(url);
+      const fits = ['ZeRO-1', 'ZeRO-2', 'ZeRO-3', 'HSDP', 'ZeRO++']; // DP does not fit an 80 GB card
+      expect(await page.locator('figure#need').getAttribute('data-schemes')).toBe(fits.join('|'));
+      const labels = await page.locator('figure#need svg text').allTextContents();
+      for (const s of fits) expect(labels, `the figure names ${s}`).toContain(s);
+      expect(await page.locator('figure#need svg g.mark-line path').count()).toBe(fits.length);
+      expect(
+        labels.some((l) => /fastest from [\d.]+ Gbit\/s/.test(l)),
+        'a rule where the fastest scheme changes',
+      ).toBe(true);
+      const box = await page.locator('figure#need svg').first().boundingBox();
+      expect(box!.width * box!.height).toBeGreaterThan(100_000);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'plan-need.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(fetched).toEqual([]);
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
