@@ -9,7 +9,8 @@ import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
 import { envWorld, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
-import { needPlan } from '../plan-need.js';
+import { needPlan, schemeNeeds } from '../plan-need.js';
+import { checkNeeds, checkPossible } from '../plan-check.js';
 
 /** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
  *  optional (--run reads them from its report) and the links it is predicted on. */
@@ -47,7 +48,7 @@ function whatIf(a: WhatIfArgv): void {
 }
 
 /** --need PCT: the least link rate between hosts each scheme needs (plan-need.ts). */
-async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: string }): Promise<void> {
+async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: string; check: boolean; checkRate: string; checkSteps: number }): Promise<void> {
   if (!(a.need > 0 && a.need < 100)) throw new RangeError(`--need: ${a.need} must be a share of the step in percent, above 0 and below 100`);
   if (a.compute === undefined || a.model === undefined) throw new ConfigError('plan --need: give --compute model:PRESET and the --model to size the link for');
   if (a.run !== undefined || a.gbit !== undefined)
@@ -62,8 +63,11 @@ async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: strin
   if (!(a.intraGbit > 0)) throw new RangeError(`--intra-gbit: ${a.intraGbit} must be a positive rate in Gbit/s`);
   if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
   const intra = { gbit: a.intraGbit, latencyUs: a.latencyUs };
+  const check = { rate: a.checkRate, steps: a.checkSteps };
+  if (a.check) checkPossible(check);
   const args = { ...a, compute: a.compute, model: a.model, batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
   process.stdout.write(`${await needPlan(args)}\n${a.html ? `page: ${a.html}\n` : ''}`);
+  if (a.check) process.stdout.write(`\n${checkNeeds(args, schemeNeeds(args).needs, check)}\n`);
 }
 
 /** The options of a prediction on a modeled device. */
@@ -95,6 +99,17 @@ function whatIfOptions<T>(y: Argv<T>) {
       type: 'number',
       describe: 'with --compute and --hosts: for each scheme, the least link rate between hosts at which exposed communication is at most this % of the step',
     })
+    .option('check', {
+      type: 'boolean',
+      default: false,
+      describe: "with --need: run the what-if at half, once and twice each answer on lan.sh's namespace LAN (root) and print it beside the prediction",
+    })
+    .option('check-rate', {
+      type: 'string',
+      default: '1gbit',
+      describe: "with --check: the LAN's shaped link rate; faster rates are reached with --link-scale",
+    })
+    .option('check-steps', { type: 'number', default: 3, describe: 'with --check: steps per run (the first left out)' })
     .option('hosts', { type: 'number', describe: 'with --need: hosts the --world ranks are spread over (--shard-group: the ranks per host)' })
     .option('html', { type: 'string', describe: 'with --need: also write the step against the link rate as a page with its figure here' })
     .option('run', {
@@ -144,7 +159,8 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
     (y) => planOptions(y),
     async (a) => {
       if (a.need !== undefined) return need({ ...a, need: a.need });
-      if (a.hosts !== undefined || a.html !== undefined) throw new ConfigError(`plan: ${a.hosts !== undefined ? '--hosts' : '--html'} goes with --need`);
+      const needOnly = a.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
+      if (needOnly) throw new ConfigError(`plan: ${needOnly} goes with --need`);
       if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
       if ((a.params === undefined) === (a.model === undefined)) throw new ConfigError('plan: give --params or --model (one of them)');
       if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);
