@@ -11,6 +11,7 @@ import { envWorld, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
 import { needPlan, schemeNeeds } from '../plan-need.js';
 import { checkNeeds, checkPossible } from '../plan-check.js';
+import { checkWritableFile } from '../../shared/io/writable.js';
 
 /** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
  *  optional (--run reads them from its report) and the links it is predicted on. */
@@ -65,6 +66,7 @@ async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: strin
   const intra = { gbit: a.intraGbit, latencyUs: a.latencyUs };
   const check = { rate: a.checkRate, steps: a.checkSteps };
   if (a.check) checkPossible(check);
+  if (a.html) await checkWritableFile(a.html, '--html').catch((err: Error) => Promise.reject(new ConfigError(err.message))); // before the search, not after
   const args = { ...a, compute: a.compute, model: a.model, batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
   process.stdout.write(`${await needPlan(args)}\n${a.html ? `page: ${a.html}\n` : ''}`);
   if (a.check) process.stdout.write(`\n${checkNeeds(args, schemeNeeds(args).needs, check)}\n`);

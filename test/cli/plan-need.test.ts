@@ -81,6 +81,7 @@ describe('plan --need', () => {
       [['--need', '10', '--hosts', '4', '--shard-group', '4'], /^zerowire: --hosts 4 and --shard-group 4 disagree/],
       [['--hosts', '4'], /^zerowire: plan: --hosts goes with --need$/],
       [['--check'], /^zerowire: plan: --check goes with --need$/],
+      [['--need', '10', '--hosts', '4', '--html', '/proc/no-such-dir/need.html'], /^zerowire: --html: cannot write in \/proc\/no-such-dir \(ENOENT\)$/],
       [['--need', '10', '--hosts', '4', '--check', '--check-rate', 'fast'], /^zerowire: --check-rate: fast must look like 1gbit or 100mbit$/],
       [['--need', '10', '--hosts', '4', '--check', '--check-steps', '1'], /^zerowire: --check-steps: 1 must be 2 or more/],
     ];
