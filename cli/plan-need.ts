@@ -3,7 +3,7 @@
 // `plan --compute`, searched: shared/accounting/link-need.ts), the step and tokens/s there, or why never; the
 // step against the link rate from 1 to 400 Gbit/s; and where the fastest scheme that fits changes.
 import { writeFileSync } from 'node:fs';
-import { bestChanges, CURVE_RATES, exposedShare, leastRate, RATE_CEILING, type Candidate, type Need } from '../shared/accounting/link-need.js';
+import { bestChanges, CURVE_RATES, exposedShare, fastest, leastRate, RATE_CEILING, type Candidate, type Need } from '../shared/accounting/link-need.js';
 import { renderNeedPage, type NeedCurve } from '../shared/accounting/need-figure.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
@@ -75,8 +75,7 @@ function answerRow(n: SchemeNeed, tokens: number): string[] {
 }
 
 /** The text `plan --need` prints (and, with --html, the page it writes). */
-export async function needPlan(a: NeedArgs): Promise<string> {
-  const { needs, plan, describe } = schemeNeeds(a);
+export async function needPlan(a: NeedArgs, { needs, plan, describe }: ReturnType<typeof schemeNeeds> = schemeNeeds(a)): Promise<string> {
   const tokens = tokensOf(plan.spec, plan.config.batch);
   const answers = textTable(
     [['scheme', `least Gbit/s between hosts (exposed ≤ ${a.need}% of the step)`, 'step ms there', 'exposed ms', 'tokens/s']],
@@ -91,7 +90,7 @@ export async function needPlan(a: NeedArgs): Promise<string> {
   const lo = CURVE_RATES[0];
   const hi = CURVE_RATES[CURVE_RATES.length - 1];
   const changes = bestChanges(fitting, lo, hi);
-  const first = fitting.length ? bestAt(fitting, lo) : null;
+  const first = fitting.length ? fastest(fitting, lo) : null;
   const best = first
     ? `fastest scheme that fits, ${lo} to ${hi} Gbit/s: ${[first, ...changes.map((c) => `from ${gbit(c.gbit)} Gbit/s ${c.to}`)].join(', ')}`
     : 'no scheme fits this device';
@@ -113,8 +112,4 @@ export async function needPlan(a: NeedArgs): Promise<string> {
     best,
     `exposed: the step minus the modeled compute (plan --compute's predictor: each collective at its steps x latency + bytes at the link rate, overlapped as each scheme overlaps); a scheme that does not fit the card's memory needs no rate.`,
   ].join('\n');
-}
-
-function bestAt(candidates: Candidate[], gbitRate: number): string {
-  return candidates.reduce((a, b) => (b.predict(gbitRate).stepMs < a.predict(gbitRate).stepMs ? b : a)).name;
 }

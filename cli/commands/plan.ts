@@ -12,6 +12,7 @@ import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.
 import { needPlan, schemeNeeds } from '../plan-need.js';
 import { checkNeeds, checkPossible } from '../plan-check.js';
 import { checkWritableFile } from '../../shared/io/writable.js';
+import type { Link } from '../../shared/accounting/step-prediction.js';
 
 /** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
  *  optional (--run reads them from its report) and the links it is predicted on. */
@@ -33,13 +34,18 @@ function checkShardGroup(G: number, world: number): void {
     throw new RangeError(`--shard-group: ${G} must divide --world ${world} into at least 2 groups of at least 2 ranks`);
 }
 
+/** --latency-us (per ring step, every link) checked, and the links inside a host (--intra-gbit) it makes. */
+function intraLink(a: WhatIfArgv): Link {
+  if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
+  if (!(a.intraGbit > 0)) throw new RangeError(`--intra-gbit: ${a.intraGbit} must be a positive rate in Gbit/s`);
+  return { gbit: a.intraGbit, latencyUs: a.latencyUs };
+}
+
 /** --compute model:PRESET (predict a run) or --run REPORT (predicted beside measured). */
 function whatIf(a: WhatIfArgv): void {
   if (a.gbit !== undefined && !(a.gbit > 0)) throw new RangeError(`--gbit: ${a.gbit} must be a positive rate in Gbit/s`);
-  if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
+  const intra = intraLink(a);
   const link = { gbit: a.gbit ?? DEFAULT_GBIT, latencyUs: a.latencyUs };
-  if (!(a.intraGbit > 0)) throw new RangeError(`--intra-gbit: ${a.intraGbit} must be a positive rate in Gbit/s`);
-  const intra = { gbit: a.intraGbit, latencyUs: a.latencyUs };
   // --run without --gbit: the links the run's pre-flight measured, if it ran one
   if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, a.gbit === undefined ? null : link, intra)}\n`);
   if (a.model === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b)');
@@ -61,15 +67,14 @@ async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: strin
   const G = a.world / hosts;
   if (a.shardGroup && a.shardGroup !== G)
     throw new ConfigError(`--hosts ${hosts} and --shard-group ${a.shardGroup} disagree: ${hosts} hosts of --world ${a.world} hold ${G} ranks each`);
-  if (!(a.intraGbit > 0)) throw new RangeError(`--intra-gbit: ${a.intraGbit} must be a positive rate in Gbit/s`);
-  if (!(a.latencyUs >= 0)) throw new RangeError(`--latency-us: ${a.latencyUs} must be zero or more`);
-  const intra = { gbit: a.intraGbit, latencyUs: a.latencyUs };
+  const intra = intraLink(a);
   const check = { rate: a.checkRate, steps: a.checkSteps };
   if (a.check) checkPossible(check);
   if (a.html) await checkWritableFile(a.html, '--html').catch((err: Error) => Promise.reject(new ConfigError(err.message))); // before the search, not after
   const args = { ...a, compute: a.compute, model: a.model, batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
-  process.stdout.write(`${await needPlan(args)}\n${a.html ? `page: ${a.html}\n` : ''}`);
-  if (a.check) process.stdout.write(`\n${checkNeeds(args, schemeNeeds(args).needs, check)}\n`);
+  const answers = schemeNeeds(args);
+  process.stdout.write(`${await needPlan(args, answers)}\n${a.html ? `page: ${a.html}\n` : ''}`);
+  if (a.check) process.stdout.write(`\n${checkNeeds(args, answers.needs, check)}\n`);
 }
 
 /** The options of a prediction on a modeled device. */

@@ -48,7 +48,7 @@ export interface Candidate {
 }
 
 /** The fastest of `candidates` at `gbit` (the first on a tie). */
-function fastest(candidates: readonly Candidate[], gbit: number): string {
+export function fastest(candidates: readonly Candidate[], gbit: number): string {
   let best = candidates[0];
   let bestMs = best.predict(gbit).stepMs;
   for (const c of candidates.slice(1)) {

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../../shared/accounting/report.js';
 import { runCli } from '../../helpers/cli.js';
@@ -24,6 +24,22 @@ const FLAGS = [
   '--disable-sync',
 ];
 const SCHEMES = ['DP', 'ZeRO-1', 'ZeRO-2', 'ZeRO-3'];
+
+/** `file` opened as a user opens it: every console error and every fetch beyond the file itself noted. */
+async function openPage(browser: Browser, file: string): Promise<{ page: Page; errors: string[]; fetched: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+  const errors: string[] = [];
+  const fetched: string[] = [];
+  page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const url = pathToFileURL(file).href;
+  await page.route('**/*', (route) => {
+    if (route.request().url() !== url) fetched.push(route.request().url());
+    return route.request().url() === url ? route.continue() : route.abort();
+  });
+  await page.goto(url);
+  return { page, errors, fetched };
+}
 
 describe('--html', () => {
   it('opens in headless Chromium with no console error, fetches nothing, and draws every figure with one series per scheme', async () => {
@@ -67,17 +83,7 @@ describe('--html', () => {
       const html = readFileSync(file, 'utf8');
       expect(html).not.toMatch(/<script/i); // drawn at report time: nothing runs when it opens
 
-      const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
-      const errors: string[] = [];
-      const fetched: string[] = [];
-      page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
-      page.on('pageerror', (e) => errors.push(String(e)));
-      const url = pathToFileURL(file).href;
-      await page.route('**/*', (route) => {
-        if (route.request().url() !== url) fetched.push(route.request().url());
-        return route.request().url() === url ? route.continue() : route.abort();
-      });
-      await page.goto(url);
+      const { page, errors, fetched } = await openPage(browser, file);
 
       // The table: a row per scheme.
       expect(await page.locator('section.run tbody tr td:first-child').allTextContents()).toEqual(SCHEMES);
@@ -133,17 +139,7 @@ describe('--html', () => {
       expect(r.code, r.stderr).toBe(0);
       const html = readFileSync(file, 'utf8');
       expect(html).not.toMatch(/<script/i);
-      const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
-      const errors: string[] = [];
-      const fetched: string[] = [];
-      page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
-      page.on('pageerror', (e) => errors.push(String(e)));
-      const url = pathToFileURL(file).href;
-      await page.route('**/*', (route) => {
-        if (route.request().url() !== url) fetched.push(route.request().url());
-        return route.request().url() === url ? route.continue() : route.abort();
-      });
-      await page.goto(url);
+      const { page, errors, fetched } = await openPage(browser, file);
       const fits = ['ZeRO-1', 'ZeRO-2', 'ZeRO-3', 'HSDP', 'ZeRO++']; // DP does not fit an 80 GB card
       expect(await page.locator('figure#need').getAttribute('data-schemes')).toBe(fits.join('|'));
       const labels = await page.locator('figure#need svg text').allTextContents();
