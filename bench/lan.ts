@@ -36,7 +36,11 @@ const argv = yargs(hideBin(process.argv))
   })
   .option('gpt-rate', { type: 'string', default: '1gbit' })
   .option('gpt-rounds', { type: 'number', default: 3, describe: 'overlap on and off, alternating, this many times' })
-  .option('bucket-mib', { type: 'number', default: 4, describe: "the overlap experiment's bucket cap: a block per bucket of its fp32 gradients, 9 buckets" })
+  .option('bucket-mib', {
+    type: 'number',
+    default: 2,
+    describe: "the overlap experiment's bucket cap: each block's fp32 gradients (3 MiB) reach it alone, a bucket per block",
+  })
   .option('ddp-rate', { type: 'string', default: '1gbit', describe: "the DDP experiment's link rate" })
   .option('ddp-steps', { type: 'number', default: 12 })
   .option('ddp-rounds', { type: 'number', default: 3, describe: 'zerowire DP and torch DDP, alternating, this many times' })

@@ -74,6 +74,9 @@ export async function assembleRun(
   const { links, ms } = await preflight(msg, listener, log); // before the seal: its connections come through the listener
   listener.seal();
   for (const r of [ring, ...(hybrid?.rings ?? [])]) for (const link of [r.next, r.prev]) link?.keepalive(own.liveness);
+  // The pace of the ring's link into this rank (the better of one stream and several, as the report reads it).
+  const inbound = links.find((l) => l.to === msg.rank && l.from === ring.prev?.peerRank);
+  if (ring.prev && inbound) ring.prev.arrivalMbit = Math.max(inbound.mbit, inbound.mbitMulti);
   const coll = impl.collectives(ring, limits);
   return { rank: msg.rank, plan, ring, hybrid, coll, impl, data, threads, computeMode, links, preflightMs: ms };
 }

@@ -2,6 +2,7 @@
 // does (send t0, the coordinator stamps t1, back at t2: offset = t1 - (t0 + t2) / 2), keeping the sample
 // with the shortest round trip, whose half is the estimate's uncertainty. Collectives' entries and exits
 // are then comparable across ranks: which rank entered last, and so how long each waited for it.
+import { covered, overlapMs, union } from '../transport/wire-log.js';
 
 /** Milliseconds on this process's clock: wall-clock epoch with sub-millisecond resolution. */
 export const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -18,20 +19,22 @@ export function estimateOffset(samples: { t0: number; t1: number; t2: number }[]
   return { offsetMs: best.t1 - (best.t0 + best.t2) / 2, uncertaintyMs: (best.t2 - best.t0) / 2 };
 }
 
-/** Per collective of one step: how long each rank waited for the last one to enter, and how long the
- *  transfer then took it. `entry`/`exit` are [rank][collective] on the common clock. */
+/** Per rank over one step's collectives: how long it waited for the last rank to enter one, and how long the
+ *  transfers then took it. `entry`/`exit` are [rank][collective] on the common clock. Collectives may run at
+ *  once (a bucket's units, ZeRO-3's prefetch): each is time covered, not a sum, and time in which one
+ *  collective moves while another still waits for a rank counts as transfer. */
 export function waitAndTransfer(entry: number[][], exit: number[][]): { wait: number[]; transfer: number[] } | null {
   const ranks = entry.length;
   const count = entry[0]?.length ?? 0;
   if (entry.some((e) => e.length !== count)) return null; // not the same collectives everywhere: no pairing
+  const last = Array.from({ length: count }, (_, i) => Math.max(...entry.map((e) => e[i])));
   const wait = new Array<number>(ranks).fill(0);
   const transfer = new Array<number>(ranks).fill(0);
-  for (let i = 0; i < count; i++) {
-    const last = Math.max(...entry.map((e) => e[i]));
-    for (let r = 0; r < ranks; r++) {
-      wait[r] += Math.max(0, last - entry[r][i]);
-      transfer[r] += Math.max(0, exit[r][i] - Math.max(last, entry[r][i]));
-    }
+  for (let r = 0; r < ranks; r++) {
+    const waiting = union(last.map((t, i) => [entry[r][i], t] as const));
+    const moving = union(last.map((t, i) => [Math.max(t, entry[r][i]), exit[r][i]] as const));
+    transfer[r] = covered(moving);
+    wait[r] = covered(waiting) - overlapMs(waiting, moving);
   }
   return { wait, transfer };
 }

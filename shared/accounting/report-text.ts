@@ -184,7 +184,7 @@ function reportNotes(r: Report): string[] {
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
   notes.push(
     `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.overlap ? '; with overlap on, collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
-    `hidden (an estimate) = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing; a frame whose arrival straddles the edge of a compute span counts pro rata${where.startsWith('compute inline') ? ', and inline compute reads arrivals only between units, so a frame read across a unit may have waited in the kernel meanwhile' : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: casts, staging, the ring's work between units, copies to a compute thread)`,
+    `hidden (an estimate) = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing; a frame whose arrival straddles the edge of a compute span counts pro rata${where.startsWith('compute inline') ? "; inline compute reads nothing during a unit, so what the kernel's receive queue gained meanwhile counts, at the link's pre-flight rate" : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: casts, staging, the ring's work between units, copies to a compute thread)`,
   );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(

@@ -14,6 +14,7 @@ import { closeReason } from './close-reason.js';
 import { Liveness, type LivenessTiming } from './liveness.js';
 import { socketOf } from './ws-internals.js';
 import { WireLog } from './wire-log.js';
+import { receiveQueue } from './kernel-queue.js';
 
 /** What a collective listening on a link provides. */
 export interface FrameHandler {
@@ -137,6 +138,11 @@ export class PeerChannel {
   readonly pool = new BufferPool(POOL_RETAINED_BYTES);
   /** When received data frames were arriving (the step reads which of it overlapped compute). */
   readonly wire = new WireLog();
+  /** Bytes waiting in the kernel's receive queue, where it can be asked (kernel-queue.ts). */
+  readonly receiveQueue: (() => number) | null;
+  /** Mbit/s of payload the pre-flight measured into this end, once it has: the pace at which bytes seen only
+   *  in the kernel's queue are taken to have arrived. */
+  arrivalMbit: number | null = null;
 
   constructor(
     readonly transport: LinkTransport,
@@ -145,6 +151,7 @@ export class PeerChannel {
   ) {
     this.socket = transport.socket;
     this.socketAtOpen = { written: this.socket.bytesWritten, read: this.socket.bytesRead };
+    this.receiveQueue = receiveQueue(this.socket);
     transport.attach({
       destination: (h) => this.guard(() => this.destination(h)) ?? null,
       frame: (f) => this.guard(() => this.onFrame(f)),

@@ -65,10 +65,11 @@ export function union(intervals: readonly Interval[]): [number, number][] {
   return out;
 }
 
-const length = (xs: readonly Interval[]) => xs.reduce((s, [a, b]) => s + (b - a), 0);
+/** Time covered by a sorted disjoint list. */
+export const covered = (xs: readonly Interval[]) => xs.reduce((s, [a, b]) => s + (b - a), 0);
 
 /** Time covered by both (each a sorted disjoint list). */
-function overlapMs(xs: readonly Interval[], ys: readonly Interval[]): number {
+export function overlapMs(xs: readonly Interval[], ys: readonly Interval[]): number {
   let total = 0;
   for (let i = 0, j = 0; i < xs.length && j < ys.length;) {
     const a = Math.max(xs[i][0], ys[j][0]);
@@ -83,13 +84,26 @@ function overlapMs(xs: readonly Interval[], ys: readonly Interval[]): number {
 export interface WireUse {
   wireMs: number; // time during which some frame was arriving
   bytes: number;
-  hiddenMs: number; // of wireMs, the time during which compute ran too
+  hiddenMs: number; // of the time data was arriving, how much compute ran during
   hiddenBytes: number; // bytes that arrived while compute ran (a frame straddling the edge, pro rata)
 }
 
-/** How much of the link's real traffic happened during `compute` (intervals, any order). */
-export function wireUse(spans: readonly WireSpan[], compute: readonly Interval[]): WireUse {
-  const busy = union(compute);
+/** Bytes the kernel's receive queue gained during a compute span in which nothing was read (inline compute:
+ *  kernel-queue.ts), and the pace the link into this rank was measured at (Mbit/s of payload), if it was. */
+export interface QueuedArrival {
+  start: number;
+  end: number;
+  bytes: number;
+  mbit: number | null;
+}
+
+/** How much of the link's real traffic happened during `compute` (intervals, any order). Frames are timed as
+ *  they are read; compute spans for which the kernel's queue was read instead (`queued`: every span in which
+ *  nothing was read, the bytes that arrived meanwhile) count what the kernel saw, taken to have arrived at the
+ *  link's measured pace (no faster than the span allows), and are not counted again from the frames. */
+export function wireUse(spans: readonly WireSpan[], compute: readonly Interval[], queued: readonly QueuedArrival[] = []): WireUse {
+  const seen = queued.map((q) => [q.start, q.end] as const);
+  const busy = union(compute.filter(([a, b]) => !seen.some(([x, y]) => x === a && y === b)));
   const inside = (t: number) => busy.some(([a, b]) => t >= a && t <= b);
   let hiddenBytes = 0;
   for (const s of spans) {
@@ -97,5 +111,12 @@ export function wireUse(spans: readonly WireSpan[], compute: readonly Interval[]
     hiddenBytes += d > 0 ? (s.bytes * overlapMs([[s.start, s.end]], busy)) / d : inside(s.end) ? s.bytes : 0;
   }
   const wire = union(spans.map((s) => [s.start, s.end] as const));
-  return { wireMs: length(wire), bytes: spans.reduce((n, s) => n + s.bytes, 0), hiddenMs: overlapMs(wire, busy), hiddenBytes };
+  let hiddenMs = overlapMs(wire, busy);
+  for (const q of queued) {
+    if (q.bytes <= 0) continue;
+    hiddenBytes += q.bytes;
+    const atPace = q.mbit ? (q.bytes * 8) / (q.mbit * 1e3) : Infinity;
+    hiddenMs += Math.min(q.end - q.start, atPace);
+  }
+  return { wireMs: covered(wire), bytes: spans.reduce((n, s) => n + s.bytes, 0), hiddenMs, hiddenBytes };
 }

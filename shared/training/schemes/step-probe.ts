@@ -5,7 +5,8 @@ import type { Collectives } from '../../collectives/collectives.js';
 import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import { arrayBufferBytes, wasmMemoryBytes } from '../../tensor/wasm/memories.js';
-import { wireUse, type WireUse } from '../../transport/wire-log.js';
+import { wireUse, type QueuedArrival, type WireUse } from '../../transport/wire-log.js';
+import type { PeerChannel } from '../../transport/channel.js';
 
 export interface StepStats {
   loss: number; // this rank's mean loss on its rows, before the update
@@ -40,6 +41,9 @@ export class StepProbe {
   private processPeak = 0;
   private static arrayBuffers = -1; // last read (sample): the previous step's update, once there was one
   private readonly units: UnitSpan[] = [];
+  /** Every ring's link from its previous rank: what arrives there is what can be hidden. */
+  private readonly inbound: PeerChannel[];
+  private readonly queued: QueuedArrival[] = [];
 
   constructor(
     private readonly colls: readonly Collectives[], // every ring the step's collectives run on
@@ -47,6 +51,7 @@ export class StepProbe {
     private readonly otherThreadBytes: () => number, // memory the compute keeps on another thread
   ) {
     for (const c of colls) c.takeRecords(); // anything before this step (a barrier, a resume's all-gather) is not the step's
+    this.inbound = colls.flatMap((c) => (c.ring.prev ? [c.ring.prev] : []));
     this.sock0 = this.socketBytes();
     ledger.resetPeak();
   }
@@ -71,11 +76,23 @@ export class StepProbe {
     this.processPeak = Math.max(this.processPeak, StepProbe.arrayBuffers + wasmMemoryBytes() + this.otherThreadBytes());
   }
 
-  /** Run one unit's compute for one pass, as a span. */
+  /** Run one unit's compute for one pass, as a span. Where nothing was read from the links meanwhile (inline
+   *  compute holds the event loop) and the kernel can be asked, what its receive queues gained is what arrived. */
   async unit(unit: number, pass: ComputePass, compute: () => Promise<void>): Promise<void> {
+    const before = this.inbound.map((l) => (l.receiveQueue ? { queue: l.receiveQueue(), read: l.socketReceived() } : null));
     const start = performance.now();
     await compute();
-    this.units.push({ unit, pass, start, end: performance.now() });
+    const end = performance.now();
+    this.units.push({ unit, pass, start, end });
+    let bytes = 0;
+    let mbit: number | null = null;
+    for (const [i, l] of this.inbound.entries()) {
+      const b = before[i];
+      if (!b || l.socketReceived() !== b.read) return; // read meanwhile: its frames are timed as they were read
+      bytes += Math.max(0, l.receiveQueue!() - b.queue);
+      mbit = mbit === null ? l.arrivalMbit : l.arrivalMbit === null ? mbit : Math.min(mbit, l.arrivalMbit);
+    }
+    if (this.inbound.length) this.queued.push({ start, end, bytes, mbit });
   }
 
   /** Run the optimizer update, as a span. */
@@ -102,6 +119,7 @@ export class StepProbe {
       wire: wireUse(
         this.colls.flatMap((c) => c.ring.prev?.wire.since(this.t0) ?? []).map((w) => ({ ...w, start: Math.max(w.start, this.t0) })),
         this.units.map((u) => [u.start, u.end] as const),
+        this.queued,
       ),
       processBytesPeak: this.processPeak,
     };

@@ -35,6 +35,36 @@ describe('common clock', () => {
     expect(waitAndTransfer(entry, exit)).toEqual({ wait: [30, 30, 0], transfer: [20, 22, 20] });
     expect(waitAndTransfer([[0], [0, 1]], [[1], [1, 2]])).toBeNull();
   });
+
+  it('collectives started together are counted once, and one moving while another waits is transfer', () => {
+    // Two collectives entered at once by rank 0 (t = 0), by rank 1 at 60: rank 0 waited 60 ms, not 120.
+    expect(
+      waitAndTransfer(
+        [
+          [0, 0],
+          [60, 60],
+        ],
+        [
+          [70, 75],
+          [70, 75],
+        ],
+      ),
+    ).toEqual({ wait: [60, 0], transfer: [15, 15] });
+    // Rank 0 enters A at 0 and B at 10; rank 1 enters A at 0 and B at 40. A moves 0..50 on both, so rank 0's
+    // wait for B (10..40) is covered by A's transfer: no wait at all.
+    expect(
+      waitAndTransfer(
+        [
+          [0, 10],
+          [0, 40],
+        ],
+        [
+          [50, 60],
+          [50, 60],
+        ],
+      ),
+    ).toEqual({ wait: [0, 0], transfer: [60, 60] });
+  });
 });
 
 describe('a straggler on purpose', () => {

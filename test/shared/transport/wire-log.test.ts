@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { union, wireUse, WireLog } from '../../../shared/transport/wire-log.js';
+import { StepProbe } from '../../../shared/training/schemes/step-probe.js';
+import { MemoryLedger } from '../../../shared/tensor/memory-ledger.js';
 import { closeAll, localRings } from '../../helpers/rings.js';
+
+/** Hold this thread, as inline compute does: no event loop turn, so nothing is read from any socket. */
+function spin(ms: number): void {
+  for (const t = performance.now(); performance.now() - t < ms;);
+}
 
 describe('wire use: bytes that arrived while compute ran', () => {
   it('merges intervals and splits a frame that straddles the end of compute pro rata', () => {
@@ -29,6 +36,55 @@ describe('wire use: bytes that arrived while compute ran', () => {
     // bytes really waited (the kernel's buffer, or the wire) is not known: 60% of them count as hidden.
     const u = wireUse([{ start: 0, end: 10, bytes: 1000 }], [[2, 8]]);
     expect(u).toEqual({ wireMs: 10, bytes: 1000, hiddenMs: 6, hiddenBytes: 600 });
+  });
+
+  it("a span for which the kernel's queue was read counts what arrived at the link's pace, and not its frames again", () => {
+    // Unit A (0..10) was read from the kernel: 1 MB arrived meanwhile at 1000 Mbit/s, 8 ms of it. Unit B
+    // (20..30) was not (a compute thread): the frame read across it counts pro rata as before.
+    const frames = [
+      { start: 5, end: 12, bytes: 700 }, // read after unit A: not counted against it again
+      { start: 25, end: 35, bytes: 1000 },
+    ];
+    const compute = [[0, 10] as const, [20, 30] as const];
+    const u = wireUse(frames, compute, [{ start: 0, end: 10, bytes: 1e6, mbit: 1000 }]);
+    expect(u.hiddenBytes).toBeCloseTo(1e6 + 500, 6);
+    expect(u.hiddenMs).toBeCloseTo(8 + 5, 6);
+    // No faster than the span allows, and with no measured pace, the span itself; nothing arrived, nothing hidden.
+    expect(wireUse([], [[0, 10]], [{ start: 0, end: 10, bytes: 1e9, mbit: 1000 }]).hiddenMs).toBe(10);
+    expect(wireUse([], [[0, 10]], [{ start: 0, end: 10, bytes: 10, mbit: null }]).hiddenMs).toBe(10);
+    expect(wireUse([{ start: 0, end: 10, bytes: 9 }], [[0, 10]], [{ start: 0, end: 10, bytes: 0, mbit: null }])).toEqual({
+      wireMs: 10,
+      bytes: 9,
+      hiddenMs: 0,
+      hiddenBytes: 0,
+    });
+  });
+
+  it('real sockets: bytes that reach the kernel while this thread computes are counted from its queue', async () => {
+    const [a, b] = await localRings(2, { chunkBytes: 64 << 10 });
+    try {
+      const link = a.coll.ring.prev!;
+      if (process.platform === 'linux') expect(link.receiveQueue, 'FIONREAD through koffi on Linux').not.toBeNull();
+      if (!link.receiveQueue) return;
+      const probe = new StepProbe([a.coll], new MemoryLedger(), () => 0);
+      const x = new Float32Array(1 << 16).fill(1); // 256 KiB
+      const y = new Float32Array(1 << 16).fill(2);
+      let late: Promise<unknown> = Promise.resolve();
+      const read0 = link.socketReceived();
+      await probe.unit(0, 'backward', async () => {
+        late = b.coll.allReduce(y, 'sent while rank 0 computes'); // rank 1's first chunks leave now
+        spin(60);
+      });
+      expect(link.socketReceived()).toBe(read0); // nothing was read during the unit
+      await Promise.all([a.coll.allReduce(x, 'after'), late]);
+      const st = probe.finish(0);
+      // Rank 1's first step: its half of its segment, 64 KiB in one chunk, plus whatever else it could send.
+      expect(st.wire.hiddenBytes).toBeGreaterThanOrEqual(64 << 10);
+      expect(st.wire.hiddenMs).toBeGreaterThan(0);
+      expect(st.wire.hiddenMs).toBeLessThanOrEqual(60 + 5);
+    } finally {
+      await closeAll([a, b]);
+    }
   });
 
   it('holds a step of 300,000 frames whole, and lets go of the steps before it', () => {
