@@ -88,19 +88,25 @@ export interface WireUse {
   hiddenBytes: number; // bytes that arrived while compute ran (a frame straddling the edge, pro rata)
 }
 
-/** Bytes the kernel's receive queue gained during a compute span in which nothing was read (inline compute:
- *  kernel-queue.ts), and the pace the link into this rank was measured at (Mbit/s of payload), if it was. */
+/** What a link's receive queue gained in the kernel during a compute span in which nothing was read (inline
+ *  compute: kernel-queue.ts), and for how long of the span data was arriving. */
 export interface QueuedArrival {
   start: number;
   end: number;
   bytes: number;
-  mbit: number | null;
+  ms: number;
+}
+
+/** How long `bytes` took to arrive during a span of `spanMs`: at the link's measured pace (Mbit/s of payload),
+ *  no longer than the span; with no pace known, the span. */
+export function arrivalMs(bytes: number, mbit: number | null, spanMs: number): number {
+  if (bytes <= 0) return 0;
+  return Math.min(spanMs, mbit ? (bytes * 8) / (mbit * 1e3) : Infinity);
 }
 
 /** How much of the link's real traffic happened during `compute` (intervals, any order). Frames are timed as
  *  they are read; compute spans for which the kernel's queue was read instead (`queued`: every span in which
- *  nothing was read, the bytes that arrived meanwhile) count what the kernel saw, taken to have arrived at the
- *  link's measured pace (no faster than the span allows), and are not counted again from the frames. */
+ *  nothing was read, with what arrived meanwhile) count what the kernel saw, and not again from the frames. */
 export function wireUse(spans: readonly WireSpan[], compute: readonly Interval[], queued: readonly QueuedArrival[] = []): WireUse {
   const seen = queued.map((q) => [q.start, q.end] as const);
   const busy = union(compute.filter(([a, b]) => !seen.some(([x, y]) => x === a && y === b)));
@@ -113,10 +119,8 @@ export function wireUse(spans: readonly WireSpan[], compute: readonly Interval[]
   const wire = union(spans.map((s) => [s.start, s.end] as const));
   let hiddenMs = overlapMs(wire, busy);
   for (const q of queued) {
-    if (q.bytes <= 0) continue;
     hiddenBytes += q.bytes;
-    const atPace = q.mbit ? (q.bytes * 8) / (q.mbit * 1e3) : Infinity;
-    hiddenMs += Math.min(q.end - q.start, atPace);
+    hiddenMs += Math.min(q.end - q.start, q.ms);
   }
   return { wireMs: covered(wire), bytes: spans.reduce((n, s) => n + s.bytes, 0), hiddenMs, hiddenBytes };
 }

@@ -5,7 +5,7 @@ import type { Collectives } from '../../collectives/collectives.js';
 import { busyTime, type CollectiveRecord } from '../../collectives/record.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import { arrayBufferBytes, wasmMemoryBytes } from '../../tensor/wasm/memories.js';
-import { wireUse, type QueuedArrival, type WireUse } from '../../transport/wire-log.js';
+import { arrivalMs, wireUse, type QueuedArrival, type WireUse } from '../../transport/wire-log.js';
 import type { PeerChannel } from '../../transport/channel.js';
 
 export interface StepStats {
@@ -85,14 +85,15 @@ export class StepProbe {
     const end = performance.now();
     this.units.push({ unit, pass, start, end });
     let bytes = 0;
-    let mbit: number | null = null;
+    let ms = 0; // the links deliver side by side: the longest of their arrivals
     for (const [i, l] of this.inbound.entries()) {
       const b = before[i];
       if (!b || l.socketReceived() !== b.read) return; // read meanwhile: its frames are timed as they were read
-      bytes += Math.max(0, l.receiveQueue!() - b.queue);
-      mbit = mbit === null ? l.arrivalMbit : l.arrivalMbit === null ? mbit : Math.min(mbit, l.arrivalMbit);
+      const got = Math.max(0, l.receiveQueue!() - b.queue);
+      bytes += got;
+      ms = Math.max(ms, arrivalMs(got, l.arrivalMbit, end - start));
     }
-    if (this.inbound.length) this.queued.push({ start, end, bytes, mbit });
+    if (this.inbound.length) this.queued.push({ start, end, bytes, ms });
   }
 
   /** Run the optimizer update, as a span. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { union, wireUse, WireLog } from '../../../shared/transport/wire-log.js';
+import { arrivalMs, union, wireUse, WireLog } from '../../../shared/transport/wire-log.js';
 import { StepProbe } from '../../../shared/training/schemes/step-probe.js';
 import { MemoryLedger } from '../../../shared/tensor/memory-ledger.js';
 import { closeAll, localRings } from '../../helpers/rings.js';
@@ -46,13 +46,14 @@ describe('wire use: bytes that arrived while compute ran', () => {
       { start: 25, end: 35, bytes: 1000 },
     ];
     const compute = [[0, 10] as const, [20, 30] as const];
-    const u = wireUse(frames, compute, [{ start: 0, end: 10, bytes: 1e6, mbit: 1000 }]);
+    const u = wireUse(frames, compute, [{ start: 0, end: 10, bytes: 1e6, ms: arrivalMs(1e6, 1000, 10) }]);
     expect(u.hiddenBytes).toBeCloseTo(1e6 + 500, 6);
     expect(u.hiddenMs).toBeCloseTo(8 + 5, 6);
-    // No faster than the span allows, and with no measured pace, the span itself; nothing arrived, nothing hidden.
-    expect(wireUse([], [[0, 10]], [{ start: 0, end: 10, bytes: 1e9, mbit: 1000 }]).hiddenMs).toBe(10);
-    expect(wireUse([], [[0, 10]], [{ start: 0, end: 10, bytes: 10, mbit: null }]).hiddenMs).toBe(10);
-    expect(wireUse([{ start: 0, end: 10, bytes: 9 }], [[0, 10]], [{ start: 0, end: 10, bytes: 0, mbit: null }])).toEqual({
+    // No longer than the span allows, and with no measured pace, the span itself; nothing arrived, nothing hidden.
+    expect(arrivalMs(1e9, 1000, 10)).toBe(10);
+    expect(arrivalMs(10, null, 10)).toBe(10);
+    expect(arrivalMs(0, null, 10)).toBe(0);
+    expect(wireUse([{ start: 0, end: 10, bytes: 9 }], [[0, 10]], [{ start: 0, end: 10, bytes: 0, ms: 0 }])).toEqual({
       wireMs: 10,
       bytes: 9,
       hiddenMs: 0,
