@@ -187,7 +187,7 @@ function computeOptions<T>(y: Argv<T>) {
     .option('bucket-mib', {
       type: 'number',
       default: DEFAULT_BUCKET_BYTES / 2 ** 20,
-      describe: "DP/ZeRO-1: gradient bucket cap in MiB (DDP's bucket_cap_mb; the first bucket is at most 1 MiB)",
+      describe: "DP/ZeRO-1: gradient bucket cap in MiB (DDP's bucket_cap_mb: a bucket closes once its units reach it; the first at 1 MiB)",
     })
     .option('gather-ahead', { type: 'number', describe: 'ZeRO-3: gather this many units ahead of the one computing (0, 1, 2; default 1 with --overlap on)' })
     .option('reduce-behind', {
