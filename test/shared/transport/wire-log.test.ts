@@ -82,7 +82,7 @@ describe('wire use: bytes that arrived while compute ran', () => {
       // Rank 1's first step: its half of its segment, 64 KiB in one chunk, plus whatever else it could send.
       expect(st.wire.hiddenBytes).toBeGreaterThanOrEqual(64 << 10);
       expect(st.wire.hiddenMs).toBeGreaterThan(0);
-      expect(st.wire.hiddenMs).toBeLessThanOrEqual(60 + 5);
+      expect(st.wire.hiddenMs).toBeLessThanOrEqual(st.units[0].end - st.units[0].start); // no longer than the unit
     } finally {
       await closeAll([a, b]);
     }
