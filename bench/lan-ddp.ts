@@ -4,7 +4,7 @@
 // measured link rate plus one rank's forward + backward + Adam alone (a 1-rank run of the same rows).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Report } from '../shared/accounting/report.js';
@@ -32,8 +32,14 @@ function slowestSteps(report: Report): number[] {
   return ranks[0].steps.slice(1).map((_, i) => Math.max(...ranks.map((rk) => rk.steps[i + 1].stepMs)));
 }
 
-/** One rank alone on the rows a rank of the LAN job computes: its median step (forward + backward + Adam). */
-function computeAlone(o: DdpOptions): number {
+/** One rank alone on the rows a rank of the LAN job computes: its median step (forward + backward + Adam), and
+ *  each unit's pass (`forward 2`, `backward 1`, `optimizer 0`), median ms. */
+interface Alone {
+  stepMs: number;
+  passMs: Map<string, number>;
+}
+
+function computeAlone(o: DdpOptions): Alone {
   const dir = mkdtempSync(join(tmpdir(), 'zerowire-alone-'));
   try {
     const out = join(dir, 'alone.json');
@@ -57,10 +63,34 @@ function computeAlone(o: DdpOptions): number {
     ];
     const r = spawnSync(process.execPath, [CLI, ...args, ...o.extra], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`zerowire local --world 1 failed: ${r.stderr.slice(-400)}`);
-    return median(slowestSteps(JSON.parse(readFileSync(out, 'utf8')) as Report));
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    const spans = new Map<string, number[]>();
+    for (const st of Object.values(report.perRank)[0][0].steps.slice(1))
+      for (const u of st.units) spans.set(`${u.pass} ${u.unit}`, [...(spans.get(`${u.pass} ${u.unit}`) ?? []), u.end - u.start]);
+    return { stepMs: median(slowestSteps(report)), passMs: new Map([...spans].map(([k, xs]) => [k, median(xs)])) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The least a synchronous DP step can take on this machine, with no overhead and no skew between ranks: the
+ * wire, plus the compute that must come before the first bucket's bytes (every forward pass, and the backward
+ * passes down to the first bucket's last unit) on every rank, the ranks sharing the machine's cores, plus the
+ * Adam that must follow the last bucket's bytes (its share of the parameters). Read from the LAN run's
+ * buckets (its collectives' labels) and the 1-rank run's passes.
+ */
+function floorMs(report: Report, alone: Alone, ranks: number): number {
+  const grads = Object.values(report.perRank)[0][0].steps[1].collectives.flatMap((c) => {
+    const m = /^grad b(\d+) u(\d+)$/.exec(c.label);
+    return m ? [{ bucket: Number(m[1]), unit: Number(m[2]), elements: c.elements }] : [];
+  });
+  const firstBucketFrom = Math.min(...grads.filter((g) => g.bucket === 0).map((g) => g.unit));
+  const lastBucket = Math.max(...grads.map((g) => g.bucket));
+  const before = [...alone.passMs].filter(([k]) => k.startsWith('forward') || (k.startsWith('backward') && Number(k.split(' ')[1]) >= firstBucketFrom));
+  const share = grads.filter((g) => g.bucket === lastBucket).reduce((t, g) => t + g.elements, 0) / grads.reduce((t, g) => t + g.elements, 0) || 0;
+  const sharing = Math.max(1, ranks / availableParallelism());
+  return wireMs(report) + sharing * before.reduce((t, [, ms]) => t + ms, 0) + share * (alone.passMs.get('optimizer 0') ?? 0);
 }
 
 /** ms the ring's payload takes per step at the slowest pre-flight rate between hosts. */
@@ -83,7 +113,8 @@ export function ddpOnLan(o: DdpOptions): string {
   for (let round = 1; round <= o.rounds; round++) {
     const report = lanJob(o.rate, zw, o.steps, o.hosts);
     const dp = median(slowestSteps(report));
-    const limit = wireMs(report) + alone;
+    const limit = wireMs(report) + alone.stepMs;
+    const floor = floorMs(report, alone, o.hosts);
     let ddp: number | null = null;
     if (peer && !peer.refused) {
       const out = lanExec(o.rate, ['/usr/bin/python3', DDP, String(o.hosts), o.model, String(o.batch), String(o.steps)], o.hosts, peer.env);
@@ -97,13 +128,16 @@ export function ddpOnLan(o: DdpOptions): string {
       ddp === null ? 'missing' : f1(ddp),
       ddp === null ? '-' : f2(dp / ddp),
       f1(wireMs(report)),
-      f1(alone),
+      f1(alone.stepMs),
       f1(limit),
       f2(dp / limit),
+      f1(floor),
+      ddp === null ? '-' : f1(0.9 * ddp),
     ]);
   }
-  const head = [['round', 'zerowire DP', 'torch DDP', 'DP / DDP', 'wire at link rate', 'compute alone', 'limit', 'DP / limit']];
+  const head = [['round', 'zerowire DP', 'torch DDP', 'DP / DDP', 'wire at link rate', 'compute alone', 'limit', 'DP / limit', 'floor', '0.9 x DDP']];
   const title = `DP against torch DDP (gloo) on ${o.hosts} hosts at ${o.rate}: MLP ${o.model}, global batch ${o.batch}, fp32 wire, ${o.steps} steps; median ms per step (slowest rank, first step left out)`;
   const summary = `median DP / DDP ${ratios.length ? f2(median(ratios)) : 'n/a (no peer)'}, DP / limit ${f2(median(toLimit))}; ${describePeer(peer, 1)}`;
-  return `${title}\n${textTable(head, rows)}\n${summary}`;
+  const floorNote = `floor = the wire + the compute before the first bucket's bytes on every rank (${o.hosts} ranks on ${availableParallelism()} cores) + the Adam after the last bucket's: the least a synchronous DP step can take here, with no overhead and no skew`;
+  return `${title}\n${textTable(head, rows)}\n${summary}\n${floorNote}`;
 }
