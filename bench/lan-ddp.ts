@@ -33,10 +33,10 @@ function slowestSteps(report: Report): number[] {
 }
 
 /** One rank alone on the rows a rank of the LAN job computes: its median step (forward + backward + Adam), and
- *  each unit's pass (`forward 2`, `backward 1`, `optimizer 0`), median ms. */
+ *  each unit's passes (and the optimizer), median ms. */
 interface Alone {
   stepMs: number;
-  passMs: Map<string, number>;
+  passes: { pass: string; unit: number; ms: number }[];
 }
 
 function computeAlone(o: DdpOptions): Alone {
@@ -64,10 +64,13 @@ function computeAlone(o: DdpOptions): Alone {
     const r = spawnSync(process.execPath, [CLI, ...args, ...o.extra], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`zerowire local --world 1 failed: ${r.stderr.slice(-400)}`);
     const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
-    const spans = new Map<string, number[]>();
-    for (const st of Object.values(report.perRank)[0][0].steps.slice(1))
-      for (const u of st.units) spans.set(`${u.pass} ${u.unit}`, [...(spans.get(`${u.pass} ${u.unit}`) ?? []), u.end - u.start]);
-    return { stepMs: median(slowestSteps(report)), passMs: new Map([...spans].map(([k, xs]) => [k, median(xs)])) };
+    const steps = Object.values(report.perRank)[0][0].steps.slice(1);
+    const kinds = [...new Map(steps[0].units.map((u) => [`${u.pass} ${u.unit}`, u])).values()]; // once each, whatever --accumulate
+    const passes = kinds.map(({ pass, unit }) => {
+      const spans = steps.flatMap((st) => st.units.filter((u) => u.pass === pass && u.unit === unit));
+      return { pass, unit, ms: median(spans.map((u) => u.end - u.start)) };
+    });
+    return { stepMs: median(slowestSteps(report)), passes };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -80,17 +83,18 @@ function computeAlone(o: DdpOptions): Alone {
  * Adam that must follow the last bucket's bytes (its share of the parameters). Read from the LAN run's
  * buckets (its collectives' labels) and the 1-rank run's passes.
  */
-function floorMs(report: Report, alone: Alone, ranks: number): number {
+function floorMs(report: Report, wire: number, alone: Alone, ranks: number): number {
   const grads = Object.values(report.perRank)[0][0].steps[1].collectives.flatMap((c) => {
     const m = /^grad b(\d+) u(\d+)$/.exec(c.label);
     return m ? [{ bucket: Number(m[1]), unit: Number(m[2]), elements: c.elements }] : [];
   });
   const firstBucketFrom = Math.min(...grads.filter((g) => g.bucket === 0).map((g) => g.unit));
   const lastBucket = Math.max(...grads.map((g) => g.bucket));
-  const before = [...alone.passMs].filter(([k]) => k.startsWith('forward') || (k.startsWith('backward') && Number(k.split(' ')[1]) >= firstBucketFrom));
+  const before = alone.passes.filter((p) => p.pass === 'forward' || (p.pass === 'backward' && p.unit >= firstBucketFrom));
   const share = grads.filter((g) => g.bucket === lastBucket).reduce((t, g) => t + g.elements, 0) / grads.reduce((t, g) => t + g.elements, 0) || 0;
   const sharing = Math.max(1, ranks / availableParallelism());
-  return wireMs(report) + sharing * before.reduce((t, [, ms]) => t + ms, 0) + share * (alone.passMs.get('optimizer 0') ?? 0);
+  const adam = alone.passes.find((p) => p.pass === 'optimizer')?.ms ?? 0;
+  return wire + sharing * before.reduce((t, p) => t + p.ms, 0) + share * adam;
 }
 
 /** ms the ring's payload takes per step at the slowest pre-flight rate between hosts. */
@@ -113,8 +117,9 @@ export function ddpOnLan(o: DdpOptions): string {
   for (let round = 1; round <= o.rounds; round++) {
     const report = lanJob(o.rate, zw, o.steps, o.hosts);
     const dp = median(slowestSteps(report));
-    const limit = wireMs(report) + alone.stepMs;
-    const floor = floorMs(report, alone, o.hosts);
+    const wire = wireMs(report);
+    const limit = wire + alone.stepMs;
+    const floor = floorMs(report, wire, alone, o.hosts);
     let ddp: number | null = null;
     if (peer && !peer.refused) {
       const out = lanExec(o.rate, ['/usr/bin/python3', DDP, String(o.hosts), o.model, String(o.batch), String(o.steps)], o.hosts, peer.env);
@@ -127,7 +132,7 @@ export function ddpOnLan(o: DdpOptions): string {
       f1(dp),
       ddp === null ? 'missing' : f1(ddp),
       ddp === null ? '-' : f2(dp / ddp),
-      f1(wireMs(report)),
+      f1(wire),
       f1(alone.stepMs),
       f1(limit),
       f2(dp / limit),

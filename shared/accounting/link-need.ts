@@ -23,6 +23,17 @@ export function logRates(lo: number, hi: number, n: number): number[] {
   return Array.from({ length: n }, (_, i) => lo * (hi / lo) ** (i / (n - 1)));
 }
 
+/** Between rates `lo` (where `holds` is false) and `hi` (where it is true), bisected on a log scale until
+ *  they are within a factor `tol`: the least rate found to hold. */
+function bisectRate(lo: number, hi: number, tol: number, holds: (gbit: number) => boolean): number {
+  while (hi / lo > tol) {
+    const mid = Math.sqrt(lo * hi);
+    if (holds(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
 /** The least rate from which on (every rate above it, on a fine grid) exposed ≤ `share` of the step: found
  *  on a grid from the ceiling down, then by bisection between the last grid rate that holds and the one
  *  below it that does not. */
@@ -33,12 +44,7 @@ export function leastRate(predict: Predict, share: number): Need {
   let hi = grid.length - 1;
   while (hi > 0 && exposedShare(predict(grid[hi - 1])) <= share) hi--;
   if (hi === 0) return { gbit: RATE_FLOOR, step: predict(RATE_FLOOR) };
-  let [bad, good] = [grid[hi - 1], grid[hi]];
-  while (good / bad > 1 + 1e-6) {
-    const mid = Math.sqrt(bad * good);
-    if (exposedShare(predict(mid)) <= share) good = mid;
-    else bad = mid;
-  }
+  const good = bisectRate(grid[hi - 1], grid[hi], 1 + 1e-6, (r) => exposedShare(predict(r)) <= share);
   return { gbit: good, step: predict(good) };
 }
 
@@ -73,12 +79,7 @@ export function bestChanges(candidates: readonly Candidate[], lo: number, hi: nu
   for (let i = 1; i < grid.length; i++) {
     const now = fastest(candidates, grid[i]);
     if (now === prev) continue;
-    let [a, b] = [grid[i - 1], grid[i]];
-    while (b / a > 1.001) {
-      const mid = Math.sqrt(a * b);
-      if (fastest(candidates, mid) === prev) a = mid;
-      else b = mid;
-    }
+    const b = bisectRate(grid[i - 1], grid[i], 1.001, (r) => fastest(candidates, r) !== prev);
     changes.push({ gbit: b, from: prev, to: now });
     prev = now;
   }
