@@ -133,6 +133,9 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   ledger.account('data', data, data.bytes);
   try {
     const before = countersNow(run, rings);
+    // Ranks of one host read the same interface: none may send a step's bytes through it before every rank has
+    // read where its count starts (a rank that started first sent its first chunk before its neighbour's read).
+    if (run.iface) await coll.barrier('scheme start');
     const s = await startScheme(run, layout, ledger);
     const resume = c.resume?.[scheme];
     const memory = new MemoryPeaks(ledger, processBefore);
