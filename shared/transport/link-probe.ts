@@ -21,6 +21,8 @@ const PROBE = {
   pings: 5, // round trips timed (the least is reported)
   window: 4, // frames a sender keeps in flight per stream
   frameBytes: 256 << 10,
+  minSamples: 12, // settled samples the slope needs; a receiver whose event loop stalled waits for them
+  maxMs: 1000, // ... up to this long, then reads the mean rate instead
 };
 
 /** One direction of one link, as its receiver measured it. */
@@ -146,6 +148,16 @@ async function roundTrips(ch: PeerChannel): Promise<number> {
  *  slope of bytes over time: a receiver whose event loop stalls on a busy machine reads the backlog late,
  *  and those few late points would otherwise set it (a 30 ms stall as the window opens would read a link
  *  15% fast). Socket bytes are the payload and its framing, a few dozen bytes per 256 KiB frame. */
+/** Bytes per ms: the robust slope where the samples are enough and it is positive, else the mean rate over
+ *  the samples' span. */
+function slopeOrMean(points: readonly { x: number; y: number }[], enough: boolean): number {
+  const slope = enough ? theilSenSlope(points) : 0;
+  if (slope > 0 || points.length < 2) return slope;
+  const a = points[0];
+  const b = points[points.length - 1];
+  return b.x > a.x ? (b.y - a.y) / (b.x - a.x) : 0;
+}
+
 function receive(channels: PeerChannel[]): Promise<number> {
   const scratch = new Uint8Array(PROBE.frameBytes);
   const settled: { x: number; y: number }[] = []; // time, bytes the sockets had read
@@ -164,7 +176,10 @@ function receive(channels: PeerChannel[]): Promise<number> {
       const now = performance.now();
       const elapsed = now - first;
       if (elapsed >= PROBE.settleMs) settled.push({ x: now, y: bytesRead() });
-      if (elapsed >= PROBE.ms) finish(() => resolve((theilSenSlope(settled) * 8) / 1000)); // bytes per ms to Mbit/s
+      // A receiver whose event loop stalled through the phase took one or two samples: their slope is no rate
+      // (a 3927/0.0 reading under load). It samples on until it has enough, and past maxMs takes the mean.
+      const enough = settled.length >= PROBE.minSamples;
+      if (elapsed >= PROBE.ms && (enough || elapsed >= PROBE.maxMs)) finish(() => resolve((slopeOrMean(settled, enough) * 8) / 1000)); // bytes per ms to Mbit/s
     };
     for (const ch of channels) {
       ch.onFailure((err) => !done && finish(() => reject(err)));

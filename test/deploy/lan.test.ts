@@ -109,7 +109,9 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     }
     expect(lan.err()).toMatch(/ring: 0 \(10\.250\.0\.\d\) → 1 \(10\.250\.0\.\d\) → 2 .* 2 of 4 links cross hosts/);
     // A healthy LAN ring: no slow-link verdict, and each kind of link with one median wherever one is printed.
-    expect(lan.out()).toMatch(/^verdict: no link or host stands out$/m);
+    // Its 3 counted steps are too few to judge lateness (docs/lan.md: under load a healthy host of two was
+    // named in one run of four on 3 steps), and the verdict says so rather than name a host.
+    expect(lan.out()).toMatch(/^verdict: no link stands out; too few steps to judge lateness \(3 counted, 5 needed\)$/m);
     const medians = mediansByKind(lan.out());
     expect(medians.get('between hosts'), lan.out()).toBeDefined(); // the ring's floor names it (2 links inside a host: none printed)
     for (const [kind, values] of medians) expect([...values], `the medians of the ${kind}`).toHaveLength(1);

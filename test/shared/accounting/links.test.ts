@@ -7,12 +7,12 @@ import type { SchemeSummary } from '../../../shared/control/messages.js';
 const hosts = ['a', 'b', 'c', 'd'];
 const ranks = hosts.map((host, rank) => ({ rank, host }));
 
-/** 5 steps per rank; rank r receives 10 Mbit per step from r-1 at `mbit[r]`, and enters each of 2 collectives `late[r]` ms late
+/** 7 steps per rank (6 counted); rank r receives 10 Mbit per step from r-1 at `mbit[r]`, and enters each of 2 collectives `late[r]` ms late
  *  (or, given per step, `late[r][t]`). */
 function summaries(mbit: number[], late: (number | number[])[], of = ranks): Map<string, Omit<SchemeSummary, 'master'>[]> {
-  const lateAt = (r: number, t: number) => (typeof late[r] === 'number' ? late[r] : late[r][t]);
+  const lateAt = (r: number, t: number) => (typeof late[r] === 'number' ? late[r] : (late[r][t] ?? 0));
   const steps = (r: number) =>
-    [0, 1, 2, 3, 4].map((t) => ({
+    [0, 1, 2, 3, 4, 5, 6].map((t) => ({
       step: t,
       stepMs: 100,
       wire: { wireMs: 10_000 / mbit[r], bytes: 1.25e6, hiddenMs: 0, hiddenBytes: 0 },
@@ -48,7 +48,9 @@ describe('which link or host is slow', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 0, 25, 0]));
     expect(n.preflight).toBeNull();
     expect(n.slowAchieved).toEqual([]);
-    expect(n.blame).toEqual(["host c's ranks entered collectives 50.0 ms late per step (a step: 100.0 ms): its compute, not the network"]);
+    expect(n.blame).toEqual([
+      "host c's ranks entered collectives 50.0 ms late per step (median of 6 steps, late in 6; a step: 100.0 ms): its compute, not the network",
+    ]);
   });
 
   it('a late host whose own outgoing link looks slow: its compute, not the link', () => {
@@ -66,8 +68,52 @@ describe('which link or host is slow', () => {
 
   it('a host late every step is blamed, though another was much later in one step (a busy machine)', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, [0, 0, 60, 0, 0], 25, 0]));
-    expect(n.lateness.map((h) => h.ms)).toEqual([0, 23.75, 43.75, 0]);
-    expect(n.blame).toEqual(["host c's ranks entered collectives 43.8 ms late per step (a step: 100.0 ms): its compute, not the network"]);
+    expect(n.lateness.map((h) => [h.ms, h.lateSteps])).toEqual([
+      [0, 0],
+      [0, 1],
+      [50, 6],
+      [0, 0],
+    ]);
+    expect(n.blame).toEqual([
+      "host c's ranks entered collectives 50.0 ms late per step (median of 6 steps, late in 6; a step: 100.0 ms): its compute, not the network",
+    ]);
+  });
+
+  it('one stall in one step convicts no host, however long (the false blame under load)', () => {
+    const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 0, [0, 0, 400, 0, 0], 0]));
+    expect(n.lateness.find((h) => h.host === 'c')).toEqual({ host: 'c', ms: 0, lateSteps: 1, steps: 6 });
+    expect(n.blame).toEqual(['no link or host stands out']);
+  });
+
+  it('a host late in three steps of six is late in no majority: not named', () => {
+    const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 0, [0, 0, 40, 40, 40, 0, 0], 0]));
+    expect(n.lateness.find((h) => h.host === 'c')).toMatchObject({ ms: 40, lateSteps: 3 });
+    expect(n.blame).toEqual(['no link or host stands out']);
+  });
+
+  it('lateness within what the clocks could disagree by is not counted', () => {
+    const sums = summaries([940, 930, 950, 945], [0, 0, 3, 0]); // 6 ms a step: over the 2 ms floor
+    expect(networkReport(null, ranks, sums).blame).toHaveLength(1);
+    for (const s of sums.get('dp')!) (s as { clock: { offsetMs: number; uncertaintyMs: number } }).clock = { offsetMs: 0, uncertaintyMs: 1.5 };
+    const n = networkReport(null, ranks, sums);
+    expect(n.lateClockMs).toBe(3);
+    expect(n.lateness.map((h) => h.ms)).toEqual([0, 0, 0, 0]);
+    expect(n.blame).toEqual(['no link or host stands out']);
+  });
+
+  it('fewer than 5 counted steps: lateness is not judged, and the verdict says so', () => {
+    const short = new Map([...summaries([940, 930, 950, 945], [0, 0, 25, 0])].map(([k, v]) => [k, v.map((s) => ({ ...s, steps: s.steps.slice(0, 5) }))]));
+    const n = networkReport(null, ranks, short);
+    expect(n.blame).toEqual(['no link stands out; too few steps to judge lateness (4 counted, 5 needed)']);
+  });
+
+  it('two hosts: one late in every step is named; a slow link into it explains it instead', () => {
+    const two = ranks.slice(0, 2);
+    const late = networkReport(null, two, summaries([940, 930], [0, 25], two));
+    expect(late.blame).toEqual([expect.stringMatching(/^host b's ranks entered collectives 25\.0 ms late per step/)]);
+    // b's data arrives over a link at a tenth of the other's rate, 90 ms a step later than it would at 940.
+    const behind = networkReport(null, two, summaries([940, 94], [0, 25], two));
+    expect(behind.blame.join(' ')).not.toMatch(/entered collectives/);
   });
 
   it('two hosts about as late: neither stands out, and neither is blamed', () => {
