@@ -3,6 +3,7 @@
 import { fineTuneNotes } from './finetune-text.js';
 import { zeroPPNotes } from './zeropp-text.js';
 import { networkText, ringFloorRates } from './links.js';
+import { agreementText } from './agreement.js';
 import { bytesPerElement } from '../tensor/dtype.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { modelKind, modelSpec } from '../training/model.js';
@@ -160,7 +161,7 @@ function reportNotes(r: Report): string[] {
     `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${c.adapt ? `${r.rows[0]?.trainableParams ?? 0} trainable, ${r.rows[0]?.paddedParams ?? 0} of them padded` : `${r.rows[0]?.paddedParams ?? 0} padded`}), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, where)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     r.device
       ? 'losses: not computed (modeled compute has no values); the memory columns count the bands by their sizes, as the theory does, not memory this process held'
-      : `losses agree across schemes: ${a.agree ? 'yes' : 'NO'} (max |loss difference| ${a.maxLossDiff.toExponential(2)}, tolerance ${a.lossTolerance}; max |parameter difference| ${a.maxParamDiff.toExponential(2)})`,
+      : agreementText(a),
   ];
   if (c.accumulate > 1)
     notes.push(

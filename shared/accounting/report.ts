@@ -9,6 +9,7 @@ import type { RingName } from '../transport/ring.js';
 import type { RunPlan } from './run-plan.js';
 import { finalParameters } from './final-weights.js';
 import { quantError, type QuantErrors } from './quant-error.js';
+import { agreementOf, type Agreement } from './agreement.js';
 import { networkReport, type NetworkReport, type Preflight } from './links.js';
 import { deviceNote, whatIfRow, type DeviceNote, type WhatIfRow } from './whatif-report.js';
 
@@ -84,14 +85,8 @@ export interface Report {
   links: LinkSecurity;
   network: NetworkReport; // which link or host was slow: pre-flight, achieved rates, lateness (links.ts)
   rows: SchemeRow[];
-  agreement: { lossTolerance: number; maxLossDiff: number; maxParamDiff: number; agree: boolean };
+  agreement: Agreement; // each scheme against the first, with the bound the pair earns (agreement.ts)
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
-}
-
-/** Losses of different schemes must agree this closely: fp32 on the wire is exact up to summation order;
- *  bf16 rounds gradients and parameters differently per scheme (bucket vs whole-model reductions). */
-function lossTolerance(config: RunConfig): number {
-  return config.wireDtype === 'fp32' ? 1e-5 : 2e-2;
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -284,9 +279,6 @@ export function buildReport(
   }
   const dp = rows.find((r) => isReplicated(r.scheme));
   for (const r of rows) r.ratioToDp = dp && dp.sentPerStep.payload > 0 ? r.sentPerStep.payload / dp.sentPerStep.payload : null;
-  let maxLossDiff = 0;
-  for (const r of rows) for (let t = 0; t < r.losses.length; t++) maxLossDiff = Math.max(maxLossDiff, Math.abs(r.losses[t] - rows[0].losses[t]));
-  const tol = lossTolerance(config);
   const perRank: Report['perRank'] = {};
   for (const [scheme, sums] of summaries) perRank[scheme] = sums.map(({ master: _master, ...rest }) => rest);
   return {
@@ -301,7 +293,7 @@ export function buildReport(
     links: linkSecurity(summaries),
     network: networkReport(preflight, ranks, summaries),
     rows,
-    agreement: { lossTolerance: tol, maxLossDiff, maxParamDiff: Math.max(0, ...rows.map((r) => r.maxParamDiff)), agree: maxLossDiff <= tol },
+    agreement: agreementOf(rows, config),
     perRank,
   };
 }

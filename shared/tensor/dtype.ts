@@ -9,8 +9,15 @@ export function bytesPerElement(dtype: WireDtype): number {
   return dtype === 'fp32' ? 4 : 2;
 }
 
+/** Whether a band holds values, or is a what-if rank's extent (extent.ts): a length and a dtype only. The one
+ *  place that tells them apart: code that asks "fp32?" asks dtypeOf, never instanceof (an fp32 extent is no
+ *  Float32Array, and a modeled run that took it for bf16 allocated a band the real run does not). */
+export function isExtent(x: Elems): boolean {
+  return 'dtype' in x;
+}
+
 export function dtypeOf(x: Elems): WireDtype {
-  if ('dtype' in x) return x.dtype as WireDtype; // an extent (extent.ts): no values, a dtype
+  if (isExtent(x)) return (x as unknown as { dtype: WireDtype }).dtype;
   return x instanceof Float32Array ? 'fp32' : 'bf16';
 }
 

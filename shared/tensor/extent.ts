@@ -3,7 +3,8 @@
 // the schemes make on a band (length, subarray, fill, set) and does nothing with values. What works on values
 // is chosen once, where the rank is assembled: synthetic frames (whatif/synthetic-collectives.ts) and no
 // conversions or Adam (whatif/no-values.ts) go with these bands.
-// It poses as an Elems only where a modeled ledger hands it out (memory-ledger.ts).
+// It poses as an Elems only where a modeled ledger hands it out (memory-ledger.ts); dtype.ts's isExtent and
+// dtypeOf are the one place that tells it from values: never ask instanceof of a band.
 import { bytesPerElement, type Elems, type WireDtype } from './dtype.js';
 
 class Extent {

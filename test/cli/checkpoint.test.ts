@@ -1,5 +1,5 @@
 // Sharded checkpoints: interrupt a run, resume it, and get exactly the parameters of an uninterrupted run.
-import { IN_CI } from '../helpers/docker.js';
+import { requireTorch, TORCH } from '../helpers/torch.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,13 +137,10 @@ describe('zerowire checkpoint inspect', () => {
   });
 });
 
-/** PyTorch as the reference for the resharded resume: /usr/bin/python3 with torch, or a test reported missing. */
-const torch = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
-if (!torch) console.warn('PyTorch replay of the resharded resume: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
 const REPLAY = fileURLToPath(new URL('../helpers/torch_adam_replay.py', import.meta.url));
 
 describe('--resume with another scheme and world size', () => {
-  it('a ZeRO-3 world-4 checkpoint resumed as DP at world 2 and as ZeRO-2 at world 3: the next steps are full-batch Adam from its state', async () => {
+  it('a ZeRO-3 world-4 checkpoint resumed as DP at world 2 and as ZeRO-2 at world 3: the next steps are full-batch Adam from its state', async (ctx) => {
     const ck = join(dir, 'reshard');
     const widths = [24, 61, 33, 7]; // no layer divisible by 4 or 3: every layout pads differently
     const B = ['--model', widths.join(','), '--batch', '48', '--samples', '192', '--lr', '0.01', '--wire-dtype', 'fp32'];
@@ -183,10 +180,7 @@ describe('--resume with another scheme and world size', () => {
       const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
       expect(maxAbsDiff(final, theta), scheme).toBeLessThanOrEqual(1e-5);
       // Under CI the reference must be there (.ci/run installs it): a missing peer fails, it is not skipped.
-      if (!torch) {
-        expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
-        continue;
-      }
+      if (!TORCH) continue; // PyTorch's side after the loop: skipped or failed there
       // And torch.optim.Adam, started from the consolidated checkpoint (weights, m, v, step 3), on the same batches.
       const startFile = join(dir, `reshard-start-${scheme}.safetensors`);
       const tensors = new Map([...toStateDict(spec, start.master), ...toStateDict(spec, start.m, 'm.'), ...toStateDict(spec, start.v, 'v.')]);
@@ -202,5 +196,6 @@ describe('--resume with another scheme and world size', () => {
       console.log(`${scheme} w${world} resumed from ZeRO-3 w4: max |zerowire - torch.optim.Adam| = ${maxAbsDiff(final, byTorch).toExponential(2)}`);
       expect(maxAbsDiff(final, byTorch), `${scheme} vs PyTorch`).toBeLessThanOrEqual(1e-5);
     }
+    requireTorch(ctx, 'the resharded resume replay (test/helpers/torch_adam_replay.py)');
   });
 });

@@ -12,14 +12,13 @@ import { parseSafetensors } from '../../shared/io/safetensors.js';
 import { fromStateDict } from '../../shared/io/state-dict.js';
 import { LlamaSpec } from '../../shared/training/llama.js';
 import { runCli } from '../helpers/cli.js';
-import { IN_CI } from '../helpers/docker.js';
+import { requireTorch } from '../helpers/torch.js';
 import { maxAbsDiff } from '../helpers/train.js';
 
-const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_llama.py', import.meta.url));
 
 describe('local --model llama', () => {
-  it('every scheme and HSDP, with --accumulate 2, ends where full-batch torch.optim.Adam does', async () => {
+  it('every scheme and HSDP, with --accumulate 2, ends where full-batch torch.optim.Adam does', async (ctx) => {
     const dir = mkdtempSync(join(tmpdir(), 'zerowire-llama-'));
     try {
       const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 4];
@@ -53,10 +52,7 @@ describe('local --model llama', () => {
         expect(x.activations.measured, x.scheme).toBe(x.activations.estimate); // the band is what the block keeps, as counted
       }
       expect(report.agreement.agree).toBe(true);
-      if (!TORCH) {
-        expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
-        return;
-      }
+      requireTorch(ctx, 'the Llama replay (test/helpers/torch_llama.py)');
       const torchOut = join(dir, 'torch.safetensors');
       const shape = '2,64,4,2,172,32,64';
       const py = spawnSync(

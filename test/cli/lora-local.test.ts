@@ -11,9 +11,8 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
 import { runCli } from '../helpers/cli.js';
-import { IN_CI } from '../helpers/docker.js';
+import { requireTorch } from '../helpers/torch.js';
 
-const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_lora.py', import.meta.url));
 const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'];
 
@@ -38,7 +37,7 @@ const tensors = (path: string) => parseSafetensors(readFileSync(path));
 
 describe('local --lora', () => {
   for (const c of CASES)
-    it(`${c.kind} ${c.args.join(' ')}: every scheme and HSDP with --accumulate 2 trains what trains as torch.optim.Adam does, the rest untouched`, async () => {
+    it(`${c.kind} ${c.args.join(' ')}: every scheme and HSDP with --accumulate 2 trains what trains as torch.optim.Adam does, the rest untouched`, async (ctx) => {
       const dir = mkdtempSync(join(tmpdir(), `zerowire-lora-${c.kind}-`));
       try {
         const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 3];
@@ -92,10 +91,7 @@ describe('local --lora', () => {
                 `${scheme} ${name}`,
               ).toBe(0);
         }
-        if (!TORCH) {
-          expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
-          return;
-        }
+        requireTorch(ctx, 'the LoRA replay (test/helpers/torch_lora.py)');
         const torchOut = join(dir, 'torch.safetensors');
         const py = spawnSync(
           '/usr/bin/python3',

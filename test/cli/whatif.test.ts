@@ -81,6 +81,48 @@ describe('zerowire local --compute model:h200', () => {
     expect((await runCli(['plan', '--run', out, '--gbit', '25'])).stdout).toMatch(/links of 25\.0 Gbit\/s/);
   }, 150_000);
 
+  it("a modeled fp32 run's ledger holds the bands the real fp32 run holds, band by band, in every scheme", async () => {
+    const base = [
+      'local',
+      '--world',
+      '2',
+      '--model',
+      'gpt:2,64,4,32',
+      '--scheme',
+      'all',
+      '--steps',
+      '2',
+      '--batch',
+      '8',
+      '--wire-dtype',
+      'fp32',
+      '--preflight',
+      'off',
+    ];
+    const reports: Report[] = [];
+    for (const [name, extra] of [
+      ['real', []],
+      ['modeled', ['--compute', 'model:h200']],
+    ] as const) {
+      const out = join(dir, `ledger-${name}.json`);
+      const r = await runCli([...base, ...extra, '--out', out], 120_000);
+      expect(r.code, r.stderr.slice(-800)).toBe(0);
+      reports.push(JSON.parse(readFileSync(out, 'utf8')) as Report);
+    }
+    const [real, modeled] = reports;
+    // The bands of model states and the schemes' own buffers; receive buffers, staging and the data are the
+    // transport's and the workload's, which the synthetic collectives and modeled compute do not run.
+    const SCHEME_BANDS = ['master', 'm', 'v', 'params16', 'frozen16', 'grads', 'accum', 'compute', 'gathered', 'secondary', 'bucket', 'comm'];
+    for (const scheme of Object.keys(real.perRank)) {
+      for (const [r, rank] of real.perRank[scheme].entries()) {
+        const pick = (rec: Record<string, number>) => Object.fromEntries(Object.entries(rec).filter(([b, v]) => SCHEME_BANDS.includes(b) && v > 0));
+        const m = modeled.perRank[scheme][r];
+        expect(pick(m.memory.resident), `${scheme} rank ${r} resident`).toEqual(pick(rank.memory.resident));
+        expect(pick(m.memory.peakPerBand), `${scheme} rank ${r} peak per band`).toEqual(pick(rank.memory.peakPerBand));
+      }
+    }
+  }, 200_000);
+
   it('plan --compute: DP does not fit an 80 GB card for a 7B shape on 4 ranks, ZeRO-3 does, with the numbers', async () => {
     const r = await runCli(['plan', '--compute', 'model:h100', '--model', 'llama2-7b', '--world', '4']);
     expect(r.code).toBe(0);

@@ -2,7 +2,7 @@
 // the gradient reduction and the Adam update. What differs between the schemes is read from their row of
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
 import type { OptimizerState } from '../adam.js';
-import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
+import { bytesPerElement, isExtent, type Elems } from '../../tensor/dtype.js';
 import type { Piece, Unit } from '../layout.js';
 import type { GroupParams } from '../param-group.js';
 import type { Compute } from '../compute.js';
@@ -84,7 +84,7 @@ export class Base {
   private loadWeights(theta: Float32Array): void {
     const { layout } = this.ctx;
     const frozen = layout.frozenParams > 0;
-    if (frozen && !(theta instanceof Float32Array)) return; // a what-if rank's extent: no values to load
+    if (frozen && isExtent(theta)) return; // a what-if rank's extent: no values to load
     const theta0 = layout.trainableOf(theta);
     if (frozen) this.loadFrozen(theta);
     if (this.flags.shardOptimizer) layout.shardInto(theta0, this.master);

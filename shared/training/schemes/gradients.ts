@@ -2,7 +2,7 @@
 // all-reduced (DP) or reduce-scattered (ZeRO-1) in DDP's buckets, or reduce-scattered unit by unit so that
 // only the owned slice stays (ZeRO-2/3); summed over micro-batches in fp32 with --accumulate; and handed to
 // Adam as fp32 laid out like the master weights.
-import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
+import { bytesPerElement, dtypeOf, type Elems } from '../../tensor/dtype.js';
 import type { Unit } from '../layout.js';
 import { DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
 import type { SchemeFlags } from './table.js';
@@ -38,7 +38,7 @@ export class Gradients {
     const { layout, ledger, dtype } = ctx;
     this.grads = ledger.alloc('grads', dtype, flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
     const sameLayout = flags.shardGradients === flags.shardOptimizer;
-    this.owned = sameLayout && this.grads instanceof Float32Array ? null : ledger.allocF32('compute', masterLength);
+    this.owned = sameLayout && dtypeOf(this.grads) === 'fp32' ? null : ledger.allocF32('compute', masterLength);
     if ((ctx.accumulate ?? 1) > 1) {
       this.accum = ledger.allocF32('accum', flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
       if (flags.shardGradients) this.widened = ledger.allocF32('compute', layout.maxUnitPadded);

@@ -9,11 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseSafetensors, serializeSafetensors, type StTensor } from '../../../shared/io/safetensors.js';
 import { Quantizer, quantizedBytes, type QuantFormat } from '../../../shared/tensor/quantize.js';
-import { IN_CI } from '../../helpers/docker.js';
+import { requireTorch } from '../../helpers/torch.js';
 import { decodeBf16, encodeBf16 } from '../../../shared/tensor/bf16.js';
 import { seeded } from '../../helpers/seed.js';
 
-const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
 const SCRIPT = fileURLToPath(new URL('../../helpers/torch_quant.py', import.meta.url));
 const rnd = seeded();
 const BLOCK = 32;
@@ -37,16 +36,13 @@ function inputs(): Map<string, Float32Array> {
 }
 
 describe(`block quantization against PyTorch (seed ${rnd.seed})`, () => {
-  it('int8 and int4: scales, codes, packed codes and the values back, bit for bit', () => {
+  it('int8 and int4: scales, codes, packed codes and the values back, bit for bit', (ctx) => {
     const dir = mkdtempSync(join(tmpdir(), 'zerowire-quant-'));
     try {
       const xs = inputs();
       const tensors = new Map<string, StTensor>([...xs].map(([k, x]) => [k, { dtype: 'F32', shape: [x.length], data: x }]));
       writeFileSync(join(dir, 'in.safetensors'), serializeSafetensors(tensors));
-      if (!TORCH) {
-        expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
-        return;
-      }
+      requireTorch(ctx, 'the quantizer reference (test/helpers/torch_quant.py)');
       const py = spawnSync('/usr/bin/python3', [SCRIPT, join(dir, 'in.safetensors'), join(dir, 'out.safetensors'), String(BLOCK)], {
         encoding: 'utf8',
         timeout: 60_000,

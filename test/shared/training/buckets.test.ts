@@ -3,14 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { gradientBuckets } from '../../../shared/training/buckets.js';
 import { ShardLayout } from '../../../shared/training/layout.js';
 import { MlpSpec } from '../../../shared/training/mlp.js';
-import { IN_CI } from '../../helpers/docker.js';
+import { requireTorch } from '../../helpers/torch.js';
 import { HYPER, maxAbsDiff, trainDistributed, trainReference, type TrainSetup } from '../../helpers/train.js';
 
 // Units padded for N=4, fp32: 408, 512 and 92 elements = 1632, 2048 and 368 bytes.
 const base: TrainSetup = { widths: [13, 29, 17, 5], steps: 4, batch: 8, samples: 64, seed: 11, dtype: 'fp32', unit: 'layer', hyper: HYPER };
 const layout = new ShardLayout(new MlpSpec(base.widths), 4, 0, 'layer');
-const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
-if (!TORCH) console.warn("PyTorch's bucket assignment: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)");
 const indices = (cap: number) => gradientBuckets(layout.units, cap, 4).map((b) => b.map((u) => u.index));
 
 describe('DDP buckets: whole units in reverse order, each closed once it reaches its cap', () => {
@@ -33,11 +31,8 @@ describe('DDP buckets: whole units in reverse order, each closed once it reaches
   });
   // The limits are ours (a first bucket of 1 MiB or the cap if smaller; PyTorch keeps 1 MiB even then): what is
   // checked is how buckets fill and close.
-  it("equals PyTorch's own bucket assignment given one tensor per unit, in the order they become ready", () => {
-    if (!TORCH) {
-      expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
-      return;
-    }
+  it("equals PyTorch's own bucket assignment given one tensor per unit, in the order they become ready", (ctx) => {
+    requireTorch(ctx, "PyTorch's bucket assignment");
     const cases = [
       { widths: [512, 1024, 512, 10], world: 4, bytes: 4, cap: 25 << 20 },
       { widths: [512, 1024, 512, 10], world: 4, bytes: 2, cap: 25 << 20 },

@@ -13,11 +13,9 @@ import { Llama } from '../../../shared/training/llama-compute.js';
 import { Rng } from '../../../shared/training/rng.js';
 import { parseSafetensors, serializeSafetensors } from '../../../shared/io/safetensors.js';
 import { fromStateDict, toStateDict } from '../../../shared/io/state-dict.js';
-import { IN_CI } from '../../helpers/docker.js';
+import { requireTorch } from '../../helpers/torch.js';
 import { maxAbsDiff } from '../../helpers/train.js';
 
-const TORCH = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
-if (!TORCH) console.warn('PyTorch reference for the Llama workload: missing (needs /usr/bin/python3 with torch: apt-get install python3-torch)');
 const SCRIPT = fileURLToPath(new URL('../../helpers/torch_llama.py', import.meta.url));
 
 describe('llama', () => {
@@ -36,11 +34,8 @@ describe('llama', () => {
     expect(() => new LlamaSpec({ layers: 1, dim: 12, heads: 4, kvHeads: 2, ff: 8, seq: 4, vocab: 8 })).toThrow(/head width 3 is odd/);
   });
 
-  it('matches PyTorch: logits, gradients and one Adam step within 1e-5', () => {
-    if (!TORCH) {
-      expect(IN_CI, 'CI=true but PyTorch is missing: apt-get install python3-torch (.ci/run does)').toBe(false);
-      return;
-    }
+  it('matches PyTorch: logits, gradients and one Adam step within 1e-5', (ctx) => {
+    requireTorch(ctx, 'the Llama reference (test/helpers/torch_llama.py)');
     const shape = { layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 };
     const spec = new LlamaSpec(shape);
     const theta = spec.init(7);
