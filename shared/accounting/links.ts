@@ -4,7 +4,7 @@
 // two; a slow host in the third and in neither of the others: the report says which it was.
 import type { SchemeSummary } from '../control/messages.js';
 import type { LinkProbe } from '../transport/link-probe.js';
-import { median } from '../tensor/stats.js';
+import { judgeLateness, type HostLateness } from './lateness.js';
 
 export interface Preflight {
   mode: 'off' | 'ring' | 'all-pairs';
@@ -39,10 +39,8 @@ export interface NetworkReport {
   blame: string[]; // sentences: which link or host, and why
 }
 
-/** A link is slow below this share of the median link; a host late by more than this share of a step. */
+/** A link is slow below this share of the median link. */
 const SLOW_LINK = 0.6;
-const LATE_SHARE = 0.1;
-const LATE_FLOOR_MS = 2;
 /** Fewer links of a kind than this, and none is singled out: two links cannot say which of them is odd. */
 const JUDGED_AMONG = 3;
 
@@ -115,61 +113,6 @@ function achievedRates(ranks: RankHost[], summaries: ReadonlyMap<string, readonl
   });
 }
 
-/** The least counted steps a lateness verdict needs: fewer, and one stall is most of the evidence. */
-const LATE_MIN_STEPS = 5;
-
-export interface HostLateness {
-  host: string;
-  ms: number; // the median over counted steps of the ms per step its ranks entered collectives late
-  lateSteps: number; // counted steps in which it was later than the other hosts' median by more than the bar
-  steps: number; // counted steps judged
-}
-
-/** How late each host's ranks were, step by step: in each step the sum over its collectives of how long after
- *  the median rank each entered, less what the two ranks' clocks could disagree by (each rank's offset is
- *  known within ± its uncertainty, so an entry that late may be the clocks, not the rank); early counts
- *  nothing. A host's figure per step is the mean over its ranks; its statistic is the median over steps,
- *  with the count of steps beyond the bar: a CPU quota keeps a host late in most steps, where a busy
- *  machine's stall makes one host very late in one step and none in the rest. Also the mean step. */
-function latenessByHost(
-  ranks: RankHost[],
-  summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
-): { perStep: Map<string, number[]>; stepMs: number; clockMs: number } {
-  const late = new Map<number, number[]>(); // per rank, per counted step
-  const stepMs: number[] = [];
-  let clockMs = 0;
-  for (const sums of summaries.values()) {
-    if (sums.length !== ranks.length) continue;
-    const u = sums.map((s) => (Number.isFinite(s.clock?.uncertaintyMs) ? s.clock.uncertaintyMs : 0));
-    const worst = Math.max(...u);
-    clockMs = Math.max(clockMs, 2 * worst);
-    const steps = sums[0].steps.length;
-    for (let t = steps > 1 ? 1 : 0; t < steps; t++) {
-      if (sums.some((s) => !s.steps[t])) continue;
-      stepMs.push(...sums.map((s) => s.steps[t].stepMs));
-      const perRank = sums.map(() => 0);
-      for (let i = 0; i < sums[0].steps[t].collectives.length; i++) {
-        const entries = sums.map((s) => s.steps[t].collectives[i]?.entry ?? Number.NaN);
-        if (entries.some(Number.isNaN)) continue;
-        const m = median(entries);
-        entries.forEach((e, r) => (perRank[r] += Math.max(0, e - m - u[r] - worst)));
-      }
-      perRank.forEach((ms, r) => late.set(r, [...(late.get(r) ?? []), ms]));
-    }
-  }
-  const perStep = new Map<string, number[]>();
-  if (!stepMs.length) return { perStep, stepMs: 0, clockMs }; // nothing trained (zerowire links): no lateness to speak of
-  for (const host of new Set(ranks.map((r) => r.host))) {
-    const mine = ranks.filter((r) => r.host === host).map((r) => late.get(r.rank) ?? []);
-    const n = Math.min(...mine.map((xs) => xs.length));
-    perStep.set(
-      host,
-      Array.from({ length: n }, (_, t) => mine.reduce((a, xs) => a + xs[t], 0) / mine.length),
-    );
-  }
-  return { perStep, stepMs: stepMs.reduce((a, b) => a + b, 0) / stepMs.length, clockMs };
-}
-
 export function networkReport(
   preflight: Preflight | null,
   ranks: RankHost[],
@@ -183,17 +126,7 @@ export function networkReport(
   const slowProbed = slowOnes(capacity);
   const achieved = achievedRates(ranks, summaries);
   const slowAchieved = slowOnes(achieved);
-  const { perStep, stepMs, clockMs } = latenessByHost(ranks, summaries);
-  const bar = Math.max(LATE_FLOOR_MS, LATE_SHARE * stepMs);
-  const others = (host: string, t: number) => median([...perStep].filter(([h]) => h !== host).map(([, ys]) => ys[t] ?? 0));
-  const lateness: HostLateness[] = [...perStep].map(([host, xs]) => ({
-    host,
-    ms: median(xs),
-    lateSteps: xs.filter((x, t) => x - others(host, t) > bar).length,
-    steps: xs.length,
-  }));
-  const counted = Math.min(...lateness.map((h) => h.steps));
-  const judgeable = lateness.length > 1 && counted >= LATE_MIN_STEPS;
+  const { lateness, latest, stepMs, clockMs, tooFew } = judgeLateness(ranks, summaries);
   const blame: string[] = [];
   // The pre-flight's median is the one its kind's line prints; the run's is of what the links achieved.
   const say = (what: string, slow: MeasuredLink[], all: MeasuredLink[], against: string) => {
@@ -202,14 +135,9 @@ export function networkReport(
       `${what}: ${slow.map((l) => `${linkName(l)} ${mbit(l.mbit)} Mbit/s`).join(', ')}, ${against} ${mbit(kindMbit(all))}${host ? `: every slow link touches host ${host}` : ''}`,
     );
   };
-  // Later than the other hosts by the bar in most steps, and the only such host: on a busy machine every host
-  // is late now and then (a healthy one in at most 2 of 8 steps here, beside a CPU burner on every core), and
-  // one stall is no verdict. Its neighbour in the ring, waiting for its data, is late in some steps too.
-  const most = lateness.filter((h) => 2 * h.lateSteps > h.steps && h.ms > bar);
-  const latest = judgeable && most.length === 1 ? most[0] : null;
   // A host behind a slow link enters late because its data comes late: the link's doing, as far as the
   // link's slowness accounts for the lateness. What is left beyond that is the host's own compute.
-  const lateHost = latest && latest.ms - delayInto(latest.host, achieved) > bar ? latest : null;
+  const lateHost = latest && latest.ms - delayInto(latest.host, achieved) > latest.bar ? latest : null;
   // A host short of CPU reads and sends in fits and starts, so the links touching it look slow too.
   const symptoms = lateHost ? slowAchieved.filter((l) => l.fromHost === lateHost.host || l.toHost === lateHost.host) : [];
   const slowLinks = slowAchieved.filter((l) => !symptoms.includes(l));
@@ -220,7 +148,6 @@ export function networkReport(
     blame.push(
       `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (median of ${lateHost.steps} steps, late in ${lateHost.lateSteps}; a step: ${stepMs.toFixed(1)} ms): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,
     );
-  const tooFew = lateness.length > 1 && !judgeable ? `too few steps to judge lateness (${counted} counted, ${LATE_MIN_STEPS} needed)` : null;
   if (!blame.length && (achieved.length >= 3 || probed.length >= 3)) blame.push(tooFew ? `no link stands out; ${tooFew}` : 'no link or host stands out');
   else if (tooFew) blame.push(tooFew);
   return {
@@ -260,18 +187,66 @@ function aboveLink(l: MeasuredLink, capacity: MeasuredLink[]): boolean {
   return crosses(l) && probe !== undefined && l.mbit > ABOVE_LINK * probe.mbit;
 }
 
+/** Below this share of plain TCP on a link between hosts, what a collective moves there is zerowire's pace. */
+const INSTRUMENT_SHARE = 0.8;
+
+const gbit = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(1)} Gbit/s` : `${mbit(x)} Mbit/s`);
+/** '46%', '46-61%', '7.7-11.9 Gbit/s': the least and the most, the unit once. */
+const range = (xs: number[], f: (x: number) => string) => {
+  const [lo, hi] = [f(Math.min(...xs)), f(Math.max(...xs))];
+  if (lo === hi) return lo;
+  const unit = /[^\d.]+$/.exec(lo)?.[0] ?? '';
+  return unit && hi.endsWith(unit) ? `${lo.slice(0, -unit.length)}-${hi}` : `${lo}-${hi}`;
+};
+
+/** Where zerowire's transport moved much less than plain TCP on the same links between hosts: the figures
+ *  above that rate measure the instrument. With --link-scale K each link stands for K times what it carried,
+ *  so the emulated rate is K times zerowire's pace, not the network's. */
+export function instrumentNote(n: NetworkReport, linkScale = 1): string | null {
+  const links = (n.preflight?.links ?? []).filter((l) => l.fromHost !== l.toHost && l.plainMbit !== undefined && l.plainMbitMulti !== undefined);
+  const rated = links.map((l) => ({ ours: Math.max(l.mbit, l.mbitMulti), plain: Math.max(l.plainMbit!, l.plainMbitMulti!) }));
+  const low = rated.filter((r) => r.ours < INSTRUMENT_SHARE * r.plain);
+  if (!low.length) return null;
+  const streams = n.preflight!.links[0]?.streams ?? 0;
+  const shares = low.map((r) => Math.floor((100 * r.ours) / r.plain)); // floored: 79.9% is not 80%
+  const scaled =
+    linkScale > 1
+      ? `; with --link-scale ${linkScale} each link stands for ${linkScale}x what it carried: the emulated rate is ${linkScale}x zerowire's pace (${range(
+          low.map((r) => linkScale * r.ours),
+          gbit,
+        )}), not ${linkScale}x the network's (${range(
+          low.map((r) => linkScale * r.plain),
+          gbit,
+        )})`
+      : '';
+  return `instrument: zerowire's transport moved ${range(shares, (x) => `${x}%`)} of what plain TCP moved on ${low.length} of ${rated.length} links between hosts (the better of 1 and ${streams} streams: ${range(
+    low.map((r) => r.ours),
+    gbit,
+  )} against ${range(
+    low.map((r) => r.plain),
+    gbit,
+  )}): collectives above ${gbit(Math.min(...low.map((r) => r.ours)))} measure zerowire (its framing, msgpack and the cores it gets), not the network; more streams or free cores would lift it${scaled}`;
+}
+
+/** A probed link's rates, with plain TCP's beside where it was measured. */
+const probeRates = (l: LinkProbe) =>
+  `${mbit(l.mbit)}/${mbit(l.mbitMulti)}${l.plainMbit !== undefined && l.plainMbitMulti !== undefined ? ` (plain TCP ${mbit(l.plainMbit)}/${mbit(l.plainMbitMulti)})` : ''}`;
+
 /** The report's lines: the pre-flight's links, each kind's median and slowest, the achieved rates, the verdict. */
-export function networkText(n: NetworkReport): string[] {
+export function networkText(n: NetworkReport, linkScale = 1): string[] {
   const out: string[] = [];
   const p = n.preflight;
   if (p && !p.links.length) out.push(`pre-flight (${p.mode}): nothing to measure (${p.mode === 'all-pairs' ? 'one host' : 'one rank'})`);
   if (p && p.links.length) {
+    const plain = p.links.some((l) => l.plainMbit !== undefined) ? ' (plain TCP beside it: the same link without WebSocket or msgpack)' : '';
     out.push(
-      `pre-flight (${p.mode}, ${(p.ms / 1000).toFixed(2)} s), payload Mbit/s with 1 stream / ${p.links[0]?.streams ?? 0} streams, round trip: ${p.links
-        .map((l) => `${linkName(l)} ${mbit(l.mbit)}/${mbit(l.mbitMulti)}, ${l.rttMs.toFixed(2)} ms`)
+      `pre-flight (${p.mode}, ${(p.ms / 1000).toFixed(2)} s), payload Mbit/s with 1 stream / ${p.links[0]?.streams ?? 0} streams${plain}, round trip: ${p.links
+        .map((l) => `${linkName(l)} ${probeRates(l)}, ${l.rttMs.toFixed(2)} ms`)
         .join('; ')}`,
       ...kindLines(n.capacity, p.links[0]?.streams ?? 0),
     );
+    const note = instrumentNote(n, linkScale);
+    if (note) out.push(note);
   }
   if (n.achieved.length) {
     const above = n.achieved.filter((l) => aboveLink(l, n.capacity));

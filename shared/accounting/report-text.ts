@@ -201,7 +201,7 @@ function reportNotes(r: Report): string[] {
       `activations (what the forward pass keeps for the backward pass) per rank: ${formatBytes(act.measured)} measured in every scheme, ${formatBytes(act.estimate)} by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${formatBytes(act.measured)} is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
     );
   notes.push(linksNote(r));
-  if (r.network) notes.push(...networkText(r.network), ...ringNeeds(r));
+  if (r.network) notes.push(...networkText(r.network, r.config.linkScale), ...ringNeeds(r));
   notes.push(...holdings(r));
   return notes;
 }

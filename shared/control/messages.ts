@@ -114,7 +114,16 @@ export type SchemeSummary = RankSummary & { master: Uint8Array };
 export const WEIGHT_PIECE_BYTES = 4 << 20;
 
 /** One direction of one link as the pre-flight's receiver measured it (transport/link-probe.ts). */
-const LinkProbeSchema = v.object({ from: rank, to: rank, mbit: finite, mbitMulti: finite, streams: int(1, 64), rttMs: finite });
+const LinkProbeSchema = v.object({
+  from: rank,
+  to: rank,
+  mbit: finite,
+  mbitMulti: finite,
+  streams: int(1, 64),
+  rttMs: finite,
+  plainMbit: v.optional(finite), // the same link over plain TCP (transport/plain-tcp.ts): the instrument's ceiling
+  plainMbitMulti: v.optional(finite),
+});
 
 const ControlMessageSchema = v.variant('type', [
   v.object({

@@ -12,6 +12,7 @@ import { theilSenSlope } from '../tensor/stats.js';
 import type { PeerChannel } from './channel.js';
 import { ClientTransport } from './channel.js';
 import { dialPeer, type PeerAddress, type PeerListener } from './ring.js';
+import { blastPlain, dialPlain, type PlainLink } from './plain-tcp.js';
 
 const PROBE = {
   ms: 250, // data arriving per phase
@@ -33,6 +34,10 @@ export interface LinkProbe {
   mbitMulti: number; // PROBE.streams streams together
   streams: number;
   rttMs: number; // least of PROBE.pings round trips on an idle connection
+  // The same link with plain TCP sockets (plain-tcp.ts: no WebSocket, no msgpack), 1 stream and `streams`:
+  // the ceiling zerowire's transport is read against. Absent in reports written before it was measured.
+  plainMbit?: number;
+  plainMbitMulti?: number;
 }
 
 export interface ProbeRound {
@@ -62,8 +67,11 @@ interface ProbeContext {
   timeoutMs: number;
 }
 
-/** Connection names: per round, 0 = the idle one pings run on, 1 = one stream, 2.. = the several. */
+/** Connection names: per round, 0 = the idle one pings run on, 1 = one stream, 2.. = the several; then the
+ *  same two phases over plain TCP. */
 const name = (round: number, kind: number) => `probe:${round * 16 + kind}` as const;
+const PLAIN_ONE = 2 + PROBE.streams;
+const PLAIN_SEVERAL = PLAIN_ONE + 1;
 
 /** Run the rounds; returns what this rank received, link by link. */
 export async function probeLinks(ctx: ProbeContext, rounds: ProbeRound[]): Promise<LinkProbe[]> {
@@ -83,6 +91,9 @@ async function serve(ctx: ProbeContext, round: number, to: number): Promise<void
   // connection 1 only once it is done, so nothing is sent during its round trips.
   await blast([await accept(1)]);
   await blast(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => accept(2 + s))));
+  const plain = (kind: number) => ctx.listener.expectPlain(to, ctx.runId, ctx.ringKey, ctx.timeoutMs, name(round, kind));
+  await blastPlain([await plain(PLAIN_ONE)], PROBE.frameBytes);
+  await blastPlain(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => plain(PLAIN_SEVERAL + s))), PROBE.frameBytes);
 }
 
 /** Send frames on every channel, PROBE.window in flight each, until the receiver closes them. */
@@ -122,7 +133,10 @@ async function measure(ctx: ProbeContext, round: number, from: number): Promise<
   idle.close();
   const one = await receive([await dial(1)]);
   const several = await receive(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => dial(2 + s))));
-  return { from, to: ctx.self, mbit: one, mbitMulti: several, streams: PROBE.streams, rttMs };
+  const plain = (kind: number) => dialPlain(ctx.peers[from], ctx.self, ctx, name(round, kind), ctx.timeoutMs, ctx.listener.tls);
+  const plainOne = await receivePlain([await plain(PLAIN_ONE)]);
+  const plainSeveral = await receivePlain(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => plain(PLAIN_SEVERAL + s))));
+  return { from, to: ctx.self, mbit: one, mbitMulti: several, streams: PROBE.streams, rttMs, plainMbit: plainOne, plainMbitMulti: plainSeveral };
 }
 
 async function roundTrips(ch: PeerChannel): Promise<number> {
@@ -141,13 +155,6 @@ async function roundTrips(ch: PeerChannel): Promise<number> {
   return best;
 }
 
-/** Mbit/s over the channels together, once PROBE.ms have passed since the first frame arrived; then they
- *  are closed. The settling is left out: TCP's slow start and a shaper's burst allowance would otherwise count.
- *  The sockets' byte counters are sampled every PROBE.sampleMs, not frames counted as they complete: four
- *  streams at one rate complete their frames together, in bunches a frame apart. The rate is the robust
- *  slope of bytes over time: a receiver whose event loop stalls on a busy machine reads the backlog late,
- *  and those few late points would otherwise set it (a 30 ms stall as the window opens would read a link
- *  15% fast). Socket bytes are the payload and its framing, a few dozen bytes per 256 KiB frame. */
 /** Bytes per ms: the robust slope where the samples are enough and it is positive, else the mean rate over
  *  the samples' span. */
 function slopeOrMean(points: readonly { x: number; y: number }[], enough: boolean): number {
@@ -158,10 +165,45 @@ function slopeOrMean(points: readonly { x: number; y: number }[], enough: boolea
   return b.x > a.x ? (b.y - a.y) / (b.x - a.x) : 0;
 }
 
+/** Mbit/s over the channels together, once PROBE.ms have passed since the first frame arrived; then they
+ *  are closed. The settling is left out: TCP's slow start and a shaper's burst allowance would otherwise count.
+ *  The sockets' byte counters are sampled every PROBE.sampleMs, not frames counted as they complete: four
+ *  streams at one rate complete their frames together, in bunches a frame apart. The rate is the robust
+ *  slope of bytes over time: a receiver whose event loop stalls on a busy machine reads the backlog late,
+ *  and those few late points would otherwise set it (a 30 ms stall as the window opens would read a link
+ *  15% fast). Socket bytes are the payload and its framing, a few dozen bytes per 256 KiB frame. */
 function receive(channels: PeerChannel[]): Promise<number> {
   const scratch = new Uint8Array(PROBE.frameBytes);
+  return sampleRate({
+    bytesRead: () => channels.reduce((sum, ch) => sum + ch.socketReceived(), 0),
+    start: (first, failed) => {
+      for (const ch of channels) {
+        ch.onFailure(failed);
+        ch.listen(0, { destination: (h) => scratch.subarray(0, h.elements * 4), frame: first });
+      }
+    },
+    stop: () => channels.forEach((c) => c.transport.terminate()), // at once: a polite close would queue behind the data
+  });
+}
+
+/** The same reading of plain sockets: their bytes read, from the first data on. */
+function receivePlain(links: PlainLink[]): Promise<number> {
+  return sampleRate({
+    bytesRead: () => links.reduce((sum, l) => sum + l.socket.bytesRead, 0),
+    start: (first, failed) => {
+      for (const l of links) {
+        l.onData = first;
+        l.socket.once('close', () => failed(new Error('the sender closed a plain TCP probe early')));
+      }
+    },
+    stop: () => links.forEach((l) => l.socket.destroy()),
+  });
+}
+
+/** Mbit/s of what `bytesRead` counts, sampled every PROBE.sampleMs once the first data came (`first`), the
+ *  settling left out; then `stop`. */
+function sampleRate(src: { bytesRead: () => number; start: (first: () => void, failed: (e: Error) => void) => void; stop: () => void }): Promise<number> {
   const settled: { x: number; y: number }[] = []; // time, bytes the sockets had read
-  const bytesRead = () => channels.reduce((sum, ch) => sum + ch.socketReceived(), 0);
   let first = -1; // when the first frame had arrived
   let timer: NodeJS.Timeout | undefined;
   let done = false;
@@ -169,28 +211,25 @@ function receive(channels: PeerChannel[]): Promise<number> {
     const finish = (end: () => void) => {
       done = true;
       clearInterval(timer);
-      for (const c of channels) c.transport.terminate(); // at once: a polite close would queue behind the data
+      src.stop();
       end();
     };
     const sample = () => {
       const now = performance.now();
       const elapsed = now - first;
-      if (elapsed >= PROBE.settleMs) settled.push({ x: now, y: bytesRead() });
+      if (elapsed >= PROBE.settleMs) settled.push({ x: now, y: src.bytesRead() });
       // A receiver whose event loop stalled through the phase took one or two samples: their slope is no rate
       // (a 3927/0.0 reading under load). It samples on until it has enough, and past maxMs takes the mean.
       const enough = settled.length >= PROBE.minSamples;
       if (elapsed >= PROBE.ms && (enough || elapsed >= PROBE.maxMs)) finish(() => resolve((slopeOrMean(settled, enough) * 8) / 1000)); // bytes per ms to Mbit/s
     };
-    for (const ch of channels) {
-      ch.onFailure((err) => !done && finish(() => reject(err)));
-      ch.listen(0, {
-        destination: (h) => scratch.subarray(0, h.elements * 4),
-        frame: () => {
-          if (first >= 0 || done) return;
-          first = performance.now();
-          timer = setInterval(sample, PROBE.sampleMs);
-        },
-      });
-    }
+    src.start(
+      () => {
+        if (first >= 0 || done) return;
+        first = performance.now();
+        timer = setInterval(sample, PROBE.sampleMs);
+      },
+      (err) => !done && finish(() => reject(err)),
+    );
   });
 }

@@ -1,6 +1,6 @@
 // Wiring ranks into a ring. Rank r listens; rank r+1 dials it. Bulk data flows r -> r+1 over the
 // connection r accepted, i.e. server-to-client, where RFC 6455 frames are not masked (no per-byte XOR).
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -12,6 +12,7 @@ import { closeReason } from './close-reason.js';
 import { bindError } from './bind-error.js';
 import type { LinkTls } from './link-tls.js';
 import { decodeMsgpack, encodeMessage, validateHello, type PeerHello } from '../control/messages.js';
+import { PLAIN_UPGRADE, PlainDesk } from './plain-tcp.js';
 
 /** The largest message the dialling end reads in a run of this chunk size: one chunk and its envelope (an
  *  element is at most 4 bytes, so a chunk holds at least one). A peer that announces more is refused at the
@@ -46,6 +47,8 @@ export class PeerListener {
   private readonly waiting = new Map<string, { runId: string; ringKey: Uint8Array; resolve: (c: PeerChannel) => void; reject: (e: Error) => void }>();
   /** Connections that said hello before this rank was told its ring key; checked when expect() runs. */
   private readonly early: { ws: WebSocket; hello: PeerHello; from: string }[] = [];
+  /** Plain TCP connections (the pre-flight's ceiling): proved, then taken off the unproven list. */
+  private readonly plain = new PlainDesk((socket) => this.unproven.delete(socket));
 
   /** Connections that have not proved they belong to the run: each is cut at its deadline. */
   private readonly unproven = new Set<Socket>();
@@ -62,12 +65,17 @@ export class PeerListener {
     // finishes is cut by the server's own handshake timeout).
     http.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => this.onSocket(socket));
     server.on('connection', (ws, req) => this.onConnection(ws, req.socket, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
+    // Upgrades are ours to route: a plain TCP probe here, every other one to the WebSocket server.
+    http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (String(req.headers.upgrade ?? '').toLowerCase() === PLAIN_UPGRADE) return this.sealed ? void socket.destroy() : this.plain.arrived(req, socket);
+      server.handleUpgrade(req, socket, head, (ws) => server.emit('connection', ws, req));
+    });
   }
 
   static open(port = 0, host = '0.0.0.0', tls?: LinkTls): Promise<PeerListener> {
     return new Promise((resolve, reject) => {
       const http = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: HELLO_TIMEOUT_MS }) : createServer();
-      const server = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: MAX_INCOMING_MESSAGE });
+      const server = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_INCOMING_MESSAGE });
       server.on('error', () => undefined); // ws repeats the http server's error, which is handled here:
       http.once('error', (err) => reject(bindError(err, 'the ring port (--peer-port)', host, port)));
       http.listen(port, host, () => resolve(new PeerListener(server, http, tls)));
@@ -112,6 +120,11 @@ export class PeerListener {
     });
   }
 
+  /** The plain TCP socket `rank` opens for `link` once it has proved it belongs to this run (plain-tcp.ts). */
+  expectPlain(rank: number, runId: string, ringKey: Uint8Array, timeoutMs: number, link: string): Promise<Socket> {
+    return this.plain.expect(rank, { runId, ringKey }, timeoutMs, link, this.port);
+  }
+
   /** Turn a connection into a channel if its hello proves it, or refuse it with a reason. */
   private admit(ws: WebSocket, hello: PeerHello, from: string, runId: string, ringKey: Uint8Array): Promise<PeerChannel> {
     if (hello.runId !== runId || !validProof(ringKey, runId, hello.rank, hello.proof)) {
@@ -126,6 +139,7 @@ export class PeerListener {
     this.waiting.clear();
     for (const c of this.server.clients) c.terminate();
     for (const socket of this.unproven) socket.destroy();
+    this.plain.close();
     return new Promise((resolve) => this.server.close(() => this.http.close(() => resolve())));
   }
 

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { RunPlan } from '../../shared/accounting/run-plan.js';
 import { SCHEME_TABLE } from '../../shared/training/schemes/table.js';
+import { MODEL_BANDS } from '../../shared/tensor/memory-ledger.js';
 import { passTimes } from '../../shared/whatif/modeled-compute.js';
 import { optimizerWork } from '../../shared/whatif/model-passes.js';
 import { presetCost } from '../../shared/whatif/preset.js';
@@ -118,7 +119,12 @@ describe('zerowire local --compute model:h200', () => {
         const pick = (rec: Record<string, number>) => Object.fromEntries(Object.entries(rec).filter(([b, v]) => SCHEME_BANDS.includes(b) && v > 0));
         const m = modeled.perRank[scheme][r];
         expect(pick(m.memory.resident), `${scheme} rank ${r} resident`).toEqual(pick(rank.memory.resident));
-        expect(pick(m.memory.peakPerBand), `${scheme} rank ${r} peak per band`).toEqual(pick(rank.memory.peakPerBand));
+        // At the peak, model states must match; the compute band then also holds the workload's own scratch
+        // (the real GPT's kernels, which modeled compute does not run), and how many reduce-scatter buckets
+        // are in flight at once depends on how long compute took (ZeRO-2 had 2 at its worst for real, 1 modeled).
+        const states = (rec: Record<string, number>) =>
+          Object.fromEntries(Object.entries(pick(rec)).filter(([b]) => (MODEL_BANDS as readonly string[]).includes(b)));
+        expect(states(m.memory.peakPerBand), `${scheme} rank ${r} peak per band`).toEqual(states(rank.memory.peakPerBand));
       }
     }
   }, 200_000);

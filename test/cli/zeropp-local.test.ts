@@ -47,7 +47,7 @@ describe('local --scheme zero3 --qwz --hpz', () => {
         console.log(
           `${x.title}: ${(x.sentPerStep.payload / 1024).toFixed(1)} KiB per rank per step (ZeRO-3 ${(plain / 1024).toFixed(1)}), final loss ${x.finalLoss.toFixed(4)} (ZeRO-3 ${row('plain').finalLoss.toFixed(4)})`,
         );
-        expect(Math.abs(x.finalLoss - row('plain').finalLoss) / row('plain').finalLoss, n).toBeLessThan(0.03);
+        expect(Math.abs(x.finalLoss - row('plain').finalLoss) / row('plain').finalLoss, n).toBeLessThan(0.005); // docs/zeropp.md: measured 0.03-0.09%
       }
       expect(row('hpz').finalLoss).toBe(row('plain').finalLoss); // hpZ moves the same 16-bit values another way
       for (const n of ['qwz', 'both']) {

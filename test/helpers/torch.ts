@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import type { TestContext } from 'vitest';
 import { IN_CI } from './docker.js';
 
-export const PYTHON = '/usr/bin/python3';
+const PYTHON = '/usr/bin/python3';
 export const TORCH = spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 60_000 }).status === 0;
 
 /** Go on with `what` (PyTorch's side of this test) only where torch is: else skip this test, saying why. */

@@ -1,7 +1,7 @@
 // The verdict on links and hosts, from summaries made to order: a slow link, a late host, and a host late
 // only because the link into it is slow.
 import { describe, expect, it } from 'vitest';
-import { networkReport, networkText } from '../../../shared/accounting/links.js';
+import { instrumentNote, networkReport, networkText } from '../../../shared/accounting/links.js';
 import type { SchemeSummary } from '../../../shared/control/messages.js';
 
 const hosts = ['a', 'b', 'c', 'd'];
@@ -181,5 +181,40 @@ describe('which link or host is slow', () => {
 
   it('says so when nothing stands out', () => {
     expect(networkReport(null, ranks, summaries([940, 930, 950, 945], [1, 0, 1, 0])).blame).toEqual(['no link or host stands out']);
+  });
+  it("prints plain TCP beside the transport, and names the instrument's ceiling where the transport is under 80% of it", () => {
+    const two = ranks.slice(0, 2);
+    const probe = (from: number, to: number, ours: number, plain: number) => ({
+      from,
+      to,
+      mbit: ours * 0.6,
+      mbitMulti: ours,
+      streams: 4,
+      rttMs: 0.3,
+      plainMbit: plain * 0.8,
+      plainMbitMulti: plain,
+    });
+    const fast = { mode: 'all-pairs' as const, ms: 1200, links: [probe(0, 1, 7100, 15300), probe(1, 0, 11900, 19300)] };
+    const n = networkReport(fast, two, new Map());
+    const text = networkText(n);
+    expect(text[0]).toMatch(/plain TCP beside it: the same link without WebSocket or msgpack/);
+    expect(text[0]).toContain('0→1 (a→b) 4260/7100 (plain TCP 12240/15300)');
+    expect(instrumentNote(n)).toBe(
+      "instrument: zerowire's transport moved 46-61% of what plain TCP moved on 2 of 2 links between hosts (the better of 1 and 4 streams: 7.1-11.9 Gbit/s against 15.3-19.3 Gbit/s): collectives above 7.1 Gbit/s measure zerowire (its framing, msgpack and the cores it gets), not the network; more streams or free cores would lift it",
+    );
+    expect(text).toContain(instrumentNote(n));
+    expect(instrumentNote(n, 10)).toMatch(
+      /; with --link-scale 10 each link stands for 10x what it carried: the emulated rate is 10x zerowire's pace \(71\.0-119\.0 Gbit\/s\), not 10x the network's \(153\.0-193\.0 Gbit\/s\)$/,
+    );
+    // At 1 Gbit both read the wire: no note. 79.9% is under the bar, and said as 79%, not 80%.
+    const wire = { mode: 'all-pairs' as const, ms: 1100, links: [probe(0, 1, 955, 956), probe(1, 0, 955, 955)] };
+    expect(instrumentNote(networkReport(wire, two, new Map()))).toBeNull();
+    const edge = { mode: 'all-pairs' as const, ms: 1100, links: [probe(0, 1, 799, 1000), probe(1, 0, 955, 955)] };
+    expect(instrumentNote(networkReport(edge, two, new Map()))).toMatch(/moved 79% of what plain TCP moved on 1 of 2 links/);
+    // Loopback links are not a network: never noted. Older reports without plain TCP: nothing said.
+    const loop = [0, 1].map((rank) => ({ rank, host: '127.0.0.1' }));
+    expect(instrumentNote(networkReport(fast, loop, new Map()))).toBeNull();
+    const old = { ...fast, links: fast.links.map(({ plainMbit: _a, plainMbitMulti: _b, ...l }) => l) };
+    expect(networkText(networkReport(old, two, new Map()))[0]).not.toMatch(/plain TCP/);
   });
 });
