@@ -6,7 +6,7 @@
 //     ZeRO-1 with small buckets, on 4 hosts at 1 Gbit, overlap on and off in alternating rounds: how much of
 //     the backward pass the buckets hide;
 //  3. HSDP on 2 hosts x 2 ranks at every rate, beside DP and ZeRO-3: model states and the bytes that leave a host;
-//  4. DP against torch DDP on the same LAN and against the physical limit (bench/lan-ddp.ts).
+//  4. DP against torch DDP on the same LAN and against two estimates, serial and floor (bench/lan-ddp.ts).
 // Writes the first experiment's reports as one HTML page (docs/lan-bench.html) and its step-time figure as an
 // SVG (docs/lan-bench.svg), drawn by the report's own figures (shared/accounting/charts.ts).
 import { writeFileSync } from 'node:fs';

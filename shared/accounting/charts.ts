@@ -34,7 +34,13 @@ function frame(runs: LabelledReport[], data: Datum[], body: Record<string, unkno
     : { data: { values: data }, ...inner };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    config: { font: 'sans-serif', legend: { orient: 'bottom', columns: 3, labelLimit: 260 }, axisX: { labelAngle: 0 } },
+    config: {
+      font: 'sans-serif',
+      // Several legends (the memory figure's bands and moments) one under the other, inside the figure's
+      // width: side by side the second ran past the figure's edge and lost its last entry.
+      legend: { orient: 'bottom', columns: 3, labelLimit: 260, layout: { bottom: { anchor: 'start', direction: 'vertical' } } },
+      axisX: { labelAngle: 0 },
+    },
     usermeta: { schemes },
     ...spec,
   } as unknown as TopLevelSpec;
@@ -74,40 +80,80 @@ function lossFigure(runs: LabelledReport[]): Figure {
   };
 }
 
-/** Step time as a stack: compute by pass (and the rest of it: copies, staging), then the exposed
- *  communication split into waiting for peers and transfer (one 'exposed' part when the run's clock could not
- *  split it). Communication hidden behind compute is inside the compute parts; the table gives it. */
+/** The step's parts, bottom to top, with their colours; they add up to the step. */
+const TIME_PARTS: [string, string][] = [
+  ['forward', '#4e79a7'],
+  ['backward', '#76b7b2'],
+  ['optimizer', '#59a14f'],
+  ['other compute', '#a0cbe8'],
+  ['exposed: wait for peers', '#f28e2b'],
+  ['exposed: transfer', '#e15759'],
+  ['exposed (not split)', '#bab0ac'],
+];
+/** Communication that ran while the rank computed: drawn over the compute parts, not on top of the step. */
+const UNDER = ['comm. under compute (over it)', '#2b2b2b'] as const;
+
+/** Step time as a stack that adds up to the step: compute by pass (and the rest of it: copies, staging), then
+ *  the exposed communication, split into waiting for peers and transfer in the ratio the clock measured them
+ *  (one 'exposed' part where it could not split them). With overlap, wait + transfer exceed the exposed
+ *  time: the rest ran under compute, and a narrow bar over the compute parts shows how much. Only the parts
+ *  some scheme has are in the legend. */
 function timeFigure(runs: LabelledReport[]): Figure {
-  const parts = ['forward', 'backward', 'optimizer', 'other compute', 'wait for peers', 'transfer', 'exposed (not split)'];
   const data: Datum[] = [];
   for (const { label, report } of runs)
     for (const row of report.rows) {
       const t = row.time;
       const split = t.waitMs !== null && t.transferMs !== null;
+      const comm = split ? t.waitMs! + t.transferMs! : 0;
+      const waitShare = comm > 0 ? t.waitMs! / comm : 0;
       const other = t.computeMs - t.forwardMs - t.backwardMs - t.optimizerMs;
-      const values = [t.forwardMs, t.backwardMs, t.optimizerMs, other, split ? t.waitMs! : 0, split ? t.transferMs! : 0, split ? 0 : t.exposedMs];
-      values.forEach((ms, i) => data.push({ run: label, [CATEGORY.scheme]: row.title, part: parts[i], order: i, ms: Math.max(0, ms) }));
+      const stack = [
+        t.forwardMs,
+        t.backwardMs,
+        t.optimizerMs,
+        other,
+        split ? t.exposedMs * waitShare : 0,
+        split ? t.exposedMs * (1 - waitShare) : 0,
+        split ? 0 : t.exposedMs,
+      ];
+      stack.forEach((ms, i) => ms > 0 && data.push({ run: label, [CATEGORY.scheme]: row.title, part: TIME_PARTS[i][0], order: i, ms }));
+      if (split && comm > t.exposedMs)
+        data.push({ run: label, [CATEGORY.scheme]: row.title, part: UNDER[0], order: TIME_PARTS.length, ms: comm - t.exposedMs });
     }
+  const present = [...TIME_PARTS, UNDER].filter(([part]) => data.some((d) => d.part === part && (d.ms as number) > 0));
+  const schemes = schemesOf(runs);
+  const x = { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null };
+  const color = { field: 'part', type: 'nominal', title: null, scale: { domain: present.map((p) => p[0]), range: present.map((p) => p[1]) } };
   return {
     id: 'time',
     title: 'Step time: compute and communication (ms per step)',
-    caption: 'Mean per step over ranks, first step excluded. Wait is time spent for the last rank to enter a collective; transfer is from then on.',
-    spec: schemeBars(runs, data, {
-      y: { field: 'ms', type: 'quantitative', stack: 'zero', title: 'ms per step' },
-      color: {
-        field: 'part',
-        type: 'nominal',
-        sort: parts,
-        scale: { domain: parts, range: ['#4e79a7', '#76b7b2', '#59a14f', '#a0cbe8', '#f28e2b', '#e15759', '#bab0ac'] },
-        title: null,
+    caption:
+      'Mean per step over ranks, first step excluded; each stack adds up to the step. Exposed communication is the step less compute, split into waiting for the last rank to enter a collective and transfer from then on, in the ratio measured. The narrow dark bar is communication that ran while the rank computed: it overlaps the compute parts, so it is drawn over them.',
+    spec: frame(
+      runs,
+      data,
+      {
+        encoding: { x, color },
+        layer: [
+          {
+            transform: [{ filter: { field: 'part', oneOf: TIME_PARTS.map((p) => p[0]) } }],
+            mark: 'bar',
+            encoding: { y: { field: 'ms', type: 'quantitative', stack: 'zero', title: 'ms per step' }, order: { field: 'order', type: 'quantitative' } },
+          },
+          {
+            transform: [{ filter: { field: 'part', equal: UNDER[0] } }],
+            mark: { type: 'bar', width: { band: 0.3 }, opacity: 0.8 },
+            encoding: { y: { field: 'ms', type: 'quantitative', stack: null, title: 'ms per step' } },
+          },
+        ],
       },
-      order: { field: 'order', type: 'quantitative' },
-    }),
+      schemes,
+    ),
   };
 }
 
 function trafficFigure(runs: LabelledReport[]): Figure {
-  const measures = ['theory', 'payload', 'frame', 'TCP', 'interface'];
+  const measures = ['theory', 'payload', 'frame', 'socket', 'interface'];
   const data: Datum[] = [];
   const sent = (row: SchemeRow) => [row.sentPerStep.theory, row.sentPerStep.payload, row.sentPerStep.frame, row.sentPerStep.socket, row.sentPerStep.iface];
   const unit = columnUnit(runs.flatMap(({ report }) => report.rows.flatMap((row) => sent(row).map((b) => b ?? 0))));
@@ -120,7 +166,7 @@ function trafficFigure(runs: LabelledReport[]): Figure {
     id: 'traffic',
     title: `Bytes sent per rank per step (${unit.name})`,
     caption:
-      'Theory: 2(N-1)/N of the parameters for DP and ZeRO-1/2, 3(N-1)/N for ZeRO-3. Payload is tensor data, frame adds msgpack and WebSocket framing, TCP is what the socket wrote, interface what the kernel counted.',
+      'Theory: 2(N-1)/N of the parameters for DP and ZeRO-1/2, 3(N-1)/N for ZeRO-3. Payload is tensor data, frame adds msgpack and WebSocket framing, socket is what the process handed its sockets (every message, pings and handshakes: not what TCP sent, whose headers and retransmissions it cannot see), interface what the kernel counted.',
     spec: schemeBars(runs, data, {
       xOffset: { field: 'measure', type: 'nominal', sort: measures },
       y: { field: unit.name, type: 'quantitative', title: `${unit.name} per rank per step` },

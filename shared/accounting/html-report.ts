@@ -31,14 +31,15 @@ export async function renderFigureSvg(runs: LabelledReport[], id: string): Promi
 function table(header: string[][], rows: string[][]): string {
   const th = header.map((r) => `<tr>${r.map((c, i) => `<th class="${i ? 'num' : ''}">${escape(c)}</th>`).join('')}</tr>`).join('');
   const td = rows.map((r) => `<tr>${r.map((c, i) => `<td class="${i ? 'num' : ''}">${escape(c)}</td>`).join('')}</tr>`).join('');
-  return `<table><thead>${th}</thead><tbody>${td}</tbody></table>`;
+  return `<div class="wide"><table><thead>${th}</thead><tbody>${td}</tbody></table></div>`; // scrolls rather than cut off
 }
 
 export const STYLE = `
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1280px; padding: 0 16px; color: #222; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
-table { border-collapse: collapse; font: 12px ui-monospace, monospace; margin: 8px 0; }
-th, td { padding: 2px 8px; border-bottom: 1px solid #e4e4e4; } th { background: #f6f6f6; } .num { text-align: right; }
+table { border-collapse: collapse; font: 11px ui-monospace, monospace; margin: 8px 0; }
+th, td { padding: 2px 4px; border-bottom: 1px solid #e4e4e4; }
+.wide { overflow-x: auto; } th { background: #f6f6f6; } .num { text-align: right; }
 ul.notes { font-size: 13px; color: #444; } figure { margin: 16px 0 28px; max-width: 600px; } figcaption { font-size: 13px; color: #555; max-width: 900px; }
 .grid { display: flex; flex-wrap: wrap; gap: 8px 32px; }
 table.heat td { min-width: 56px; text-align: right; }`;

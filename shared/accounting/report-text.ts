@@ -107,7 +107,7 @@ function tableHeader(hasIface: boolean, u: SizeUnits): string[][] {
       'theory',
       'payload',
       'frame',
-      'TCP',
+      'socket',
       ...(hasIface ? ['iface'] : []),
       'xDP',
       'total',
@@ -196,9 +196,10 @@ function reportNotes(r: Report): string[] {
       `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
     );
   const act = r.rows[0]?.activations;
+  const base = dp ?? r.rows[0]; // against DP's model states where DP ran, else the first scheme's own
   if (act && act.measured > 0 && !r.device)
     notes.push(
-      `activations (what the forward pass keeps for the backward pass) per rank: ${formatBytes(act.measured)} measured in every scheme, ${formatBytes(act.estimate)} by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${formatBytes(act.measured)} is ${((100 * act.measured) / Math.max(1, act.measured + (dp ? dp.resident.measured * dp.params : 0))).toFixed(0)}% of what DP holds in model states and activations together)`,
+      `activations (what the forward pass keeps for the backward pass) per rank: ${formatBytes(act.measured)} measured in every scheme, ${formatBytes(act.estimate)} by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${formatBytes(act.measured)} is ${((100 * act.measured) / Math.max(1, act.measured + base.resident.measured * base.params)).toFixed(0)}% of what ${base.title} holds in model states and activations together)`,
     );
   notes.push(linksNote(r));
   if (r.network) notes.push(...networkText(r.network, r.config.linkScale), ...ringNeeds(r));

@@ -12,8 +12,8 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
   const d = r.device;
   if (!d) return null;
   const header = [
-    ['', 'compute ms', 'step ms', '', 'MFU', '', `per GPU (theory, ${d.memoryGB} GB card)`, '', 'algbw/busbw GB/s'],
-    ['scheme', 'modeled', 'measured', 'tokens/s', 'modeled', 'achieved', 'states+activations', 'fits', 'per collective'],
+    ['', 'compute ms', 'step ms', 'tokens/s', 'MFU', 'MFU', `per GPU (theory, ${d.memoryGB} GB card)`, '', 'algbw/busbw GB/s'],
+    ['scheme', 'modeled', 'compute modeled', 'compute modeled', 'compute alone', 'compute modeled', 'states+activations', 'fits', 'per collective'],
   ];
   const rows = r.rows.map((x) => {
     const w = x.whatif!;
@@ -44,7 +44,8 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
     header,
     rows,
     after: [
-      'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (modeled: over modeled compute; achieved: over the measured step); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; algbw = the model bytes of a collective over its time, busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (as nccl-tests defines them)',
+      "step ms (compute modeled) = this run's measured step, whose compute was a wait of the modeled time and whose collectives really ran: not a GPU's step; tokens/s and the second MFU come from that step, so from the modeled compute, and hold only as far as the cost model does",
+      'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (compute alone: over the modeled compute; compute modeled: over the step above); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; algbw = the model bytes of a collective over its time, busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (as nccl-tests defines them)',
     ],
   };
 }

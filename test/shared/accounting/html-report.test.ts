@@ -104,6 +104,37 @@ describe('--html', () => {
       const timeBars = await page.locator('figure#time svg g.mark-rect path').count();
       expect(timeBars).toBeGreaterThanOrEqual(SCHEMES.length);
 
+      // The step bars add up to the step the table gives (its 'total', to 0.1 ms); the bar of communication
+      // under compute is drawn over them, not added; every legend entry has a bar.
+      const bars = await page
+        .locator('figure#time svg path[aria-roledescription="bar"]')
+        .evaluateAll((ps) => ps.map((p) => p.getAttribute('aria-label') ?? ''));
+      const stacked = new Map<string, number>();
+      const parts = new Set<string>();
+      for (const label of bars) {
+        const m = /^Scheme: (.+?); ms per step: ([-\d.e+]+); part: ([^;]+)/.exec(label);
+        expect(m, label).not.toBeNull();
+        parts.add(m![3]);
+        if (!m![3].startsWith('comm. under compute')) stacked.set(m![1], (stacked.get(m![1]) ?? 0) + Number(m![2]));
+      }
+      const heads = await page.locator('section.run thead tr:last-child th').allTextContents();
+      const total = heads.indexOf('total');
+      expect(total).toBeGreaterThan(0);
+      for (const [i, scheme] of SCHEMES.entries()) {
+        const cell = await page.locator(`section.run tbody tr:nth-child(${i + 1}) td:nth-child(${total + 1})`).textContent();
+        expect(Math.abs(stacked.get(scheme)! - Number(cell)), `${scheme}: bars ${stacked.get(scheme)} against the table's ${cell}`).toBeLessThanOrEqual(0.051);
+      }
+      const legend = await page.locator('figure#time svg g[aria-roledescription="legend"] text').allTextContents();
+      expect(legend.length).toBeGreaterThan(0);
+      for (const entry of legend) expect([...parts], `legend entry ${entry}`).toContain(entry);
+      // At 1280 px the table fits its page: no column cut off.
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const fit = await page
+        .locator('section.run div.wide')
+        .first()
+        .evaluate((d) => [d.scrollWidth, d.clientWidth]);
+      expect(fit[0], 'the table is no wider than the page at 1280 px').toBeLessThanOrEqual(fit[1]);
+
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
       expect(errors).toEqual([]);
