@@ -198,7 +198,7 @@ function computeOptions<T>(y: Argv<T>) {
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
     .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })
     .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })
-    .option('max-rank-memory', { type: 'string', describe: 'refuse schemes whose per-rank peak exceeds this, e.g. 2GB' })
+    .option('max-rank-memory', { type: 'string', describe: 'leave out the schemes whose per-rank peak exceeds this (refuse the run if none fits), e.g. 2GB' })
     .option('token', { type: 'string', describe: 'ranks must present this join token (prefer the ZEROWIRE_TOKEN environment variable)' })
     .option('token-file', { type: 'string', describe: 'read the join token from this file (a Docker or Kubernetes secret)' })
     .option('heartbeat-timeout', {

@@ -12,7 +12,7 @@ import type { SchemeName } from '../shared/control/run-config.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
 import { runDevice } from '../shared/whatif/preset.js';
-import { whatIfConfig, type WhatIfPlanArgs } from './plan-whatif.js';
+import { cardMemory, whatIfConfig, type WhatIfPlanArgs } from './plan-whatif.js';
 
 export interface NeedArgs extends WhatIfPlanArgs {
   need: number; // percent of the step
@@ -43,7 +43,7 @@ export function schemeNeeds(a: NeedArgs): { needs: SchemeNeed[]; plan: RunPlan; 
   const { device, cost } = runDevice(config);
   const plan = new RunPlan(config, a.world);
   const activations = activationBytes(plan.spec, config.batch / (a.world * config.accumulate), config.recompute);
-  const card = device.memoryGB * 1e9;
+  const card = cardMemory(a, device).bytes;
   const needs = config.schemes.map((scheme) => {
     const memo = new Map<number, StepPrediction>();
     const predict = (gbit: number) => {

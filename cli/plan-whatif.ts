@@ -1,6 +1,7 @@
 // `zerowire plan --compute model:PRESET`: a run predicted on a link (rate, latency) with a modeled device,
 // scheme by scheme: modeled compute, communication, what stays exposed, the step, and whether model states
 // and activations fit the device; with --run REPORT, the prediction beside what that what-if run measured.
+import { parseBytes } from './sizes.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
 import { readReport } from '../shared/accounting/report-file.js';
@@ -29,9 +30,18 @@ export interface WhatIfPlanArgs {
   lora?: string; // fine-tuning, as local's options
   loraTargets?: string;
   freeze?: string;
+  memory?: string; // --memory: the card's memory instead of the preset's
 }
 
 const gb = (b: number) => (b / 1e9).toFixed(1);
+
+/** The memory a GPU has for this prediction: --memory where given (a card of another size than the preset's,
+ *  or what is left of it), else the preset's; and how the table's header says which. */
+export function cardMemory(a: { memory?: string }, device: { memoryGB: number; title: string }): { bytes: number; label: string } {
+  if (a.memory === undefined) return { bytes: device.memoryGB * 1e9, label: `${device.memoryGB} GB card` };
+  const bytes = parseBytes(a.memory);
+  return { bytes, label: `--memory ${gb(bytes)} GB, not the card's ${device.memoryGB}` };
+}
 
 /** The run config `local` would make of these options (the schemes and the schedule as a run has them). */
 export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
@@ -87,11 +97,11 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
   const config = whatIfConfig(a);
   const { device } = runDevice(config);
   const plan = new RunPlan(config, a.world);
-  const card = device.memoryGB * 1e9;
+  const { bytes: card, label } = cardMemory(a, device);
   const predicted = predictAll(plan, link, intra);
   const tokens = tokensOf(plan.spec, config.batch);
   const head = [
-    ['', `per GPU GB (${device.memoryGB} GB card)`, '', '', 'predicted ms per step', '', '', '', ''],
+    ['', `per GPU GB (${label})`, '', '', 'predicted ms per step', '', '', '', ''],
     ['scheme', 'states', 'activations', 'fits', 'compute', 'comm', 'exposed', 'step', 'tokens/s'],
   ];
   const body = predicted.map((p) => [

@@ -41,6 +41,14 @@ export function rankIdentity(flags: { coordinator?: string; rankId?: number; tls
     throw new ConfigError(`--coordinator ${flags.coordinator} and MASTER_ADDR/MASTER_PORT (${fromMaster}) disagree; set one of them`);
   const coordinator = flags.coordinator ?? fromMaster;
   if (!coordinator) throw new ConfigError('--coordinator is required (or MASTER_ADDR and MASTER_PORT, as torchrun and PyTorchJob set them)');
+  let url: URL | null = null;
+  try {
+    url = new URL(coordinator);
+  } catch {
+    // said below
+  }
+  if (!url || !/^wss?:$/.test(url.protocol) || !url.hostname)
+    throw new ConfigError(`--coordinator ${coordinator}: not a ws:// or wss:// address (e.g. ws://10.0.0.1:7070)`);
   if (flags.tls && /^ws:\/\//i.test(coordinator))
     throw new ConfigError(`--coordinator ${coordinator}: this rank runs TLS (--tls-cert), so the coordinator is wss://, not ws://`);
   return { coordinator, rankId: ids[0]?.[1], worldSize };

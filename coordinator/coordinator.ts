@@ -103,14 +103,14 @@ export class Coordinator {
   async run(): Promise<RunResult> {
     const world = await this.settleWorld();
     this.phase = 'running';
-    const config = this.resolve(() => {
+    const resolved = this.resolve(() => {
       seatMembers(this.members, (m) => this.where(m));
       this.onRing(this.members.map((m) => m.info));
       return resolveConfig(this.opts.config, this.members, this.notes);
     });
+    const plan = this.resolve(() => refuseRun(new RunPlan(resolved, world), this.opts.maxRankMemory, this.notes));
+    const config = plan.config; // without the schemes over --max-rank-memory
     this.checkpoints.resolved(config);
-    const plan = new RunPlan(config, world);
-    this.resolve(() => refuseRun(plan, this.opts.maxRankMemory));
     this.membership.capMessages(memberMessageCap(plan));
     for (const [m, msg] of assignments(this.members, config, world)) this.send(m, msg);
     await this.runFailure.until(

@@ -71,8 +71,10 @@ async function checkpointFor(dir: string, scheme: SchemeName): ReturnType<typeof
 async function refuse(opts: CoordinatorJobOptions, log: Logger): Promise<void> {
   if (opts.maxRankMemory !== undefined && opts.world !== 'auto') {
     const fit = fitCheck(new RunPlan(opts.config, opts.world), opts.maxRankMemory);
-    if (fit.refused.length) throw new ConfigError(`--max-rank-memory: ${fit.message}`);
-    log.info(fit.message);
+    // No scheme of the run fits: refused now. Some do: the rest are left out once the hosts are known (seating.ts).
+    if (!opts.config.schemes.some((s) => fit.fitting.includes(s))) throw new ConfigError(`--max-rank-memory: ${fit.message}`);
+    if (fit.refused.length) log.warn(`--max-rank-memory: ${fit.message} The others are left out.`);
+    else log.info(fit.message);
   }
   try {
     if (opts.out) await checkWritableFile(opts.out, '--out');
@@ -171,6 +173,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
   );
   const stop = (sig: string) => void coord.abort(`coordinator received ${sig}`);
   process.once('SIGINT', stop).once('SIGTERM', stop);
+  const orphaned = watchParent(() => void coord.abort('the process that started this run (npx or npm) ended'));
   started?.(port, coord);
   try {
     const result = await coord.run();
@@ -192,5 +195,16 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     return 1;
   } finally {
     process.off('SIGINT', stop).off('SIGTERM', stop);
+    clearInterval(orphaned);
   }
+}
+
+/** Started by npx or npm (which forward SIGINT and SIGTERM to this process: .npmrc), and that parent killed
+ *  outright (SIGKILL, a crash): the run ends as on SIGTERM, not left training with no one to read it. Not
+ *  otherwise: `nohup zerowire ... &` outliving its shell is what the user asked for. */
+function watchParent(gone: () => void): NodeJS.Timeout | undefined {
+  if (!process.env.npm_command && !process.env.npm_lifecycle_event) return undefined;
+  const parent = process.ppid;
+  const timer = setInterval(() => process.ppid !== parent && (clearInterval(timer), gone()), 250);
+  return timer.unref();
 }

@@ -6,7 +6,9 @@ import type { ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig } from '../shared/control/run-config.js';
 import { resolveHybrid } from '../shared/control/shard-groups.js';
 import { fitCheck } from '../shared/accounting/fit.js';
-import type { RunPlan } from '../shared/accounting/run-plan.js';
+import { RunPlan } from '../shared/accounting/run-plan.js';
+import { formatBytes } from '../shared/accounting/units.js';
+import { schemeTitle } from '../shared/training/schemes/table.js';
 import type { Member } from './members.js';
 import { assignRanks } from './ring-order.js';
 
@@ -43,17 +45,21 @@ export function resolveConfig(config: RunConfig, members: Member[], notes: strin
   return r.config;
 }
 
-/** Throws where the run cannot go on the world that joined: a batch it cannot divide, a peak over the limit. */
-export function refuseRun(plan: RunPlan, maxRankMemory: number | undefined): void {
+/** Throws where the run cannot go on the world that joined: a batch it cannot divide, no scheme under the
+ *  memory limit. Schemes whose peak is over it are left out (said in `notes`); the plan of the rest. */
+export function refuseRun(plan: RunPlan, maxRankMemory: number | undefined, notes: string[]): RunPlan {
   const { config, world } = plan;
   if (config.batch % (world * config.accumulate) !== 0)
     throw new Error(
       `global batch ${config.batch} does not divide evenly over ${world} ranks${config.accumulate > 1 ? ` x ${config.accumulate} micro-batches` : ''}`,
     );
-  if (maxRankMemory !== undefined) {
-    const fit = fitCheck(plan, maxRankMemory);
-    if (fit.refused.length) throw new Error(fit.message);
-  }
+  if (maxRankMemory === undefined) return plan;
+  const fit = fitCheck(plan, maxRankMemory);
+  if (!fit.refused.length) return plan;
+  const kept = config.schemes.filter((s) => !fit.refused.includes(s));
+  if (!kept.length) throw new Error(fit.message);
+  notes.push(`--max-rank-memory ${formatBytes(maxRankMemory)}: left out ${fit.refused.map(schemeTitle).join(', ')} (${fit.message})`);
+  return new RunPlan({ ...config, schemes: kept }, world);
 }
 
 /** The ranks not in `set`, for a message. */

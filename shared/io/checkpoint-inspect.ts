@@ -1,6 +1,7 @@
 // What a checkpoint folder holds, for `zerowire checkpoint inspect`: every scheme's step folders, complete
 // (an index.json) or not, and of a complete one its model, scheme, world, step and every shard with its size,
 // its SHA-256 checked against the index and its tensors' lengths checked against the layout.
+import { ConfigError } from '../control/run-config.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ALL_SCHEMES } from '../control/run-config.js';
@@ -28,7 +29,8 @@ export interface StepReport {
 /** Every step folder under `dir` (a --checkpoint-dir, or one scheme's folder in it), newest first per scheme. */
 export async function inspectCheckpoints(dir: string): Promise<StepReport[]> {
   const entries = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
-    throw new Error(`${dir}: cannot read it (${err.code ?? err.message})`, { cause: err });
+    // A folder that is not there, or not a folder, is the caller's input: a usage error (exit 2).
+    throw new ConfigError(`${dir}: cannot read it (${err.code ?? err.message})`, { cause: err });
   });
   const schemes = entries.filter((n) => (ALL_SCHEMES as readonly string[]).includes(n));
   const reports: StepReport[] = [];

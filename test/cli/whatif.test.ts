@@ -140,6 +140,16 @@ describe('zerowire local --compute model:h200', () => {
     expect(r.stdout).toMatch(/^ZeRO-3 +28\.2 +25\.0 +yes/m);
   });
 
+  it('plan --compute --memory: fit judged against the memory given, and the header says so', async () => {
+    const r = await runCli(['plan', '--compute', 'model:h100', '--model', 'llama2-7b', '--world', '4', '--memory', '24GB']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/per GPU GB \(--memory 24\.0 GB, not the card's 80\)/);
+    expect(r.stdout).toMatch(/^ZeRO-3 +28\.2 +25\.0 +NO \(53\.2\)/m); // fits 80 GB, not 24
+    const bad = await runCli(['plan', '--compute', 'model:h100', '--model', 'llama2-7b', '--world', '4', '--memory', 'lots']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/cannot read "lots" as a size/);
+  });
+
   it('refuses what it cannot model, naming the problem', async () => {
     const base = ['local', '--world', '2', '--steps', '1'];
     const unknown = await runCli([...base, '--compute', 'model:tpu9']);

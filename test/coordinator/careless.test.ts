@@ -1,7 +1,7 @@
 // Careless and hostile input, through the real CLI: each case failed before its fix (issue "round two").
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,18 +25,33 @@ describe('careless and hostile input', () => {
   });
 
   it("an output location that cannot be written is refused before any rank starts, with the system's reason", async () => {
-    for (const [args, want] of [
-      [['--out', '/proc/no-such-dir/report.json'], /--out: cannot write in \/proc\/no-such-dir \(ENOENT\)/],
-      [['--dump', '/etc/passwd/dump'], /--dump: cannot make the folder \/etc\/passwd\/dump \(ENOTDIR\)/],
-      [['--checkpoint-every', '1', '--checkpoint-dir', '/etc/passwd/ck'], /--checkpoint-dir: cannot make the folder \/etc\/passwd\/ck \(ENOTDIR\)/],
-    ] as const) {
-      const t0 = Date.now();
-      const r = await runCli(['local', '--world', '2', ...SMALL, ...args], 30_000);
-      expect(r.code).toBe(2);
-      expect(r.stderr.trim().split('\n')).toHaveLength(1);
-      expect(r.stderr).toMatch(want);
-      expect(logLines(r.stderr).some((l) => /joined/.test(String(l.msg)))).toBe(false);
-      expect(Date.now() - t0).toBeLessThan(10_000);
+    const folder = mkdtempSync(join(tmpdir(), 'zerowire-outdir-'));
+    // A read-only file system (a tmpfs mounted ro, where this test may mount): EROFS, not the ENOENT a
+    // recursive mkdir says.
+    const ro = join(folder, 'ro');
+    mkdirSync(ro);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', ro]).status === 0;
+    if (!mounted) console.warn('read-only --dump case skipped: cannot mount a tmpfs here (not root)');
+    try {
+      for (const [args, want] of [
+        [['--out', '/proc/no-such-dir/report.json'], /--out: cannot write in \/proc\/no-such-dir \(ENOENT\)/],
+        [['--out', folder], new RegExp(`--out: ${folder} is a folder; give a file name \\(e\\.g\\. ${folder}/report\\.json\\)`)],
+        [['--html', folder], new RegExp(`--html: ${folder} is a folder; give a file name`)],
+        [['--dump', '/etc/passwd/dump'], /--dump: cannot make the folder \/etc\/passwd\/dump \(ENOTDIR\)/],
+        ...(mounted ? [[['--dump', join(ro, 'a', 'dump')], /--dump: cannot make the folder .*\/ro\/a\/dump \(EROFS\)/] as const] : []),
+        [['--checkpoint-every', '1', '--checkpoint-dir', '/etc/passwd/ck'], /--checkpoint-dir: cannot make the folder \/etc\/passwd\/ck \(ENOTDIR\)/],
+      ] as const) {
+        const t0 = Date.now();
+        const r = await runCli(['local', '--world', '2', ...SMALL, ...args], 30_000);
+        expect(r.code).toBe(2);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        expect(r.stderr).toMatch(want);
+        expect(logLines(r.stderr).some((l) => /joined/.test(String(l.msg)))).toBe(false);
+        expect(Date.now() - t0).toBeLessThan(10_000);
+      }
+    } finally {
+      if (mounted) spawnSync('umount', [ro]);
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 
