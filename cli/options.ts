@@ -103,13 +103,14 @@ export function runHelp<T>(y: Argv<T>, examples: [string, string][], listen: str
   return y;
 }
 
-export function runOptions<T>(y: Argv<T>) {
+/** The run's options; `auto`: the world size may be 'auto' (the coordinator), or it is a number (local). */
+export function runOptions<T>(y: Argv<T>, auto = false) {
   return computeOptions(
     y
       .option('world', {
         type: 'string',
         default: envWorld ?? '4',
-        describe: "number of ranks (also WORLD_SIZE); coordinator: 'auto' settles on the ranks that join",
+        describe: auto ? "number of ranks (also WORLD_SIZE), or 'auto': settle on the ranks that join" : 'number of rank processes (also WORLD_SIZE)',
       })
       .option('scheme', {
         type: 'string',
@@ -122,7 +123,11 @@ export function runOptions<T>(y: Argv<T>) {
         describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; a Llama as llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]; or a real model's shape by name, with --compute model:PRESET: ${Object.keys(NAMED_SHAPES).join(', ')}`,
       })
       .option('steps', { type: 'number', default: 20, describe: 'optimizer steps each scheme trains (from the same initial weights and data)' })
-      .option('batch', { type: 'number', default: 64, describe: 'global batch; each rank takes batch/world rows' })
+      .option('batch', {
+        type: 'number',
+        default: 64,
+        describe: 'global batch per optimizer step; each rank takes batch/(world x accumulate) rows per micro-batch',
+      })
       .option('lr', { type: 'number', default: 1e-3, describe: "Adam's learning rate (betas 0.9, 0.999, eps 1e-8)" })
       .option('seed', { type: 'number', default: 0, describe: 'seeds the initial weights and the data: the same seed, the same run' }),
   )
@@ -170,7 +175,8 @@ function computeOptions<T>(y: Argv<T>) {
     .option('recompute', {
       type: 'boolean',
       default: false,
-      describe: "GPT: activation checkpointing per block (keep each block's output, recompute its insides in the backward pass)",
+      describe:
+        "a transformer (gpt:, llama:, a named shape): activation checkpointing per block (keep each block's input, recompute its insides in the backward pass)",
     })
     .option('preflight', {
       choices: ['off', 'ring', 'all-pairs'],

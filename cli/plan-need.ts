@@ -34,7 +34,7 @@ export interface SchemeNeed {
 function whyNever(share: number, everyLinkFast: StepPrediction, a: NeedArgs): string {
   const at = `even at ${RATE_CEILING / 1000} Tbit/s between hosts ${(100 * share).toFixed(1)}% of the step is exposed`;
   if (exposedShare(everyLinkFast) > a.need / 100) return `latency-bound: ${at} (${a.latencyUs} µs per ring step)`;
-  return `bound by the links inside a host: ${at}, on their ${a.intra.gbit} Gbit/s (--intra-gbit)`;
+  return `bound by the links inside a host: ${at}, on their ${a.intra.gbit} Gbit/s (--intra-gbit${a.intra.gbit === DEFAULT_INTRA_GBIT ? `, its default: give your hosts' NVLink or PCIe rate` : ''})`;
 }
 
 /** Each scheme's answer, with its predictor (memoized: the search asks the same rates again). */
@@ -59,9 +59,12 @@ export function schemeNeeds(a: NeedArgs): { needs: SchemeNeed[]; plan: RunPlan; 
     return { scheme, title: schemeTitle(scheme), fitsBytes: fits ? null : { need: bytes, card }, need, predict, never };
   });
   const hosts = a.shardGroup ? a.world / a.shardGroup : a.world;
-  const describe = `${plan.spec.describe()} (${plan.spec.params.toExponential(3)} parameters) on ${a.world} ${device.title} (modeled), ${hosts} hosts of ${a.world / hosts}, global batch ${config.batch}${config.accumulate > 1 ? ` in ${config.accumulate} micro-batches` : ''}, ${a.latencyUs} µs per ring step, links inside a host ${a.intra.gbit} Gbit/s`;
+  const describe = `${plan.spec.describe()} (${plan.spec.params.toExponential(3)} parameters) on ${a.world} ${device.title} (modeled), ${hosts} hosts of ${a.world / hosts}, global batch ${config.batch}${config.accumulate > 1 ? ` in ${config.accumulate} micro-batches` : ''}, ${a.latencyUs} µs per ring step, links inside a host ${a.intra.gbit} Gbit/s${a.intra.gbit === DEFAULT_INTRA_GBIT ? ' (--intra-gbit default; HSDP and ZeRO++ depend on it)' : ''}`;
   return { needs, plan, describe };
 }
+
+/** --intra-gbit's default: an answer that rests on it says so. */
+export const DEFAULT_INTRA_GBIT = 100;
 
 const gbit = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(2));
 const gb = (b: number) => (b / 1e9).toFixed(1);

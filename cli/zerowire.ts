@@ -18,10 +18,15 @@ async function main(): Promise<number> {
   let exitCode = 0;
   const exit = (code: number) => (exitCode = code);
   let y = baseCli(hideBin(process.argv));
-  for (const command of [coordinatorCommand, rankCommand, localCommand, consolidateCommand, checkpointCommand, planCommand]) y = command(y, exit);
+  // local first: a whole run on this machine is where a newcomer starts (the README's npm start).
+  for (const command of [localCommand, coordinatorCommand, rankCommand, planCommand, consolidateCommand, checkpointCommand]) y = command(y, exit);
   y = compareCommand(coordinatorCommand(y, exit, true));
   await y
-    .demandCommand(1, 'name a command: coordinator, rank, local, links, plan, compare, consolidate or checkpoint')
+    .demandCommand(1, 'name a command: local, coordinator, rank, links, plan, compare, consolidate or checkpoint')
+    .example('$0 local', 'start here: a coordinator and 4 ranks on this machine, DP against ZeRO-1/2/3 (what npm start runs)')
+    .example('$0 plan --params 13e9 --world 16 --memory 80GB', "each scheme's model states per rank, and whether they fit")
+    .example('$0 coordinator --world 4   (then on each machine: $0 rank --coordinator ws://HOST:7070)', 'a run across machines')
+    .epilogue('More: README.md, and docs/options.md for every option. `zerowire COMMAND --help` for a command.')
     .strict()
     .fail((msg, err) => {
       // Bad usage and bad option values exit 2; anything else is a runtime failure (exit 1).

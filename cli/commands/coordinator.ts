@@ -15,7 +15,7 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
       : 'wait for --world ranks, run the schemes, print the report',
     (y) =>
       runHelp(
-        tlsOptions(runOptions(y)),
+        tlsOptions(runOptions(y, true)),
         linksOnly
           ? [
               ['$0 links --world 4', 'every pair of hosts measured, the slow link or host named (ranks: zerowire rank --coordinator ws://THIS:7070)'],

@@ -11,7 +11,7 @@ export function localCommand(y: Cli, exit: (code: number) => void): Cli {
     'a coordinator and --world rank processes on this machine',
     (y) =>
       runHelp(tlsOptions(runOptions(y)), [
-        ['$0 local', '4 ranks, DP against ZeRO-1/2/3 on the default MLP (what npm start runs, ~30 s)'],
+        ['$0 local', '4 ranks, DP against ZeRO-1/2/3 on the default MLP (what npm start runs, about 10 s)'],
         ['$0 local --model gpt:4,128,4,64 --batch 16 --steps 150 --lr 1e-3', 'a small GPT learning a generated text (~1 min)'],
         ['$0 local --compute model:h200 --model llama2-7b --steps 2', "a 7B shape at an H200's modeled compute, every collective real"],
         ['$0 local --scheme dp,zero3 --html report.html', 'two schemes, the report with its figures as a page'],

@@ -4,12 +4,13 @@ import { checkAdapt, parseAdapt, parseModel } from '../run-config-options.js';
 import { fineTuneOptions } from '../finetune-options.js';
 import { ShardLayout } from '../../shared/training/layout.js';
 import { modelKind, modelSpec } from '../../shared/training/model.js';
+import { NAMED_SHAPES } from '../../shared/training/named-shapes.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
 import { envWorld, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
-import { needPlan, schemeNeeds } from '../plan-need.js';
+import { DEFAULT_INTRA_GBIT, needPlan, schemeNeeds } from '../plan-need.js';
 import { checkNeeds, checkPossible } from '../plan-check.js';
 import { checkWritableFile } from '../../shared/io/writable.js';
 import type { Link } from '../../shared/accounting/step-prediction.js';
@@ -91,7 +92,7 @@ function whatIfOptions<T>(y: Argv<T>) {
     })
     .option('intra-gbit', {
       type: 'number',
-      default: 100,
+      default: DEFAULT_INTRA_GBIT,
       describe: "with --compute or --run: ring links between ranks of one host (the hybrid's group ring), Gbit/s",
     })
     .option('gbit', {
@@ -129,7 +130,10 @@ function whatIfOptions<T>(y: Argv<T>) {
 function planOptions<T>(y: Argv<T>) {
   return whatIfOptions(y)
     .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
-    .option('model', { type: 'string', describe: 'a model instead: MLP widths, or gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] (adds the activations per rank)' })
+    .option('model', {
+      type: 'string',
+      describe: `a model instead (adds the activations per rank): MLP widths, gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB], llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB], or a real model's shape by name: ${Object.keys(NAMED_SHAPES).join(', ')}`,
+    })
     .option('batch', {
       type: 'number',
       describe: 'with --model: the global batch (rows, or sequences of SEQ tokens); default 64 rows, or one sequence per rank',
@@ -144,7 +148,11 @@ function planOptions<T>(y: Argv<T>) {
       default: 0,
       describe: 'hosts of G ranks: also the hybrid (hsdp: ZeRO-3 within a host, replicas across) and ZeRO++ (zeropp)',
     })
-    .option('recompute', { type: 'boolean', default: false, describe: 'with a GPT --model: activations with checkpointing per block' })
+    .option('recompute', {
+      type: 'boolean',
+      default: false,
+      describe: 'with a transformer --model (gpt:, llama:, a named shape): activations with checkpointing per block',
+    })
     .option('world', { type: 'number', default: Number(envWorld ?? 8), describe: 'number of ranks (also WORLD_SIZE)' })
     .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
     .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const, describe: 'working copy, gradients and wire: bf16 or fp32' })
@@ -163,7 +171,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
   return y.command(
     'plan',
     'model states per rank for each scheme, and whether they fit',
-    (y) => planOptions(y),
+    (y) => planOptions(y).hide('blas'), // plan computes no products
     async (a) => {
       if (a.need !== undefined) return need({ ...a, need: a.need });
       const needOnly = a.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;

@@ -69,18 +69,30 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     return env;
   }
 
-  it('runs all four schemes across 4 rank containers; the kernel sees the bytes the app counted', async () => {
+  it('runs all four schemes across 4 rank containers, with the token, accumulation and a modeled device from the environment; the kernel sees the bytes the app counted', async () => {
     expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
     const { Wait } = await import('testcontainers');
-    await composeUp(`zwtest${process.pid}`, { ZEROWIRE_STEPS: '4' }, (c) => c.withDefaultWaitStrategy(Wait.forOneShotStartup()));
+    const project = `zwtest${process.pid}`;
+    const settings = { ZEROWIRE_STEPS: '4', ZEROWIRE_TOKEN: 'secret123', ZEROWIRE_ACCUMULATE: '2', ZEROWIRE_COMPUTE: 'model:a100' };
+    const env = await composeUp(project, settings, (c) => c.withDefaultWaitStrategy(Wait.forOneShotStartup()));
 
     const report = JSON.parse(readFileSync(join(results, 'report.json'), 'utf8')) as Report;
+    // Every setting reached the run: the ranks joined with the token (no warning that anyone can join), and
+    // the report shows the accumulation and the modeled device.
+    const coordinator = env.getContainer(`${project}_coordinator_1`).getId();
+    const logs = spawnSync('docker', ['logs', coordinator], { encoding: 'utf8' });
+    expect(logs.stdout + logs.stderr).toMatch(/rank \d joined/);
+    expect(logs.stdout + logs.stderr).not.toMatch(/no join token/);
+    expect(logs.stdout + logs.stderr).not.toMatch(/secret123/);
+    expect(report.config.accumulate).toBe(2);
+    expect(report.device?.name).toBe('a100');
     expect(report.world).toBe(4);
     expect(report.ranks).toHaveLength(4);
     expect(new Set(report.ranks.map((r) => r.address)).size).toBe(4); // four containers, four addresses
     const dp = report.rows.find((r) => r.scheme === 'dp')!;
     const z3 = report.rows.find((r) => r.scheme === 'zero3')!;
-    expect(z3.sentPerStep.payload / dp.sentPerStep.payload).toBeCloseTo(1.5, 4);
+    // With --accumulate 2, ZeRO-3 gathers and reduces every micro-batch where DP reduces once: 1.5 x 2.
+    expect(z3.sentPerStep.payload / dp.sentPerStep.payload).toBeCloseTo(1.5 * 2, 4);
     expect(report.agreement.agree).toBe(true);
     // The HTML report and the trace land next to report.json.
     const html = readFileSync(join(results, 'report.html'), 'utf8');
