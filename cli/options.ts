@@ -1,10 +1,10 @@
 // The options every run command shares (model, schemes, sizes, files, liveness), and turning them into the
 // coordinator's job: checked once here, with errors that name the option.
+import { joinToken } from './secrets.js';
 import yargs, { type Argv } from 'yargs';
 import { fineTuneOptions } from './finetune-options.js';
 import { zeroPPOptions } from './zeropp-options.js';
 import { LOG_FORMATS, LOG_LEVELS } from './log.js';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEVICES, deviceNamed } from '../shared/whatif/devices.js';
 import { checkWorld, ConfigError, DEFAULT_BUCKET_BYTES, DEFAULT_MODEL, modeledDevice } from '../shared/control/run-config.js';
@@ -123,11 +123,7 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
         describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; a Llama as llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]; or a real model's shape by name, with --compute model:PRESET: ${Object.keys(NAMED_SHAPES).join(', ')}`,
       })
       .option('steps', { type: 'number', default: 20, describe: 'optimizer steps each scheme trains (from the same initial weights and data)' })
-      .option('batch', {
-        type: 'number',
-        default: 64,
-        describe: 'global batch per optimizer step; each rank takes batch/(world x accumulate) rows per micro-batch',
-      })
+      .option('batch', { type: 'number', default: 64, describe: 'global batch per optimizer step: batch/(world x accumulate) rows per rank and micro-batch' })
       .option('lr', { type: 'number', default: 1e-3, describe: "Adam's learning rate (betas 0.9, 0.999, eps 1e-8)" })
       .option('seed', { type: 'number', default: 0, describe: 'seeds the initial weights and the data: the same seed, the same run' }),
   )
@@ -241,28 +237,6 @@ export type RunArgv = RunOptions & {
   tokenFile?: string;
   heartbeatTimeout: number;
 };
-
-export function readPem(path: string, option: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    throw new ConfigError(`${option} ${path}: ${(err as Error).message}`);
-  }
-}
-
-/** The join token from --token or from a file (a Docker or Kubernetes secret), never both. */
-export function joinToken(token: string | undefined, file: string | undefined): string | undefined {
-  if (file === undefined) return token;
-  if (token !== undefined) throw new ConfigError('--token and --token-file (or ZEROWIRE_TOKEN and ZEROWIRE_TOKEN_FILE) both given: use one');
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').replace(/\s+$/, '');
-  } catch (err) {
-    throw new ConfigError(`--token-file ${file}: ${(err as Error).message}`);
-  }
-  if (!text) throw new ConfigError(`--token-file ${file}: the file is empty`);
-  return text;
-}
 
 export function straggle(ms: number): number {
   if (!(Number.isFinite(ms) && ms >= 0)) throw new ConfigError(`--straggle-ms: ${ms} must be a number of milliseconds >= 0`);

@@ -4,7 +4,7 @@
 import type { Argv } from 'yargs';
 import { ConfigError } from '../shared/control/run-config.js';
 import type { LinkTls } from '../shared/transport/link-tls.js';
-import { readPem } from './options.js';
+import { readPem } from './secrets.js';
 
 export function tlsOptions<T>(y: Argv<T>) {
   return y

@@ -6,7 +6,7 @@
 // `--check` only says whether they are current (test/deploy/compose-env.test.ts runs it).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, URL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = `${root}dist/cli/zerowire.js`;

@@ -9,7 +9,8 @@ import { parseBytes } from '../sizes.js';
 import { LIVENESS } from '../../shared/transport/liveness.js';
 import { createLogger } from '../log.js';
 import { rankIdentity } from '../platform-env.js';
-import { heartbeat, joinToken, readPem, straggle, type Cli } from '../options.js';
+import { heartbeat, straggle, type Cli } from '../options.js';
+import { joinToken, readPem } from '../secrets.js';
 import { readTls, tlsOptions } from '../tls-options.js';
 
 /** The CLI's entry script: what each of --procs K processes runs. */
