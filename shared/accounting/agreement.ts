@@ -108,18 +108,13 @@ export function agreementText(a: Agreement): string {
   const parts: string[] = [];
   if (exact.length) {
     const bad = exact.filter((p) => !p.agree);
-    parts.push(
-      bad.length
-        ? `${bad.map((p) => `${p.title} differs from ${a.reference} (max |loss difference| ${e(p.lossDiff)}, |parameter difference| ${e(p.paramDiff)}) where it must equal it exactly (the same sums in the same order)`).join('; ')}`
-        : `${exact.map((p) => p.title).join(', ')} equal ${a.reference} exactly (losses and final parameters to the bit: the same sums in the same order)`,
-    );
-    if (bad.length && bad.length < exact.length)
+    const good = exact.filter((p) => p.agree);
+    const equal = (ps: PairAgreement[]) => `${ps.map((p) => p.title).join(', ')} ${ps.length === 1 ? 'equals' : 'equal'} ${a.reference} exactly`;
+    for (const p of bad)
       parts.push(
-        `${exact
-          .filter((p) => p.agree)
-          .map((p) => p.title)
-          .join(', ')} equal ${a.reference} exactly`,
+        `${p.title} differs from ${a.reference} (max |loss difference| ${e(p.lossDiff)}, |parameter difference| ${e(p.paramDiff)}) where it must equal it exactly (the same sums in the same order)`,
       );
+    if (good.length) parts.push(bad.length ? equal(good) : `${equal(good)} (losses and final parameters to the bit: the same sums in the same order)`);
   }
   for (const p of a.pairs.filter((x) => x.kind === 'order'))
     parts.push(`${p.title} within ${e(p.lossDiff)} of ${a.reference} (bound ${p.bound}: ${p.why}; max |parameter difference| ${e(p.paramDiff)})`);

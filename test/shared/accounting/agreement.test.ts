@@ -83,6 +83,10 @@ describe('agreement between schemes', () => {
 
   it('with accumulation, ZeRO-2/3 reduce every micro-batch: bounded against DP; ZeRO-1 still exact', () => {
     const acc = { accumulate: 2, wireDtype: 'fp32' as const };
+    expect(agreementText(agreementOf([row('dp', 'DP'), row('zero3', 'ZeRO-3')], acc))).toMatch(
+      /^losses agree across schemes: yes: ZeRO-3 within 0\.00e\+0 of DP/,
+    );
+    expect(agreementText(agreementOf([row('dp', 'DP'), row('zero3', 'ZeRO-3')], bf16))).toMatch(/^losses agree across schemes: yes: ZeRO-3 equals DP exactly/);
     const a = agreementOf([row('dp', 'DP'), row('zero1', 'ZeRO-1'), row('zero3', 'ZeRO-3', losses, 2e-7)], acc);
     expect(a.pairs.map((p) => p.kind)).toEqual(['exact', 'order']);
     expect(a.pairs[1].why).toMatch(/one reduces every micro-batch, the other their sum/);
