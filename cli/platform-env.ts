@@ -41,12 +41,7 @@ export function rankIdentity(flags: { coordinator?: string; rankId?: number; tls
     throw new ConfigError(`--coordinator ${flags.coordinator} and MASTER_ADDR/MASTER_PORT (${fromMaster}) disagree; set one of them`);
   const coordinator = flags.coordinator ?? fromMaster;
   if (!coordinator) throw new ConfigError('--coordinator is required (or MASTER_ADDR and MASTER_PORT, as torchrun and PyTorchJob set them)');
-  let url: URL | null = null;
-  try {
-    url = new URL(coordinator);
-  } catch {
-    // said below
-  }
+  const url = URL.canParse(coordinator) ? new URL(coordinator) : null;
   if (!url || !/^wss?:$/.test(url.protocol) || !url.hostname)
     throw new ConfigError(`--coordinator ${coordinator}: not a ws:// or wss:// address (e.g. ws://10.0.0.1:7070)`);
   if (flags.tls && /^ws:\/\//i.test(coordinator))

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { writeDump } from '../shared/io/dump.js';
 import { checkResumable, latestIndex } from '../shared/io/checkpoint.js';
 import { ALL_SCHEMES, ConfigError } from '../shared/control/run-config.js';
-import { fitCheck } from '../shared/accounting/fit.js';
+import { schemesUnder } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, type Report } from '../shared/accounting/report.js';
@@ -70,11 +70,11 @@ async function checkpointFor(dir: string, scheme: SchemeName): ReturnType<typeof
  *  launched and nothing allocated for it. Throws a ConfigError (exit 2, one line) naming the option. */
 async function refuse(opts: CoordinatorJobOptions, log: Logger): Promise<void> {
   if (opts.maxRankMemory !== undefined && opts.world !== 'auto') {
-    const fit = fitCheck(new RunPlan(opts.config, opts.world), opts.maxRankMemory);
     // No scheme of the run fits: refused now. Some do: the rest are left out once the hosts are known (seating.ts).
-    if (!opts.config.schemes.some((s) => fit.fitting.includes(s))) throw new ConfigError(`--max-rank-memory: ${fit.message}`);
-    if (fit.refused.length) log.warn(`--max-rank-memory: ${fit.message} The others are left out.`);
-    else log.info(fit.message);
+    const under = schemesUnder(new RunPlan(opts.config, opts.world), opts.maxRankMemory);
+    if (!under.anyFits) throw new ConfigError(`--max-rank-memory: ${under.fit.message}`);
+    if (under.note) log.warn(`--max-rank-memory: ${under.fit.message} The others are left out.`);
+    else log.info(under.fit.message);
   }
   try {
     if (opts.out) await checkWritableFile(opts.out, '--out');

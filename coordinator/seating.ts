@@ -5,10 +5,8 @@ import { randomBytes } from 'node:crypto';
 import type { ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig } from '../shared/control/run-config.js';
 import { resolveHybrid } from '../shared/control/shard-groups.js';
-import { fitCheck } from '../shared/accounting/fit.js';
+import { schemesUnder } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
-import { formatBytes } from '../shared/accounting/units.js';
-import { schemeTitle } from '../shared/training/schemes/table.js';
 import type { Member } from './members.js';
 import { assignRanks } from './ring-order.js';
 
@@ -54,12 +52,11 @@ export function refuseRun(plan: RunPlan, maxRankMemory: number | undefined, note
       `global batch ${config.batch} does not divide evenly over ${world} ranks${config.accumulate > 1 ? ` x ${config.accumulate} micro-batches` : ''}`,
     );
   if (maxRankMemory === undefined) return plan;
-  const fit = fitCheck(plan, maxRankMemory);
-  if (!fit.refused.length) return plan;
-  const kept = config.schemes.filter((s) => !fit.refused.includes(s));
-  if (!kept.length) throw new Error(fit.message);
-  notes.push(`--max-rank-memory ${formatBytes(maxRankMemory)}: left out ${fit.refused.map(schemeTitle).join(', ')} (${fit.message})`);
-  return new RunPlan({ ...config, schemes: kept }, world);
+  const under = schemesUnder(plan, maxRankMemory);
+  if (!under.anyFits) throw new Error(under.fit.message);
+  if (!under.note) return plan;
+  notes.push(under.note);
+  return new RunPlan({ ...config, schemes: under.kept }, world);
 }
 
 /** The ranks not in `set`, for a message. */

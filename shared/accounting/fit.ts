@@ -31,6 +31,15 @@ export function fitCheck(plan: RunPlan, limitBytes: number): FitResult {
   return { peaks, refused, fitting, message };
 }
 
+/** The run's schemes under a --max-rank-memory limit: those not over it (`kept`; the rest are left out, said
+ *  in `note`), and whether any of the run's schemes is known to fit (none: the run is refused). */
+export function schemesUnder(plan: RunPlan, limitBytes: number): { fit: FitResult; kept: SchemeName[]; anyFits: boolean; note: string | null } {
+  const fit = fitCheck(plan, limitBytes);
+  const kept = plan.config.schemes.filter((s) => !fit.refused.includes(s));
+  const note = fit.refused.length ? `--max-rank-memory ${formatBytes(limitBytes)}: left out ${fit.refused.map(schemeTitle).join(', ')} (${fit.message})` : null;
+  return { fit, kept, anyFits: kept.some((s) => fit.fitting.includes(s)), note };
+}
+
 /** Runtime a rank holds besides what the plan counts: Node, the links' receive pool, the data (measured ~65 MiB
  *  at the default sizes). */
 const RANK_RUNTIME_BYTES = 64 * 2 ** 20;

@@ -51,7 +51,7 @@ function latenessByHost(
         const m = median(entries);
         entries.forEach((e, r) => (perRank[r] += Math.max(0, e - m - u[r] - worst)));
       }
-      perRank.forEach((ms, r) => late.set(r, [...(late.get(r) ?? []), ms]));
+      perRank.forEach((ms, r) => (late.get(r) ?? late.set(r, []).get(r)!).push(ms));
     }
   }
   const perStep = new Map<string, number[]>();
