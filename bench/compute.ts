@@ -13,7 +13,7 @@ import { WasmHeap } from '../shared/tensor/heap.js';
 import { KernelArena } from '../shared/tensor/kernel-arena.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { adamUpdate } from '../shared/training/adam.js';
-import { Mlp, MlpSpec } from '../shared/training/mlp.js';
+import { Mlp, MlpSpec } from '../shared/models/mlp/mlp.js';
 
 const argv = yargs(hideBin(process.argv))
   .option('model', { type: 'string', default: '512,1024,512,10' })

@@ -9,12 +9,11 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { textTable } from '../shared/accounting/table.js';
-import { parseModel } from '../cli/run-config-options.js';
+import { GPT } from '../shared/models/gpt/entry.js';
 import { WasmHeap } from '../shared/tensor/heap.js';
 import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { adamUpdate } from '../shared/training/adam.js';
-import { Gpt } from '../shared/training/gpt-compute.js';
-import { GptSpec } from '../shared/training/gpt.js';
+import { Gpt } from '../shared/models/gpt/compute.js';
 
 const argv = yargs(hideBin(process.argv))
   .option('model', { type: 'string', default: 'gpt:4,128,4,64' })
@@ -26,10 +25,10 @@ const argv = yargs(hideBin(process.argv))
   .strict()
   .parseSync();
 
-const { arch, model } = parseModel(argv.model);
-if (arch !== 'gpt') throw new Error(`--model: ${argv.model} is not a gpt:... shape`);
-const [layers, dim, heads, seq, vocab] = model;
-const spec = new GptSpec({ layers, dim, heads, seq, vocab });
+const config = GPT.parse(argv.model);
+if (!config) throw new Error(`--model: ${argv.model} is not a gpt:... shape`);
+const spec = GPT.spec(config);
+const { layers, dim, heads, seq, vocab } = config;
 const seqsList = argv.seqs.split(',').map(Number);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 

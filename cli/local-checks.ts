@@ -3,8 +3,8 @@
 // (or the coordinator failing to form groups) after the processes have started.
 import { totalmem } from 'node:os';
 import { ConfigError, modeledDevice, type RunConfig } from '../shared/control/run-config.js';
-import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
-import { resolveHybrid } from '../shared/control/shard-groups.js';
+import { NAMED_SHAPES } from '../shared/models/named-shapes.js';
+import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { hostNeeds } from '../shared/accounting/fit.js';
 import { formatBytes } from '../shared/accounting/units.js';

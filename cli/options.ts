@@ -8,10 +8,10 @@ import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { resolve } from 'node:path';
 import { DEVICES, deviceNamed } from '../shared/whatif/devices.js';
 import { checkWorld, ConfigError, DEFAULT_BUCKET_BYTES, DEFAULT_MODEL, modeledDevice } from '../shared/control/run-config.js';
-import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
+import { NAMED_SHAPES } from '../shared/models/named-shapes.js';
 import { makeRunConfig, type RunOptions } from './run-config-options.js';
-import { checkRecompute, modelSpec } from '../shared/training/model.js';
-import { resolveHybrid } from '../shared/control/shard-groups.js';
+import { checkRecompute, modelSpec } from '../shared/models/registry.js';
+import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { parseBytes } from './sizes.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
 

@@ -42,7 +42,7 @@ export function schemeNeeds(a: NeedArgs): { needs: SchemeNeed[]; plan: RunPlan; 
   const config = whatIfConfig(a);
   const { device, cost } = runDevice(config);
   const plan = new RunPlan(config, a.world);
-  const activations = activationBytes(plan.spec, config.batch / (a.world * config.accumulate), config.recompute);
+  const activations = activationBytes(plan.gpu, config.batch / (a.world * config.accumulate), config.recompute);
   const card = cardMemory(a, device).bytes;
   const needs = config.schemes.map((scheme) => {
     const memo = new Map<number, StepPrediction>();
@@ -79,7 +79,7 @@ function answerRow(n: SchemeNeed, tokens: number): string[] {
 
 /** The text `plan --need` prints (and, with --html, the page it writes). */
 export async function needPlan(a: NeedArgs, { needs, plan, describe }: ReturnType<typeof schemeNeeds> = schemeNeeds(a)): Promise<string> {
-  const tokens = tokensOf(plan.spec, plan.config.batch);
+  const tokens = tokensOf(plan.gpu, plan.config.batch);
   const answers = textTable(
     [['scheme', `least Gbit/s between hosts (exposed ≤ ${a.need}% of the step)`, 'step ms there', 'exposed ms', 'tokens/s']],
     needs.map((n) => answerRow(n, tokens)),

@@ -89,7 +89,7 @@ function predictAll(plan: RunPlan, link: Link, intra: Link): Predicted[] {
     scheme,
     step: predictStep(plan, scheme, cost, link, intra),
     states: plan.memory(scheme).peak,
-    activations: activationBytes(plan.spec, rows, c.recompute),
+    activations: activationBytes(plan.gpu, rows, c.recompute),
   }));
 }
 
@@ -99,7 +99,7 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
   const plan = new RunPlan(config, a.world);
   const { bytes: card, label } = cardMemory(a, device);
   const predicted = predictAll(plan, link, intra);
-  const tokens = tokensOf(plan.spec, config.batch);
+  const tokens = tokensOf(plan.gpu, config.batch);
   const head = [
     ['', `per GPU GB (${label})`, '', '', 'predicted ms per step', '', '', '', ''],
     ['scheme', 'states', 'activations', 'fits', 'compute', 'comm', 'exposed', 'step', 'tokens/s'],

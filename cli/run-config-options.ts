@@ -6,17 +6,14 @@ import {
   DEFAULT_BUCKET_BYTES,
   modeledDevice,
   RunConfigSchema,
-  type ARCHS,
   type RunConfig,
   ALL_SCHEMES,
   type SchemeName,
 } from '../shared/control/run-config.js';
 import { issuePath, issueText } from '../shared/control/schema.js';
-import { NAMED_SHAPES } from '../shared/training/named-shapes.js';
-import { llamaShapeProblem, RMS_EPS, ROPE_THETA } from '../shared/training/llama.js';
 import { AdaptationError } from '../shared/training/adapters.js';
 import { parseZeroPP } from './zeropp-options.js';
-import { modelSpec } from '../shared/training/model.js';
+import { modelSpec, parseModel, realDataProblem, tuneModel } from '../shared/models/registry.js';
 
 /** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
@@ -94,69 +91,6 @@ function parseSchemes(list: string): SchemeName[] {
   return [...new Set(parts)] as SchemeName[];
 }
 
-const GPT_DEFAULT_VOCAB = 64;
-
-/** Where a decoder's vocabulary sits in its numbers (an MLP has none). */
-const VOCAB_AT: Partial<Record<(typeof ARCHS)[number], number>> = { gpt: 4, llama: 6 };
-
-/** Our data's token ids are 16-bit: a larger vocabulary needs modeled compute, which has no data. */
-const MAX_DATA_VOCAB = 65536;
-
-/** --rope-theta and --rms-eps onto a Llama's numbers (where a named shape has not set its own): a whole
- *  base, and eps as its whole reciprocal. Refused for other models. */
-function llamaOptions(arch: string, model: number[], o: RunOptions): void {
-  const given = [o.ropeTheta !== undefined && '--rope-theta', o.rmsEps !== undefined && '--rms-eps'].filter(Boolean);
-  if (arch !== 'llama') {
-    if (given.length) throw new ConfigError(`${given.join(' and ')}: only with a Llama model (llama:... or a Llama-family name)`);
-    return;
-  }
-  const theta = o.ropeTheta ?? model[7] ?? ROPE_THETA;
-  if (!(Number.isInteger(theta) && theta >= 2)) throw new ConfigError(`--rope-theta: ${o.ropeTheta} must be a whole number of at least 2 (10000, 500000)`);
-  const eps = o.rmsEps ?? (model[8] ? 1 / model[8] : RMS_EPS);
-  const inverse = Math.round(1 / eps);
-  if (!(eps > 0 && Math.abs(inverse * eps - 1) < 1e-9)) throw new ConfigError(`--rms-eps: ${o.rmsEps} must be 1 over a whole number (1e-5, 1e-6)`);
-  model.splice(7, 2, theta, inverse);
-}
-
-/** --model llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]: each field checked, named in the error. */
-function parseLlama(text: string, fields: string): { arch: 'llama'; model: number[] } {
-  const n = fields.split(',').map((s) => Number(s.trim()));
-  if ((n.length !== 6 && n.length !== 7) || n.some((x) => !Number.isInteger(x) || x < 1))
-    throw new ConfigError(`--model: "${text}" must be llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] with positive integers, e.g. llama:2,64,4,2,172,32`);
-  const [layers, dim, heads, kvHeads, ff, seq, vocab = GPT_DEFAULT_VOCAB] = n;
-  const problem = llamaShapeProblem({ layers, dim, heads, kvHeads, ff, seq, vocab });
-  if (problem) throw new ConfigError(`--model: "${text}": ${problem}`);
-  return { arch: 'llama', model: [layers, dim, heads, kvHeads, ff, seq, vocab] };
-}
-
-/** --model: MLP widths ("64,256,256,10"), a GPT shape ("gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]") or a named shape. */
-export function parseModel(text: string): { arch: (typeof ARCHS)[number]; model: number[] } {
-  const named = NAMED_SHAPES[String(text).trim().toLowerCase()];
-  if (named) return { arch: named.arch, model: [...named.model] };
-  const llama = /^llama:(.*)$/i.exec(String(text).trim());
-  if (llama) return parseLlama(text, llama[1]);
-  const m = /^gpt:(.*)$/i.exec(String(text).trim());
-  if (!m) return { arch: 'mlp', model: parseWidths(text) };
-  const n = m[1].split(',').map((s) => Number(s.trim()));
-  if ((n.length !== 4 && n.length !== 5) || n.some((x) => !Number.isInteger(x) || x < 1))
-    throw new ConfigError(`--model: "${text}" must be gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB] with positive integers, e.g. gpt:2,64,4,32`);
-  const [layers, dim, heads, seq, vocab = GPT_DEFAULT_VOCAB] = n;
-  if (dim % heads !== 0) throw new ConfigError(`--model: "${text}": DIM ${dim} does not divide into ${heads} heads`);
-  return { arch: 'gpt', model: [layers, dim, heads, seq, vocab] };
-}
-
-export function parseWidths(list: string): number[] {
-  const widths = String(list)
-    .split(',')
-    .map((s) => Number(s.trim()));
-  if (widths.length < 2 || widths.some((w) => !Number.isInteger(w) || w < 1)) {
-    throw new ConfigError(
-      `--model: "${list}" must be at least two positive integer layer widths (e.g. 64,256,256,10), gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB], llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] or one of ${Object.keys(NAMED_SHAPES).join(', ')}`,
-    );
-  }
-  return widths;
-}
-
 /** PEFT's default lora_alpha. */
 const LORA_ALPHA = 8;
 
@@ -189,7 +123,7 @@ export function parseAdapt(o: Pick<RunOptions, 'lora' | 'loraTargets' | 'freeze'
 }
 
 /** The model with its adaptation built once, so a bad rank, target or group is refused naming its option. */
-export function checkAdapt(c: Pick<RunConfig, 'arch' | 'model' | 'adapt'>): void {
+export function checkAdapt(c: Pick<RunConfig, 'model' | 'adapt'>): void {
   if (!c.adapt) return;
   try {
     modelSpec(c);
@@ -201,12 +135,10 @@ export function checkAdapt(c: Pick<RunConfig, 'arch' | 'model' | 'adapt'>): void
 
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions): RunConfig {
-  const { arch, model } = parseModel(o.model);
-  llamaOptions(arch, model, o);
+  const model = tuneModel(parseModel(o.model), o);
   const modeled = modeledDevice({ compute: String(o.compute) });
-  const vocab = model[VOCAB_AT[arch] ?? -1] ?? 0;
-  if (vocab > MAX_DATA_VOCAB && !modeled)
-    throw new ConfigError(`--model: vocabulary ${vocab} is more than ${MAX_DATA_VOCAB}: train it with --compute model:PRESET (no data, modeled compute)`);
+  const noData = realDataProblem(model);
+  if (noData && !modeled) throw new ConfigError(`--model: ${noData}`);
   if ((o.linkScale ?? 1) !== 1 && !modeled)
     throw new ConfigError(`--link-scale ${o.linkScale}: only with --compute model:PRESET (a run with values sends all of them)`);
   const deviceOptions = [o.tflops !== undefined && '--tflops', o.mfu !== undefined && '--mfu'].filter(Boolean);
@@ -217,11 +149,10 @@ export function makeRunConfig(o: RunOptions): RunConfig {
   const gatherAhead = o.gatherAhead ?? o.prefetch ?? (overlap ? 1 : 0);
   const reduceBehind = o.reduceBehind ?? o.prefetch ?? (overlap ? 1 : 0);
   const adapt = parseAdapt(o);
-  checkAdapt({ arch, model, adapt });
+  checkAdapt({ model, adapt });
   const schemes = parseSchemes(o.scheme);
   const zeropp = parseZeroPP(o, schemes, adapt);
   const candidate = {
-    arch,
     model,
     ...(adapt ? { adapt } : {}),
     ...(zeropp ? { zeropp } : {}),

@@ -4,6 +4,7 @@ import type { Argv } from 'yargs';
 import { ALL_SCHEMES, ConfigError, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { QUANT_BLOCK_MULTIPLE } from '../shared/tensor/quantize.js';
 import { DEFAULT_QUANT_BLOCK } from '../shared/control/zeropp.js';
+import { componentSchemes, schemeRefusal, schemeTitle, takesComponents } from '../shared/training/schemes/table.js';
 
 export function zeroPPOptions<T>(y: Argv<T>) {
   return y
@@ -35,10 +36,10 @@ export interface ZeroPPOptions {
 }
 
 /** The components asked for, checked against the run's schemes, or undefined when none is. */
-export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt: RunConfig['adapt']): RunConfig['zeropp'] {
+export function parseZeroPP(o: ZeroPPOptions, schemes: readonly SchemeName[], adapt: RunConfig['adapt']): RunConfig['zeropp'] {
   const on = [o.qwz && '--qwz', o.hpz && '--hpz', o.qgz && '--qgz'].filter(Boolean) as string[];
-  const zeropp = schemes.includes('zeropp');
-  if (!on.length && !zeropp) {
+  const { asked, all } = componentSchemes(schemes);
+  if (!on.length && !all.length) {
     if (o.quantBlock !== undefined) throw new ConfigError('--quant-block: only with --qwz, --qgz or --scheme zeropp (what it quantizes)');
     return undefined;
   }
@@ -47,9 +48,14 @@ export function parseZeroPP(o: ZeroPPOptions, schemes: readonly string[], adapt:
     throw new ConfigError(
       `--quant-block: ${o.quantBlock} must be a positive multiple of ${QUANT_BLOCK_MULTIPLE} (the SIMD kernels quantize 16 values at a time)`,
     );
-  if (on.length && !schemes.includes('zero3')) throw new ConfigError(`${on.join(' and ')}: ZeRO++'s components change ZeRO-3: add zero3 to --scheme`);
-  if (adapt && on.length) throw new ConfigError(`${on.join(' and ')} with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)`);
-  const byName = !ALL_SCHEMES.every((s) => schemes.includes(s as SchemeName)); // `all` leaves it out instead (shard-groups.ts)
-  if (adapt && zeropp && byName) throw new ConfigError("--scheme zeropp with --lora or --freeze: not yet (the frozen weights' gathers are not quantized)");
-  return { qwz: !!o.qwz, hpz: !!o.hpz, qgz: !!o.qgz, block };
+  const takers = ALL_SCHEMES.filter(takesComponents);
+  if (on.length && !asked.length)
+    throw new ConfigError(`${on.join(' and ')}: ZeRO++'s components change ${takers.map(schemeTitle).join(' or ')}: add ${takers.join(' or ')} to --scheme`);
+  const zeropp = { qwz: !!o.qwz, hpz: !!o.hpz, qgz: !!o.qgz, block };
+  const byName = !ALL_SCHEMES.every((s) => schemes.includes(s)); // `all` leaves a scheme that cannot run out instead (world-fit.ts)
+  for (const s of [...asked, ...(byName ? all : [])]) {
+    const why = schemeRefusal(s, { adapt, zeropp });
+    if (why) throw new ConfigError(`${takesComponents(s) ? on.join(' and ') : `--scheme ${s}`} with --lora or --freeze: ${why}`);
+  }
+  return zeropp;
 }

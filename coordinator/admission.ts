@@ -18,7 +18,7 @@ export interface AdmissionState {
   phase: 'joining' | 'running' | 'finished' | 'failed';
   world: number | 'auto';
   members: readonly Joined[];
-  model: readonly number[];
+  model: string; // as --model describes it (the spec's describe())
   tls: boolean; // the coordinator serves wss://, so every ring link must be TLS too
 }
 
@@ -43,7 +43,6 @@ export function joinRefusal(msg: JoinMessage, from: string, s: AdmissionState): 
     return 'refused: this run encrypts its links (the coordinator serves wss://); start the rank with --tls-cert and --tls-key (and --tls-ca) so its ring links are TLS too';
   if (!s.tls && msg.ringTls)
     return 'refused: this rank has --tls-cert but the coordinator serves plain ws://; give the coordinator --tls-cert and --tls-key too, or no TLS anywhere';
-  const model = s.model.join(',');
-  if (msg.model && msg.model.join(',') !== model) return `refused: this rank expects model ${msg.model.join(',')}, the run trains ${model}`;
+  if (msg.model && msg.model !== s.model) return `refused: this rank expects model ${msg.model}, the run trains ${s.model}`;
   return null;
 }

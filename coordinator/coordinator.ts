@@ -3,6 +3,7 @@
 import { encodeMessage, type ControlMessage, type SchemeSummary } from '../shared/control/messages.js';
 import type { SchemeName } from '../shared/control/run-config.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
+import { modelSpec } from '../shared/models/registry.js';
 import { BindError } from '../shared/transport/bind-error.js';
 import { memberMessageCap } from './message-caps.js';
 import { closeControl, listenControl, type ControlServer } from './control-server.js';
@@ -62,7 +63,7 @@ export class Coordinator {
 
   constructor(private readonly opts: CoordinatorOptions) {
     this.membership = new Membership(
-      { token: opts.token, world: opts.world, model: opts.config.model, tls: opts.tls !== undefined },
+      { token: opts.token, world: opts.world, model: modelSpec(opts.config).describe(), tls: opts.tls !== undefined },
       JOIN_LIMITS.joinMessageBytes,
       opts.heartbeatTimeoutMs,
       {

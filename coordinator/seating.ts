@@ -1,10 +1,10 @@
 // Seating the ranks that joined: their final ids (asked-for ids kept, the rest grouped by host so that a host's
 // ranks are ring neighbours), and what each is told when assigned.
-import { hostRingsNeeded } from '../shared/control/zeropp.js';
+import { ringsNeeded } from '../shared/training/schemes/table.js';
 import { randomBytes } from 'node:crypto';
 import type { ControlMessage } from '../shared/control/messages.js';
 import type { RunConfig } from '../shared/control/run-config.js';
-import { resolveHybrid } from '../shared/control/shard-groups.js';
+import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { schemesUnder } from '../shared/accounting/fit.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import type { Member } from './members.js';
@@ -20,7 +20,8 @@ export function seatMembers(members: Member[], where: (m: Member) => string): vo
 /** Every rank's `assign`: its id, its ring neighbour, the run's id, key and config. */
 export function assignments(members: Member[], config: RunConfig, world: number): [Member, ControlMessage][] {
   // The hybrid's sub-rings (and hpZ's group ring) and the all-pairs pre-flight dial any rank: every rank learns every address.
-  const everyone = config.schemes.includes('hsdp') || hostRingsNeeded(config).hpz || hostRingsNeeded(config).qgz || config.preflight === 'all-pairs';
+  const rings = ringsNeeded(config);
+  const everyone = rings.replicas || rings.hpz || rings.qgz || config.preflight === 'all-pairs';
   const peers = everyone ? { peers: members.map((o) => ({ host: o.info.address, port: o.info.peerPort })) } : {};
   const hosts = { hosts: members.map((o) => o.info.host) };
   const runId = randomBytes(8).toString('hex');

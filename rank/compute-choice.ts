@@ -1,7 +1,7 @@
 // Where a rank computes (--compute auto resolved on the rank, from its host's cores and ranks, and from how
 // long its largest unit keeps a thread busy).
 import type { ComputeMode, RunConfig } from '../shared/control/run-config.js';
-import type { ModelSpec } from '../shared/training/model.js';
+import { gpuModel, type ModelSpec } from '../shared/models/registry.js';
 import { layerWork } from '../shared/whatif/model-passes.js';
 
 /** A CPU thread's product rate to judge a unit's length by, on the slow side (the WebAssembly kernels on one
@@ -12,7 +12,8 @@ const SLOW_THREAD_FLOPS = 10e9;
 /** Seconds a unit's backward pass (the longer one) would keep a thread busy, estimated: its forward's
  *  FLOPs on this rank's rows (the what-if's count of the same model), twice over. */
 export function longestUnitSeconds(spec: ModelSpec, rowsPerRank: number): number {
-  const flops = spec.layers.map((_, u) => layerWork(spec, u, rowsPerRank, 'forward').flops);
+  const gpu = gpuModel(spec);
+  const flops = spec.layers.map((_, u) => layerWork(gpu, u, rowsPerRank, 'forward').flops);
   return (2 * Math.max(0, ...flops)) / SLOW_THREAD_FLOPS;
 }
 

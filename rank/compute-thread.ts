@@ -1,14 +1,14 @@
 // The compute thread's main: one rank's model, one request at a time, tensors through shared staging
 // (see worker-compute.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import { modelKind, modelSpec } from '../shared/training/model.js';
+import { arenaModel, batchRow, modelSpec } from '../shared/models/registry.js';
 import type { RunConfig } from '../shared/control/run-config.js';
 import { batchStaging, layerStaging, type ThreadReply, type ThreadRequest } from './worker-compute.js';
 
-const spec = modelSpec(workerData as Pick<RunConfig, 'arch' | 'model' | 'adapt'>);
-const model = modelKind(spec).arena(spec, workerData.threads as number, workerData.recompute as boolean);
+const spec = modelSpec(workerData as Pick<RunConfig, 'model' | 'adapt'>);
+const model = arenaModel(spec, workerData.threads as number, workerData.recompute as boolean);
 await model.ready();
-const row = modelKind(spec).row(spec);
+const row = batchRow(spec);
 const largest = Math.max(...spec.layers.map((l) => l.size));
 let layerBuf: SharedArrayBuffer | null = null;
 let batchBuf: SharedArrayBuffer | null = null;

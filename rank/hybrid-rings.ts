@@ -5,7 +5,7 @@
 import type { Collectives, CollectiveOptions } from '../shared/collectives/collectives.js';
 import type { ControlMessage } from '../shared/control/messages.js';
 import { crossMembers, groupMembers } from '../shared/control/shard-groups.js';
-import { hostRingsNeeded } from '../shared/control/zeropp.js';
+import { ringsNeeded } from '../shared/training/schemes/table.js';
 import { wireSubRing, type PeerListener, type Ring, type SubRingName } from '../shared/transport/ring.js';
 
 export interface HybridRings {
@@ -36,8 +36,7 @@ export async function wireHybridRings(
   collectives: (ring: Ring, opts: CollectiveOptions) => Collectives,
 ): Promise<HybridRings | null> {
   const c = msg.config;
-  const hybrid = c.schemes.includes('hsdp');
-  const { hpz, qgz } = hostRingsNeeded(c);
+  const { replicas: hybrid, hpz, qgz } = ringsNeeded(c);
   if (!hybrid && !hpz && !qgz) return null;
   if (!msg.peers || msg.peers.length !== msg.world) throw new Error('the coordinator sent no ring addresses for the sub-rings');
   const G = c.shardGroup;

@@ -9,7 +9,7 @@ import { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { touchPages } from '../shared/tensor/wasm/memories.js';
 import type { Compute } from '../shared/training/compute.js';
 import type { TrainingData } from '../shared/training/data.js';
-import { inlineCompute, trainingData, type ModelSpec } from '../shared/training/model.js';
+import { gpuModel, inlineCompute, trainingData, type ModelSpec } from '../shared/models/registry.js';
 import { REAL_VALUES, type Values } from '../shared/training/values.js';
 import type { Ring } from '../shared/transport/ring.js';
 import { ModeledCompute } from '../shared/whatif/modeled-compute.js';
@@ -54,7 +54,7 @@ function whatIfImplementation(mode: ComputeMode): Implementation {
     values: NO_VALUES,
     collectives: (ring, opts) => new SyntheticCollectives(ring, opts),
     ledger: () => Promise.resolve(new MemoryLedger(null, true)),
-    compute: (spec, _threads, c) => new ModeledCompute(spec, runDevice({ ...c, compute: mode }).cost, c.recompute),
+    compute: (spec, _threads, c) => new ModeledCompute(gpuModel(spec), runDevice({ ...c, compute: mode }).cost, c.recompute),
     data: () => new ModeledData(),
   };
 }

@@ -15,14 +15,14 @@ import type { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { bufferBytes } from '../shared/tensor/wasm/memories.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { isHybrid, schemeTitle } from '../shared/training/schemes/table.js';
+import { componentsOf, isHybrid, schemeTitle } from '../shared/training/schemes/table.js';
 import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { ComputeMode, SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
 import { productsBackend } from '../shared/tensor/blas.js';
 import { schemeClass } from '../shared/training/schemes/index.js';
 import type { HybridRings } from './hybrid-rings.js';
-import { componentsOf, type Components } from '../shared/control/zeropp.js';
+import type { Components } from '../shared/control/zeropp.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import type { StepStats } from '../shared/training/schemes/step-probe.js';
 import { weightParts } from '../shared/accounting/final-weights.js';
@@ -109,7 +109,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   const resume = c.resume?.[scheme];
   if (resume?.from) {
     // Another scheme's or world size's checkpoint: only the parts of its shards this rank's layout overlaps.
-    const source = { ...resume, ...resume.from, arch: c.arch, model: c.model, adapt: c.adapt }; // the checkpoint's own (checkResumable)
+    const source = { ...resume, ...resume.from, model: c.model, adapt: c.adapt }; // the checkpoint's own (checkResumable)
     const { state, bytesRead } = await readStateFor(resume.dir, source, layout, s.masterState().sharded);
     await s.loadOptimizerState(state);
     log.info({ scheme, step: resume.step, from: resume.from, bytesRead }, 'resumed from checkpoint, resharded');

@@ -25,7 +25,7 @@ export interface RankOptions {
   maxRankMemory?: number; // bytes; refuse schemes whose peak would not fit
   iface?: string; // network interface whose kernel counters to report ('auto' = the one the ring uses)
   token?: string; // join token, if the coordinator requires one
-  model?: number[]; // join only a run of this model
+  model?: string; // join only a run of this model (as --model describes it)
   heartbeatTimeoutMs?: number; // coordinator or ring peer silent this long on a quiet link: lost (the floor of an adaptive limit)
   straggleMs?: number; // a straggler on purpose: idle this long before every step (what skew costs the others)
   tlsCa?: Buffer; // trust this CA (or self-signed certificate) for a wss:// coordinator

@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { GroupParams } from '../shared/training/param-group.js';
 import type { Compute } from '../shared/training/compute.js';
-import { modelConfig, modelKind, type ModelSpec } from '../shared/training/model.js';
+import { batchRow, modelConfig, type ModelSpec } from '../shared/models/registry.js';
 
 /** Requests from a rank to its compute thread; every one is answered with a ThreadReply. */
 export type ThreadRequest =
@@ -93,7 +93,7 @@ export class WorkerCompute implements Compute {
   }
 
   async start(x: Float32Array, rows: number): Promise<void> {
-    const row = modelKind(this.spec).row(this.spec);
+    const row = batchRow(this.spec);
     const need = rows * (row.inputs + row.labels) * 4;
     if (need > this.batchBuf.byteLength) {
       this.batchBuf = new SharedArrayBuffer(need);
@@ -113,7 +113,7 @@ export class WorkerCompute implements Compute {
   }
 
   async loss(labels: Int32Array, gradScale: number): Promise<number> {
-    batchStaging(this.batchBuf, modelKind(this.spec).row(this.spec), this.rows).y.set(labels);
+    batchStaging(this.batchBuf, batchRow(this.spec), this.rows).y.set(labels);
     const r = await this.call({ op: 'loss', gradScale });
     return r.ok ? r.loss! : NaN;
   }

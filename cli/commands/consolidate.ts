@@ -3,6 +3,7 @@ import { ConfigError } from '../../shared/control/run-config.js';
 import { latestIndex } from '../../shared/io/checkpoint.js';
 import { consolidate } from '../../shared/io/reshard.js';
 import { serializeSafetensors, writeFileAtomic } from '../../shared/io/safetensors.js';
+import { modelSpec } from '../../shared/models/registry.js';
 import type { Cli } from '../options.js';
 
 export function consolidateCommand(y: Cli, _exit: (code: number) => void): Cli {
@@ -24,9 +25,9 @@ export function consolidateCommand(y: Cli, _exit: (code: number) => void): Cli {
       if (!index) throw new ConfigError(`--dir ${a.dir}: no complete ${a.scheme} checkpoint (a checkpoint is complete once its index.json exists)`);
       await writeFileAtomic(
         a.out,
-        serializeSafetensors(await consolidate(a.dir, index), { scheme: index.scheme, step: String(index.step), model: index.model.join(',') }),
+        serializeSafetensors(await consolidate(a.dir, index), { scheme: index.scheme, step: String(index.step), model: modelSpec(index).describe() }),
       );
-      process.stdout.write(`${a.out}: ${index.scheme} at step ${index.step}, ${index.world} shards, model ${index.model.join(',')}\n`);
+      process.stdout.write(`${a.out}: ${index.scheme} at step ${index.step}, ${index.world} shards, model ${modelSpec(index).describe()}\n`);
     },
   );
 }

@@ -54,7 +54,7 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
       exit(
         await runCoordinatorJob(
           {
-            ...jobOptions(a as unknown as RunArgv, a.host, a.port, true),
+            ...jobOptions(a, a.host, a.port, true),
             discover: a.discover,
             settleMs: a.settle * 1000,
             minWorld: a.minWorld,

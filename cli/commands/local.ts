@@ -18,7 +18,7 @@ export function localCommand(y: Cli, exit: (code: number) => void): Cli {
       ]),
     async (a) => {
       const log = createLogger(a.logLevel, 'local', a.logFormat);
-      const job = jobOptions(a as unknown as RunArgv, '127.0.0.1', 0, false);
+      const job = jobOptions(a, '127.0.0.1', 0, false);
       refuseOnThisMachine(job.config, job.world as number, a.model);
       const tls = readTls(a); // the ranks read the same files
       exit(await runLocal({ ...job, tls, world: job.world as number, logLevel: a.logLevel, logFormat: a.logFormat, rankArgs: tlsArgv(a) }, log));

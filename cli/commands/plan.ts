@@ -1,10 +1,10 @@
 // `zerowire plan`: model states (and activations) per rank for each scheme, and whether they fit.
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-config.js';
-import { checkAdapt, parseAdapt, parseModel } from '../run-config-options.js';
+import { checkAdapt, parseAdapt } from '../run-config-options.js';
 import { fineTuneOptions } from '../finetune-options.js';
 import { ShardLayout } from '../../shared/training/layout.js';
-import { modelKind, modelSpec } from '../../shared/training/model.js';
-import { NAMED_SHAPES } from '../../shared/training/named-shapes.js';
+import { defaultBatch, modelSpec, parseModel } from '../../shared/models/registry.js';
+import { NAMED_SHAPES } from '../../shared/models/named-shapes.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
@@ -181,12 +181,12 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);
       const adapt = parseAdapt(a);
       if (adapt && a.model === undefined) throw new ConfigError('--lora and --freeze: give the --model they adapt (not --params)');
-      const parsed = a.model === undefined ? null : { ...parseModel(a.model), adapt };
+      const parsed = a.model === undefined ? null : { model: parseModel(a.model), adapt };
       if (parsed) checkAdapt(parsed);
       const spec = parsed && modelSpec(parsed);
       const params = spec ? spec.params : parseCount(a.params!, '--params');
       if (!Number.isInteger(a.accumulate) || a.accumulate < 1) throw new RangeError(`--accumulate: ${a.accumulate} must be a positive integer`);
-      const batch = a.batch ?? (spec ? modelKind(spec).defaultBatch(a.world) : 64);
+      const batch = a.batch ?? (spec ? defaultBatch(spec, a.world) : 64);
       if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`--batch: ${batch} must be a positive integer`);
       const perRank = Math.ceil(batch / (a.world * a.accumulate)); // rows of one micro-batch
       const bytes = spec?.activationBytes(perRank, a.recompute) ?? 0;

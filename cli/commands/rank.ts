@@ -4,7 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { runRank } from '../../rank/main.js';
 import { runProcs, withoutProcs } from '../../rank/procs.js';
 import { ConfigError } from '../../shared/control/run-config.js';
-import { parseWidths } from '../run-config-options.js';
+import { modelSpec, parseModel } from '../../shared/models/registry.js';
 import { parseBytes } from '../sizes.js';
 import { LIVENESS } from '../../shared/transport/liveness.js';
 import { createLogger } from '../log.js';
@@ -38,7 +38,7 @@ function rankOptions(y: Cli) {
     .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
     .option('token', { type: 'string', describe: 'join token the coordinator requires (prefer ZEROWIRE_TOKEN)' })
     .option('token-file', { type: 'string', describe: 'read the join token from this file (a Docker or Kubernetes secret)' })
-    .option('model', { type: 'string', describe: 'join only a run that trains this model (layer widths)' })
+    .option('model', { type: 'string', describe: 'join only a run that trains this model (as --model writes it: 64,256,10, gpt:2,64,4,32, llama:..., a named shape)' })
     .option('heartbeat-timeout', {
       type: 'number',
       default: LIVENESS.timeoutMs / 1000,
@@ -95,7 +95,7 @@ export function rankCommand(y: Cli, exit: (code: number) => void): Cli {
             tlsCa: a.tlsCa === undefined ? undefined : readPem(a.tlsCa, '--tls-ca'),
             tls: readTls(a),
             straggleMs: straggle(a.straggleMs),
-            model: a.model === undefined ? undefined : parseWidths(a.model),
+            model: a.model === undefined ? undefined : modelSpec({ model: parseModel(a.model) }).describe(),
             ...heartbeat(a.heartbeatTimeout),
           },
           log,

@@ -6,7 +6,7 @@
 // rounding differs, by fp32's or the bf16 wire's precision. ZeRO++'s int8 weights and int4 gradients are lossy
 // by design: its training is held to its reference's final loss, as its convergence test holds it.
 import type { RunConfig, SchemeName } from '../control/run-config.js';
-import { componentsOf } from '../control/zeropp.js';
+import { componentsOf, isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
 
 type AgreementKind = 'exact' | 'order' | 'lossy';
 
@@ -49,8 +49,8 @@ function arithmeticOf(scheme: SchemeName, c: Pick<RunConfig, 'accumulate' | 'zer
   const lossy = z && (z.qwz || z.qgz) ? [z.qwz && 'int8 weight gathers', z.qgz && 'int4 gradients'].filter(Boolean).join(' and ') : null;
   // With accumulation, DP and ZeRO-1 reduce the micro-batches' sum once; the sharded-gradient schemes reduce
   // each micro-batch and add the reduced shards.
-  const perMicroBatch = c.accumulate > 1 && scheme !== 'dp' && scheme !== 'zero1';
-  const order = `${scheme === 'hsdp' ? 'host-first' : 'ring'}${perMicroBatch ? ', per micro-batch' : ''}`;
+  const perMicroBatch = c.accumulate > 1 && SCHEME_TABLE[scheme].shardGradients;
+  const order = `${isHybrid(scheme) ? 'host-first' : 'ring'}${perMicroBatch ? ', per micro-batch' : ''}`;
   return { order, lossy };
 }
 
@@ -104,7 +104,8 @@ const e = (x: number) => x.toExponential(2);
 /** The report's line: exact pairs together, each bounded pair with its bound, its figure and why. */
 export function agreementText(a: Agreement): string {
   if (!a.pairs.length) return `losses: one scheme (${a.reference}), nothing to compare`;
-  const exact = a.pairs.filter((p) => p.kind === 'exact');
+  const by = (kind: PairAgreement['kind']) => a.pairs.filter((p) => p.kind === kind);
+  const exact = by('exact');
   const parts: string[] = [];
   if (exact.length) {
     const bad = exact.filter((p) => !p.agree);
@@ -116,9 +117,9 @@ export function agreementText(a: Agreement): string {
       );
     if (good.length) parts.push(bad.length ? equal(good) : `${equal(good)} (losses and final parameters to the bit: the same sums in the same order)`);
   }
-  for (const p of a.pairs.filter((x) => x.kind === 'order'))
+  for (const p of by('order'))
     parts.push(`${p.title} within ${e(p.lossDiff)} of ${a.reference} (bound ${p.bound}: ${p.why}; max |parameter difference| ${e(p.paramDiff)})`);
-  for (const p of a.pairs.filter((x) => x.kind === 'lossy'))
+  for (const p of by('lossy'))
     parts.push(
       `${p.title}'s final loss ${(100 * p.finalShare).toFixed(2)}% from ${a.reference}'s (bound ${100 * p.bound}%: ${p.why}; max |loss difference| ${e(p.lossDiff)})`,
     );

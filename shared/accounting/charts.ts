@@ -32,7 +32,8 @@ function frame(runs: LabelledReport[], data: Datum[], body: Record<string, unkno
   const spec = several
     ? { data: { values: data }, facet: { column: { field: 'run', type: 'nominal', title: null, sort: runs.map((r) => r.label) } }, spec: inner }
     : { data: { values: data }, ...inner };
-  return {
+  // Built from loosely typed parts (each figure's encoding); vega-lite checks the whole as it compiles.
+  const whole: object = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: {
       font: 'sans-serif',
@@ -43,7 +44,8 @@ function frame(runs: LabelledReport[], data: Datum[], body: Record<string, unkno
     },
     usermeta: { schemes },
     ...spec,
-  } as unknown as TopLevelSpec;
+  };
+  return whole as TopLevelSpec;
 }
 
 const schemesOf = (runs: LabelledReport[]) => [...new Set(runs.flatMap((r) => r.report.rows.map((x) => x.title)))];

@@ -1,6 +1,6 @@
 // "Does it fit": per-rank peak of each scheme against a memory limit, before anything is allocated.
 import { SCHEMES, type SchemeName } from '../control/run-config.js';
-import { schemeTitle } from '../training/schemes/table.js';
+import { isHybrid, schemeTitle } from '../training/schemes/table.js';
 import type { RunPlan } from './run-plan.js';
 import { formatBytes } from './units.js';
 
@@ -17,7 +17,7 @@ export function fitCheck(plan: RunPlan, limitBytes: number): FitResult {
   const refused: SchemeName[] = [];
   const fitting: SchemeName[] = [];
   // The hybrid once its shard group is known (the coordinator resolves it from the hosts before it assigns).
-  const hybrid = config.schemes.includes('hsdp') && config.shardGroup > 0 ? (['hsdp'] as const) : [];
+  const hybrid = config.shardGroup > 0 ? config.schemes.filter(isHybrid) : [];
   for (const s of [...SCHEMES, ...hybrid]) {
     const peak = plan.memory(s).peak;
     peaks[s] = peak;

@@ -50,7 +50,7 @@ function needSpec(p: NeedPage): TopLevelSpec {
         encoding: { x, y: { value: 4 }, text: { field: 'label' } },
       },
     ],
-  } as unknown as TopLevelSpec;
+  } as TopLevelSpec;
 }
 
 export async function renderNeedPage(p: NeedPage): Promise<string> {

@@ -6,7 +6,7 @@ import { networkText, ringFloorRates } from './links.js';
 import { agreementText } from './agreement.js';
 import { bytesPerElement } from '../tensor/dtype.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
-import { modelKind, modelSpec } from '../training/model.js';
+import { batchRow, modelSpec } from '../models/registry.js';
 import { gathersParameters, isReplicated, schemeTitle } from '../training/schemes/table.js';
 import type { HostBytes, Report, SchemeRow } from './report.js';
 import { textTable } from './table.js';
@@ -25,7 +25,7 @@ function splitCell(v: number | null, x: SchemeRow): string {
 /** What a batch row of this run's model is called. */
 const rowNoun = (c: RunConfig) => {
   const spec = modelSpec(c);
-  return modelKind(spec).row(spec).noun;
+  return batchRow(spec).noun;
 };
 
 /** Where the ranks computed, as they resolved --compute. */

@@ -3,7 +3,7 @@ import { waitAndTransfer } from './clock.js';
 import { MODEL_BANDS } from '../tensor/memory-ledger.js';
 import type { SchemeSummary } from '../control/messages.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
-import { isHybrid, isReplicated, schemeTitle } from '../training/schemes/table.js';
+import { isHybrid, isReplicated, schemeTitle, takesComponents } from '../training/schemes/table.js';
 import { crossHostLinks, linkCrossesHosts } from './ring-links.js';
 import type { RingName } from '../transport/ring.js';
 import type { RunPlan } from './run-plan.js';
@@ -201,7 +201,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   const time = stepTimes(sums, split);
   return {
     scheme,
-    title: `${schemeTitle(scheme)}${scheme === 'zero3' && plan.zeroPP(scheme) ? ` (${componentsOf(plan.zeroPP(scheme)!)})` : ''}`,
+    title: `${schemeTitle(scheme)}${takesComponents(scheme) && plan.zeroPP(scheme) ? ` (${componentNames(plan.zeroPP(scheme)!)})` : ''}`,
     world,
     params: P,
     trainableParams: sizes.params,
@@ -240,7 +240,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
   };
 }
 
-const componentsOf = (z: { qwz: boolean; hpz: boolean; qgz: boolean }) => [z.qwz && 'qwZ', z.hpz && 'hpZ', z.qgz && 'qgZ'].filter(Boolean).join(', ');
+const componentNames = (z: { qwz: boolean; hpz: boolean; qgz: boolean }) => [z.qwz && 'qwZ', z.hpz && 'hpZ', z.qgz && 'qgZ'].filter(Boolean).join(', ');
 
 /** Whether the ring links were encrypted, and with what (as every rank's links negotiated it). */
 interface LinkSecurity {

@@ -11,8 +11,8 @@ export function crossHostLinks(hostByRank: readonly string[]): boolean[] {
 /** The rank that rank `r` sends to on `ring` (G: the hybrid's shard group). */
 function nextOnRing(ring: RingName, r: number, world: number, G: number): number {
   if (ring === 'main') return (r + 1) % world;
-  const [kind, stride = '1'] = ring.split('+');
-  const members = kind === 'group' ? groupMembers(r, G) : crossMembers(r, G, world);
+  const [base, stride = '1'] = ring.split('+');
+  const members = base === 'group' ? groupMembers(r, G) : crossMembers(r, G, world);
   return members[(members.indexOf(r) + Number(stride)) % members.length];
 }
 

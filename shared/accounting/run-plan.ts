@@ -3,9 +3,10 @@
 // every rank make one and pass it down, so no one re-derives the model or the layout on the way.
 import { modeledDevice, type RunConfig, type SchemeName } from '../control/run-config.js';
 import { extentOf } from '../tensor/extent.js';
-import { componentsOf } from '../control/zeropp.js';
+import { componentsOf } from '../training/schemes/table.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
-import { modelSpec, type ModelSpec } from '../training/model.js';
+import { gpuModel, modelSpec, type ModelSpec } from '../models/registry.js';
+import type { GpuModel } from '../whatif/model-passes.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
 import { crossGroupTraffic, heapBytes, memoryTheory, trafficParts, type MemoryTheory, type ZeroPPTheory } from './theory.js';
 
@@ -14,12 +15,15 @@ export class RunPlan {
   /** Rank 0's layout (every rank's sizes are the same; only which slices it owns differ). */
   readonly layout0: ShardLayout;
   readonly sizes: LayoutSizes;
+  /** The model with its GPU passes, for the what-if's cost model. */
+  readonly gpu: GpuModel;
 
   constructor(
     readonly config: RunConfig,
     readonly world: number,
   ) {
     this.spec = modelSpec(config);
+    this.gpu = gpuModel(this.spec);
     this.layout0 = new ShardLayout(this.spec, world, 0, config.unit);
     this.sizes = this.layout0.sizes();
   }

@@ -32,7 +32,7 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   const layout = plan.layoutFor(scheme, 0);
   const b = bytesPerElement(c.wireDtype);
   const K = c.accumulate;
-  const t = passTimes(plan.spec, cost, c.batch / (plan.world * K), c.recompute);
+  const t = passTimes(plan.gpu, cost, c.batch / (plan.world * K), c.recompute);
   const sum = (u: Unit, xs: number[]) => u.layers.reduce((s, l) => s + xs[l.index], 0);
   const hybrid = plan.shardWorld(scheme) !== plan.world;
   const ring = new RingQueue(hybrid ? intraHost : link, layout.world, c.chunkBytes, c.linkScale);

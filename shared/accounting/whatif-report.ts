@@ -44,23 +44,28 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
 export function whatIfRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], stepMs: number): WhatIfRow | null {
   const device = deviceNote(plan);
   if (!device) return null;
-  const { config: c, spec, world } = plan;
+  const { config: c, world } = plan;
   const rows = c.batch / (world * c.accumulate); // per rank per micro-batch
   const timed = (xs: number[]) => (xs.length > 1 ? xs.slice(1) : xs);
   const modeledComputeMs = mean(sums.flatMap((s) => timed(s.modeledMs ?? [])));
-  const flops = modelFlops(spec, rows) * c.accumulate; // one rank's, per optimizer step
+  const flops = modelFlops(plan.gpu, rows) * c.accumulate; // one rank's, per optimizer step
   const peak = device.peakTflops * 1e12;
   const statesBytes = plan.memory(scheme).peak;
-  const activationsBytes = activationBytes(spec, rows, c.recompute);
+  const activationsBytes = activationBytes(plan.gpu, rows, c.recompute);
   return {
     modeledComputeMs,
-    tokensPerSecond: stepMs > 0 ? (tokensOf(spec, c.batch) * 1000) / stepMs : 0,
+    tokensPerSecond: stepMs > 0 ? (tokensOf(plan.gpu, c.batch) * 1000) / stepMs : 0,
     modeledMfu: modeledComputeMs > 0 ? flops / ((modeledComputeMs / 1000) * peak) : 0,
     achievedMfu: stepMs > 0 ? flops / ((stepMs / 1000) * peak) : 0,
     theoryMemory: { statesBytes, activationsBytes, total: statesBytes + activationsBytes, fits: statesBytes + activationsBytes <= device.memoryGB * 1e9 },
     collectives: bandwidths(plan, scheme, sums, bytesPerElement(c.wireDtype)),
   };
 }
+
+/** Collectives whose bandwidth means something (a barrier moves no data), and those whose bus bandwidth counts
+ *  the ring twice (nccl-tests' busbw: all-reduce is a reduce-scatter and an all-gather). */
+const MOVES_DATA = new Set(['reduce-scatter', 'all-gather', 'all-reduce', 'all-to-all']);
+const BOTH_WAYS = new Set(['all-reduce']);
 
 /** Per collective kind (and ring, for the hybrid's two), mean algbw and busbw over every rank's steps. */
 function bandwidths(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], bytes: number): CollectiveBandwidth[] {
@@ -69,9 +74,9 @@ function bandwidths(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], by
   const by = new Map<string, { N: number; all: boolean; alg: number[] }>();
   const steps = sums.reduce((n, s) => n + s.steps.length, 0);
   for (const x of sums.flatMap((s) => s.steps.flatMap((st) => st.collectives))) {
-    if (x.kind === 'barrier' || x.ms <= 0) continue;
+    if (!MOVES_DATA.has(x.kind) || x.ms <= 0) continue;
     const key = x.ring ? `${x.kind} (${x.ring})` : x.kind;
-    const k = by.get(key) ?? { N: ringWorld(x.ring), all: x.kind === 'all-reduce', alg: [] };
+    const k = by.get(key) ?? { N: ringWorld(x.ring), all: BOTH_WAYS.has(x.kind), alg: [] };
     k.alg.push((x.elements * bytes) / (x.ms / 1000) / 1e9);
     by.set(key, k);
   }

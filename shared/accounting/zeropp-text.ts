@@ -1,7 +1,7 @@
 // What the report says of a run with ZeRO++'s components on its ZeRO-3 (--qwz, --hpz, --qgz): which are on, and
 // the quantization error, step by step: qwZ's of the gathered weights, qgZ's of the gradients' exchanges.
 import type { Report } from './report.js';
-import { componentsOf } from '../control/zeropp.js';
+import { componentsOf } from '../training/schemes/table.js';
 import type { QuantErrorSteps } from './quant-error.js';
 
 export function zeroPPNotes(r: Report): string[] {

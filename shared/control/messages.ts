@@ -134,7 +134,7 @@ const ControlMessageSchema = v.variant('type', [
     hostname: text(255),
     pid: int(),
     token: v.optional(text(1024)),
-    model: v.optional(v.array(int(1))), // join only a run of this model
+    model: v.optional(text(400)), // join only a run of this model (as --model describes it: 64,256,10, gpt:2,64,4,32,64)
     rankId: v.optional(int(0, 65535)), // the rank id it asks for (RANK, JOB_COMPLETION_INDEX, --rank-id)
     worldSize: v.optional(int(1, 65536)), // the world size it expects (WORLD_SIZE)
     host: v.optional(text(255)), // its host, for grouping the ring (--host-id; default: its address)

@@ -27,7 +27,9 @@ export const DEFAULT_BUCKET_BYTES = 25 * 2 ** 20; // DDP's bucket_cap_mb
 const scheme = v.picklist(ALL_SCHEMES);
 const checkpointDir = text(4096);
 
-export const ARCHS = ['mlp', 'gpt', 'llama'] as const;
+/** A model's configuration: its arch and its named fields. The fields are the model's own, checked by its
+ *  schema in models/registry.ts wherever a spec is built (the CLI once, every rank on arrival). */
+export const ModelConfigSchema = v.looseObject({ arch: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9-]{0,31}$/, 'a model name')) });
 
 /** How a model is fine-tuned (training/adapters.ts's Adaptation): in the run config and a checkpoint's index. */
 export const AdaptSchema = v.object({
@@ -36,9 +38,7 @@ export const AdaptSchema = v.object({
 });
 
 export const RunConfigSchema = v.object({
-  arch: v.picklist(ARCHS), // the model: an MLP, a GPT-style or a Llama-style decoder
-  // mlp: layer widths, e.g. [64, 256, 256, 10]; gpt: [layers, dim, heads, seq, vocab]
-  model: v.pipe(v.array(int(1)), v.minLength(2, 'at least two numbers')),
+  model: ModelConfigSchema, // { arch: 'gpt', layers: 2, dim: 64, heads: 4, seq: 32, vocab: 64 }
   steps: int(1, 1e7),
   batch: int(1, 1e7), // global batch, split evenly over ranks (and over micro-batches)
   accumulate: int(1, 1024), // micro-batches per optimizer step, each batch/(world*accumulate) rows per rank

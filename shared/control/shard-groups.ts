@@ -1,7 +1,6 @@
 // The hybrid scheme's topology: shard groups of G consecutive ranks (the ring keeps a host's ranks together,
 // so by default a group is a host), and the cross rings of the ranks that hold the same shard in every group.
 // Pure functions of the world and G, used by the coordinator (to decide G) and by every rank (to wire).
-import { ALL_SCHEMES, type RunConfig, type SchemeName } from './run-config.js';
 
 /** Global rank ids of `rank`'s shard group, in ring order. */
 export function groupMembers(rank: number, G: number): number[] {
@@ -37,39 +36,4 @@ export function shardGroupSize(requested: number, hostsByRank: readonly string[]
   if (counts.size < 2 || G < 2)
     return { why: `${counts.size} host(s) of ${G} rank(s): ${what} by host needs at least 2 hosts of at least 2 ranks (or give --shard-group)` };
   return { G };
-}
-
-/** The config the ranks get: the shard group resolved, or hsdp and zeropp left out of `all` (every scheme) with
- *  the reason. One asked for by name that cannot run throws, and so do ZeRO-3's hpZ and qgZ (their host rings
- *  span groups of the same size: the host's ranks). */
-export function resolveHybrid(config: RunConfig, hostsByRank: readonly string[]): { config: RunConfig; notes: string[] } {
-  const z = config.zeropp;
-  if (z?.hpz || z?.qgz) {
-    const [option, what] = z.hpz ? ['--hpz', 'hpZ'] : ['--qgz', 'qgZ'];
-    const g = shardGroupSize(config.shardGroup, hostsByRank, what);
-    if (!('G' in g)) throw new Error(`${option}: ${g.why}`);
-    config = { ...config, shardGroup: g.G };
-  }
-  const askedByName = !ALL_SCHEMES.every((s) => config.schemes.includes(s));
-  const notes: string[] = [];
-  for (const [scheme, what] of [
-    ['zeropp', 'ZeRO++'],
-    ['hsdp', 'HSDP'],
-  ] as const) {
-    if (!config.schemes.includes(scheme)) continue;
-    const g: { G: number } | { why: string } =
-      scheme === 'hsdp' && (config.checkpoint || config.resume)
-        ? { why: 'its checkpoints are not written yet (--checkpoint-every, --resume)' }
-        : scheme === 'zeropp' && config.adapt
-          ? { why: 'it does not quantize frozen weights yet (--lora, --freeze)' }
-          : shardGroupSize(config.shardGroup, hostsByRank, what);
-    if ('G' in g) {
-      config = { ...config, shardGroup: g.G };
-      continue;
-    }
-    if (askedByName) throw new Error(`--scheme ${scheme}: ${g.why}`);
-    config = { ...config, schemes: config.schemes.filter((s: SchemeName) => s !== scheme) };
-    notes.push(`${what} left out: ${g.why}`);
-  }
-  return { config, notes };
 }

@@ -6,7 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ALL_SCHEMES } from '../control/run-config.js';
 import { ShardLayout } from '../training/layout.js';
-import { modelSpec } from '../training/model.js';
+import { modelSpec } from '../models/registry.js';
 import { parseIndex, sha256, type CheckpointIndex } from './checkpoint.js';
 import { parseSafetensors } from './safetensors.js';
 

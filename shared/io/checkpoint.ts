@@ -5,24 +5,21 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { AdaptSchema, ARCHS, ALL_SCHEMES, UNITS } from '../control/run-config.js';
+import { AdaptSchema, ALL_SCHEMES, ModelConfigSchema, UNITS } from '../control/run-config.js';
 import { int, parse } from '../control/schema.js';
 import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { join } from 'node:path';
-import { modelSpec } from '../training/model.js';
+import { legacyModel, modelSpec } from '../models/registry.js';
 import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { parseSafetensors, serializeSafetensors, writeFileAtomic, type StTensor } from './safetensors.js';
 import { BLOCK_BYTES, blockHashes, dataStart } from './shard-blocks.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
 import type { OptimizerState } from '../training/adam.js';
 
-const CheckpointIndexSchema = v.object({
-  format: v.literal('zerowire-checkpoint-2'),
+const INDEX_FIELDS = {
   scheme: v.picklist(ALL_SCHEMES),
   step: int(1),
   world: int(1),
-  arch: v.optional(v.picklist(ARCHS), 'mlp'), // indexes written before the GPT have none: an MLP
-  model: v.pipe(v.array(int(1)), v.minLength(2)),
   adapt: v.optional(AdaptSchema), // a fine-tuning run's: the shards hold what trains (the adapters), nothing frozen
   unit: v.picklist(UNITS),
   wireDtype: v.picklist(WIRE_DTYPES),
@@ -34,7 +31,21 @@ const CheckpointIndexSchema = v.object({
   // of each file's header, which lists a SHA-256 per block of its data: a resharding reader reads and checks
   // only the blocks it needs (absent in checkpoints written before: those are read whole)
   headerSha256: v.optional(v.array(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)))),
-});
+};
+
+const CheckpointIndexSchema = v.variant('format', [
+  v.object({ format: v.literal('zerowire-checkpoint-3'), model: ModelConfigSchema, ...INDEX_FIELDS }),
+  // written before models had named configurations: the arch (none before the GPT: an MLP) and its numbers
+  v.pipe(
+    v.object({
+      format: v.literal('zerowire-checkpoint-2'),
+      arch: v.optional(v.string(), 'mlp'),
+      model: v.pipe(v.array(int(1)), v.minLength(2)),
+      ...INDEX_FIELDS,
+    }),
+    v.transform(({ arch, model, ...rest }) => ({ ...rest, format: 'zerowire-checkpoint-3' as const, model: legacyModel(arch, model) })),
+  ),
+]);
 export type CheckpointIndex = v.InferOutput<typeof CheckpointIndexSchema>;
 
 export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -110,11 +121,10 @@ export async function writeIndex(
 ): Promise<string> {
   const sharded = SCHEME_TABLE[scheme].shardOptimizer;
   const index: CheckpointIndex = {
-    format: 'zerowire-checkpoint-2',
+    format: 'zerowire-checkpoint-3',
     scheme,
     step,
     world,
-    arch: config.arch,
     model: config.model,
     ...(config.adapt ? { adapt: config.adapt } : {}),
     unit: config.unit,
@@ -180,7 +190,7 @@ export function parseIndex(json: unknown, path: string): CheckpointIndex {
 export function checkResumable(index: CheckpointIndex, config: RunConfig, world: number, resharded = false): void {
   const diffs: string[] = [];
   if (index.world !== world && !resharded) diffs.push(`world ${index.world} vs ${world}`);
-  const model = (c: Pick<RunConfig, 'arch' | 'model'>) => modelSpec(c).describe();
+  const model = (c: Pick<RunConfig, 'model'>) => modelSpec(c).describe();
   if (model(index) !== model(config)) diffs.push(`model ${model(index)} vs ${model(config)}`);
   const adapt = (c: { adapt?: unknown }) => JSON.stringify(c.adapt ?? 'none');
   if (adapt(index) !== adapt(config)) diffs.push(`fine-tuning ${adapt(index)} vs ${adapt(config)}`);

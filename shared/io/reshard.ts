@@ -3,7 +3,7 @@
 // size holds. Adam's step and moments carry over exactly: only the layout changes.
 import type { OptimizerState } from '../training/adam.js';
 import { ShardLayout } from '../training/layout.js';
-import { modelSpec } from '../training/model.js';
+import { modelSpec } from '../models/registry.js';
 import { isHybrid } from '../training/schemes/table.js';
 import { rankFile, readRankShard, stepDir, type CheckpointIndex } from './checkpoint.js';
 import { ShardRanges } from './shard-blocks.js';
@@ -19,7 +19,7 @@ export interface FullState {
   step: number;
 }
 
-type Source = Pick<CheckpointIndex, 'scheme' | 'step' | 'sha256' | 'world' | 'unit' | 'sharded' | 'arch' | 'model' | 'adapt' | 'shardGroup' | 'headerSha256'>;
+type Source = Pick<CheckpointIndex, 'scheme' | 'step' | 'sha256' | 'world' | 'unit' | 'sharded' | 'model' | 'adapt' | 'shardGroup' | 'headerSha256'>;
 
 /** A stretch of the unpadded flat vector and where it sits in a buffer (a shard file's, or a rank's). */
 interface Piece {

@@ -1,6 +1,6 @@
 // The flat parameter vector <-> torch-style named tensors, by the model's own names and shapes
 // (MLP: layers.0.weight shaped (out, in), layers.0.bias; GPT: tok_emb.weight, h.0.attn.qkv.weight, ...).
-import type { ModelSpec } from '../training/model.js';
+import type { ModelSpec } from '../models/registry.js';
 import { ShardLayout } from '../training/layout.js';
 import type { StTensor } from './safetensors.js';
 

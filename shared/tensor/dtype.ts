@@ -12,12 +12,12 @@ export function bytesPerElement(dtype: WireDtype): number {
 /** Whether a band holds values, or is a what-if rank's extent (extent.ts): a length and a dtype only. The one
  *  place that tells them apart: code that asks "fp32?" asks dtypeOf, never instanceof (an fp32 extent is no
  *  Float32Array, and a modeled run that took it for bf16 allocated a band the real run does not). */
-export function isExtent(x: Elems): boolean {
+export function isExtent(x: Elems): x is Elems & { readonly dtype: WireDtype } {
   return 'dtype' in x;
 }
 
 export function dtypeOf(x: Elems): WireDtype {
-  if (isExtent(x)) return (x as unknown as { dtype: WireDtype }).dtype;
+  if (isExtent(x)) return x.dtype;
   return x instanceof Float32Array ? 'fp32' : 'bf16';
 }
 

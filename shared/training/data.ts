@@ -1,7 +1,6 @@
-// A seeded synthetic classification set, labelled by a fixed random teacher network so the loss can fall,
-// and the order in which its rows are served: step t takes global rows [t*B, (t+1)*B) of a stream of
-// seeded epoch permutations, and rank r takes its own contiguous B/N of them.
-import { Mlp, MlpSpec } from './mlp.js';
+// What a rank trains on (each model's data: models/<name>/), and the order in which its rows are served:
+// step t takes global rows [t*B, (t+1)*B) of a stream of seeded epoch permutations, and rank r takes its own
+// contiguous B/N of them.
 import { Rng } from './rng.js';
 
 export interface Batch {
@@ -26,7 +25,18 @@ export interface TrainingData {
   globalRows(step: number, batch: number): Int32Array;
   rankBatch(step: number, batch: number, rank: number, world: number): Batch;
   gather(rows: Int32Array): Batch;
+  /** The data set as --dump writes it (io/dump.ts): its tensors, and how a sample and its targets are read. */
+  dumped(): DumpedData;
 }
+
+/** A data set's tensors for a dump, and what to say about them. */
+export interface DumpedData {
+  tensors: [name: string, tensor: { dtype: 'F32' | 'I64'; shape: number[]; data: Float32Array | BigInt64Array }][];
+  meta: { note: string } & Record<string, string>;
+}
+
+/** Integer ids as the I64 a dump stores (torch's index type). */
+export const int64 = (a: Int32Array): BigInt64Array => BigInt64Array.from(a, (v) => BigInt(v));
 
 /** The order samples are served in: a stream of seeded epoch permutations; step t takes positions
  *  [t*B, (t+1)*B) and rank r its contiguous r-th B/N of them. */
@@ -63,60 +73,5 @@ export class EpochOrder {
       for (const old of this.epochs.keys()) if (old < e - 1) this.epochs.delete(old); // rows never go back further
     }
     return p;
-  }
-}
-
-export class SyntheticData implements TrainingData {
-  readonly x: Float32Array;
-  readonly y: Int32Array;
-  private readonly order: EpochOrder;
-
-  constructor(
-    readonly inputs: number,
-    readonly classes: number,
-    readonly samples: number,
-    readonly seed: number,
-  ) {
-    this.order = new EpochOrder(samples, seed);
-    const rng = new Rng(seed ^ 0x5eed);
-    this.x = new Float32Array(samples * inputs);
-    for (let i = 0; i < this.x.length; i++) this.x[i] = rng.normal();
-    // The teacher: a small random GELU network; a label is the argmax of its output.
-    const teacher = new MlpSpec([inputs, 32, classes]);
-    const theta = teacher.init(seed ^ 0x7eac4e2);
-    const mlp = new Mlp(teacher);
-    mlp.start(this.x, samples);
-    for (const l of teacher.layers) mlp.forward(l.index, theta.subarray(l.offset, l.offset + l.size));
-    const logits = mlp.pre(teacher.layers.length - 1);
-    this.y = new Int32Array(samples);
-    for (let r = 0; r < samples; r++) {
-      let best = 0;
-      for (let c = 1; c < classes; c++) if (logits[r * classes + c] > logits[r * classes + best]) best = c;
-      this.y[r] = best;
-    }
-  }
-
-  get bytes(): number {
-    return this.x.byteLength + this.y.byteLength;
-  }
-
-  /** Data-set row indices of the global batch of step t. */
-  globalRows(step: number, batch: number): Int32Array {
-    return this.order.globalRows(step, batch);
-  }
-
-  /** The rows rank `rank` trains on at step t. */
-  rankBatch(step: number, batch: number, rank: number, world: number): Batch {
-    return this.gather(this.order.rankRows(step, batch, rank, world));
-  }
-
-  gather(rows: Int32Array): Batch {
-    const x = new Float32Array(rows.length * this.inputs);
-    const y = new Int32Array(rows.length);
-    rows.forEach((row, i) => {
-      x.set(this.x.subarray(row * this.inputs, (row + 1) * this.inputs), i * this.inputs);
-      y[i] = this.y[row];
-    });
-    return { x, y, rows: rows.length };
   }
 }

@@ -46,8 +46,8 @@ function decoderGroups(units: UnitList, adapt?: Adaptation): { groups: DecoderGr
       offset += shape.reduce((a, b) => a * b, 1);
       return t;
     });
-    const name = kind === 'block' ? `blocks.${block}` : kind;
-    return { name, tensors, linear: (t) => kind !== 'embeddings' && t.shape.length === 2, defaultTarget: kind === 'block' };
+    const isBlock = block >= 0; // the embeddings' and the head's are -1
+    return { name: isBlock ? `blocks.${block}` : kind, tensors, linear: (t) => kind !== 'embeddings' && t.shape.length === 2, defaultTarget: isBlock };
   });
   const parts = adaptGroups(base, adapt);
   const groups = parts.map((p, index): DecoderGroup => {
@@ -189,9 +189,14 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
   forward(u: number, given: Elems | GroupParams): void {
     const [g, params] = this.group(u, given);
     this.load(params);
-    if (g.kind === 'embeddings') this.embeddingsForward();
-    else if (g.kind === 'block') this.blockForward(g);
-    else this.headForward(g);
+    switch (g.kind) {
+      case 'embeddings':
+        return this.embeddingsForward();
+      case 'block':
+        return this.blockForward(g);
+      default:
+        return this.headForward(g);
+    }
   }
 
   private load([frozen, trainable]: GroupParams): void {
@@ -213,11 +218,17 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
     const [g, params] = this.group(u, given);
     const all = this.v.g.subarray(0, g.size);
     all.fill(0);
-    if (g.kind === 'embeddings') this.embeddingsBackward(all);
-    else {
-      this.load(params);
-      if (g.kind === 'head') this.headBackward(g);
-      else this.blockBackward(g);
+    switch (g.kind) {
+      case 'embeddings':
+        this.embeddingsBackward(all);
+        break;
+      case 'head':
+        this.load(params);
+        this.headBackward(g);
+        break;
+      default:
+        this.load(params);
+        this.blockBackward(g);
     }
     grad.set(all.subarray(g.frozen));
   }

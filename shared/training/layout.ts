@@ -8,7 +8,7 @@
 // Three flat vectors: the model's (the spec's order: each group's frozen prefix, then its trainable rest), the
 // trainable one (every group's trainable rest, in order: what `params`, pad, shardOf and assemble speak of) and
 // the frozen one (every frozen prefix, in order).
-import type { ModelSpec } from './model.js';
+import type { ModelSpec } from './model-spec.js';
 import type { ParamGroup } from './param-group.js';
 import type { UnitMode } from '../control/run-config.js';
 
@@ -51,7 +51,7 @@ export interface Piece {
 
 export interface Unit extends Half {
   index: number;
-  layers: ParamGroup[]; // consecutive parameter groups computed with this unit's parameters
+  layers: readonly ParamGroup[]; // consecutive parameter groups computed with this unit's parameters
   frozen: Half;
   pieces: Piece[];
 }
@@ -88,8 +88,8 @@ export class ShardLayout {
   ) {
     if (!Number.isInteger(world) || world < 1) throw new RangeError(`world size must be a positive integer, got ${world}`);
     if (!Number.isInteger(rank) || rank < 0 || rank >= world) throw new RangeError(`rank ${rank} is not in 0..${world - 1}`);
-    const groups: ParamGroup[][] = mode === 'layer' ? spec.layers.map((l) => [l]) : [spec.layers];
-    const sum = (ls: ParamGroup[], f: (l: ParamGroup) => number) => ls.reduce((s, l) => s + f(l), 0);
+    const groups: (readonly ParamGroup[])[] = mode === 'layer' ? spec.layers.map((l) => [l]) : [spec.layers];
+    const sum = (ls: readonly ParamGroup[], f: (l: ParamGroup) => number) => ls.reduce((s, l) => s + f(l), 0);
     const trainable = halves(
       groups.map((ls) => sum(ls, (l) => l.size - l.frozen)),
       world,

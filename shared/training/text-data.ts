@@ -3,7 +3,7 @@
 // character per token. Sample i is the window of SEQ tokens starting at i*SEQ, its targets the same window
 // shifted by one. Words, their spelling and the sentence shape are learnable, so the loss falls clearly
 // within a few hundred steps.
-import { EpochOrder, type Batch, type TrainingData } from './data.js';
+import { EpochOrder, int64, type Batch, type DumpedData, type TrainingData } from './data.js';
 import { Rng } from './rng.js';
 
 export const ALPHABET = ' abcdefghijklmnopqrstuvwxyz.,\n';
@@ -67,6 +67,16 @@ export class TextData implements TrainingData {
     return this.gather(this.order.rankRows(step, batch, rank, world));
   }
 
+  dumped(): DumpedData {
+    return {
+      tensors: [['tokens', { dtype: 'I64', shape: [this.tokens.length], data: int64(this.tokens) }]],
+      meta: {
+        note: 'sample i is tokens[i*seq : i*seq+seq], its targets tokens[i*seq+1 : i*seq+seq+1]; step t trains on samples batch_rows[t]; rank r of N takes the contiguous r-th 1/N; loss is the mean over every token of the global batch',
+        alphabet: JSON.stringify(ALPHABET),
+      },
+    };
+  }
+
   /** Windows `rows` as a batch: x the token ids (exact in fp32), y the next token of each. */
   gather(rows: Int32Array): Batch {
     const T = this.seq;
@@ -80,4 +90,10 @@ export class TextData implements TrainingData {
     });
     return { x, y, rows: rows.length };
   }
+}
+
+/** Our token ids are 16-bit: why a vocabulary of `vocab` cannot be trained on real data, or null. */
+export function textVocabProblem(vocab: number): string | null {
+  const MAX = 65536;
+  return vocab > MAX ? `vocabulary ${vocab} is more than ${MAX}: train it with --compute model:PRESET (no data, modeled compute)` : null;
 }

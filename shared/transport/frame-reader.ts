@@ -27,8 +27,11 @@ const LARGE_HEADERS = 2 + ENVELOPE_BYTES + 10;
  *  straight into the destination its envelope chose (GET_DATA_DIRECT). */
 type ReaderState = 'HANDSHAKE' | 'GET_INFO' | 'GET_DATA' | 'GET_DATA_DIRECT';
 
-type Message =
-  { kind: 'chunk'; header: ChunkHeader; dest: Uint8Array; filled: number; since: number } | { kind: 'generic'; parts: Uint8Array[]; bytes: number };
+/** A chunk frame's payload read into its destination as it arrives, or any other message read whole. */
+type ChunkMessage = { kind: 'chunk'; header: ChunkHeader; dest: Uint8Array; filled: number; since: number };
+type WholeMessage = { kind: 'generic'; parts: Uint8Array[]; bytes: number };
+type Message = ChunkMessage | WholeMessage;
+const isChunk = (m: Message | null): m is ChunkMessage => m !== null && 'dest' in m;
 
 export class FrameReader {
   private readonly staging = new Uint8Array(STAGING_BYTES);
@@ -54,7 +57,7 @@ export class FrameReader {
   /** Where the next socket read should go. */
   readBuffer(): Uint8Array {
     if (this.state === 'GET_DATA_DIRECT') {
-      const m = this.message as Extract<Message, { kind: 'chunk' }>;
+      const m = this.message as ChunkMessage;
       return m.dest.subarray(m.filled, m.filled + this.frameLeft);
     }
     if (this.start === this.end) this.start = this.end = 0;
@@ -72,7 +75,7 @@ export class FrameReader {
   onRead(n: number): void {
     if (this.state === 'GET_DATA_DIRECT') {
       this.directBytes += n;
-      const m = this.message as Extract<Message, { kind: 'chunk' }>;
+      const m = this.message as ChunkMessage;
       m.filled += n;
       this.frameLeft -= n;
       if (this.frameLeft > 0) return;
@@ -90,7 +93,7 @@ export class FrameReader {
         this.frameLeft -= take;
         if (this.frameLeft > 0) {
           // Staging is drained; a big remainder is read straight into place.
-          if (this.message?.kind === 'chunk' && this.frameLeft >= DIRECT_MIN) this.state = 'GET_DATA_DIRECT';
+          if (isChunk(this.message) && this.frameLeft >= DIRECT_MIN) this.state = 'GET_DATA_DIRECT';
           return;
         }
         this.state = 'GET_INFO';
@@ -172,9 +175,9 @@ export class FrameReader {
     this.start += head;
     if (opcode === OP.binary) this.message = { kind: 'generic', parts: [], bytes: 0 };
     const m = this.message!;
-    if (m.kind === 'chunk' && m.filled + len > m.dest.byteLength)
+    if (isChunk(m) && m.filled + len > m.dest.byteLength)
       throw new ProtocolError(`data frame: payload longer than the ${m.dest.byteLength} bytes its envelope announced`);
-    if (m.kind === 'generic' && m.bytes + len > this.maxMessage) throw new ProtocolError(`message exceeds the limit of ${this.maxMessage} bytes`);
+    if (!isChunk(m) && m.bytes + len > this.maxMessage) throw new ProtocolError(`message exceeds the limit of ${this.maxMessage} bytes`);
     this.frameLeft = len;
     this.frameFin = fin;
     if (len === 0) this.endFrame();
@@ -184,7 +187,7 @@ export class FrameReader {
 
   private consume(bytes: Uint8Array): void {
     const m = this.message!;
-    if (m.kind === 'chunk') {
+    if (isChunk(m)) {
       m.dest.set(bytes, m.filled);
       m.filled += bytes.byteLength;
     } else {
@@ -197,7 +200,7 @@ export class FrameReader {
     if (!this.frameFin) return;
     const m = this.message!;
     this.message = null;
-    if (m.kind === 'generic') {
+    if (!isChunk(m)) {
       const whole = new Uint8Array(m.bytes);
       let at = 0;
       for (const p of m.parts) whole.set(p, (at += p.byteLength) - p.byteLength);

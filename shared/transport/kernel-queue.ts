@@ -25,7 +25,7 @@ function loadIoctl(): Ioctl | null {
 /** A reader of `socket`'s receive queue in bytes (about 5 µs a call), or null where the kernel cannot be asked:
  *  not Linux, no glibc, or a socket without a descriptor of its own (TLS wraps it). */
 export function receiveQueue(socket: Socket): (() => number) | null {
-  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  const fd = (Reflect.get(socket, '_handle') as { fd?: unknown } | undefined)?.fd;
   const call = typeof fd === 'number' && fd >= 0 ? loadIoctl() : null;
   if (!call) return null;
   const out = [0];

@@ -15,7 +15,7 @@ interface WsReceiver {
 }
 
 function receiverOf(ws: WebSocket): WsReceiver {
-  const receiver = (ws as unknown as { _receiver?: WsReceiver })._receiver;
+  const receiver = Reflect.get(ws, '_receiver') as WsReceiver | undefined;
   if (!receiver || typeof receiver._maxPayload !== 'number')
     throw new Error('ws no longer keeps its message limit where zerowire sets it (receiver._maxPayload)');
   return receiver;
@@ -35,6 +35,6 @@ export function announcedBytes(ws: WebSocket): number | null {
 
 /** The TCP socket under a ws WebSocket (null before it has one, or after ws let go of it). */
 export function socketOf(ws: WebSocket): Socket | null {
-  const socket = (ws as unknown as { _socket?: Socket | null })._socket;
+  const socket = Reflect.get(ws, '_socket') as Socket | null | undefined;
   return socket ?? null;
 }

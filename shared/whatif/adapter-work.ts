@@ -3,17 +3,13 @@
 // adds PEFT's ops: lora_A and lora_B products, the scaling and the add forward; their four products (dB, dh,
 // dA and the input's share) and the elementwise gradients backward.
 import type { Adapter } from '../training/adapters.js';
-import type { NamedTensor, ParamGroup } from '../training/param-group.js';
+import type { ModelGroup } from '../training/model-spec.js';
 import { addWork, type Work } from './gpu-cost.js';
 
 const BF16 = 2;
 
 /** A group as the what-if sees it: its tensors (Linear weights are 2-D), its adapters, its frozen prefix. */
-export interface AdaptableGroup extends ParamGroup {
-  tensors: NamedTensor[];
-  adapters: Adapter[];
-  kind?: string; // a decoder's: an embeddings group's 2-D tensors are lookups, not products
-}
+export type AdaptableGroup = ModelGroup;
 
 /** `base` (the group's work untouched) with its frozen Linears' weight gradients taken out and its adapters' work added. */
 export function adaptedWork(g: AdaptableGroup, tokens: number, pass: 'forward' | 'backward', base: Work): Work {

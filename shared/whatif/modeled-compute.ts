@@ -4,9 +4,8 @@
 // bands are extents (tensor/extent.ts), and the loss is not computed (NaN).
 import type { GroupParams } from '../training/param-group.js';
 import type { Compute } from '../training/compute.js';
-import type { ModelSpec } from '../training/model.js';
 import { addWork, type GpuCost, type Work } from './gpu-cost.js';
-import { activationBytes, layerWork, optimizerWork, quantizeWork, recomputes } from './model-passes.js';
+import { activationBytes, layerWork, optimizerWork, quantizeWork, recomputes, type GpuModel } from './model-passes.js';
 
 /** Wait `ms` without holding the event loop: a timer for all but the last millisecond, then turns of the loop
  *  (I/O included) until the deadline, since timers round to whole milliseconds. */
@@ -53,7 +52,7 @@ export class ModeledCompute implements Compute {
   readonly otherThreadBytes = 0;
 
   constructor(
-    readonly spec: ModelSpec,
+    readonly model: GpuModel,
     readonly cost: GpuCost,
     readonly recompute = false,
   ) {}
@@ -62,8 +61,8 @@ export class ModeledCompute implements Compute {
     this.queue.inputsReady(performance.now()); // a batch is given now: nothing of it ran before
     if (rows === this.rows) return;
     this.rows = rows;
-    this.times = passTimes(this.spec, this.cost, rows, this.recompute);
-    this.activationBytes = activationBytes(this.spec, rows, this.recompute);
+    this.times = passTimes(this.model, this.cost, rows, this.recompute);
+    this.activationBytes = activationBytes(this.model, rows, this.recompute);
   }
 
   forward(layer: number, _params: GroupParams): Promise<void> {
@@ -114,12 +113,12 @@ export class ModeledCompute implements Compute {
  * works, so the pass takes the cost model's chain time, and each layer gets the part of it that its GPU time
  * (or, when the host is the bottleneck, its host time) is of the whole.
  */
-export function passTimes(spec: ModelSpec, cost: GpuCost, rows: number, recompute: boolean): PassTimes {
-  const layers = spec.layers.map((_, i) => i);
-  const forward = layers.map((i) => layerWork(spec, i, rows, 'forward'));
+export function passTimes(m: GpuModel, cost: GpuCost, rows: number, recompute: boolean): PassTimes {
+  const layers = m.spec.layers.map((_, i) => i);
+  const forward = layers.map((i) => layerWork(m, i, rows, 'forward'));
   const backward = layers.map((i) => {
-    const w = layerWork(spec, i, rows, 'backward');
-    return recompute && recomputes(spec, i) ? addWork(forward[i], w, { kernels: 0, flops: 0, bytes: 0, hostMs: cost.eff.recomputeHostMs }) : w;
+    const w = layerWork(m, i, rows, 'backward');
+    return recompute && recomputes(m, i) ? addWork(forward[i], w, { kernels: 0, flops: 0, bytes: 0, hostMs: cost.eff.recomputeHostMs }) : w;
   });
   return { forward: shares(cost, forward), backward: shares(cost, backward) };
 }

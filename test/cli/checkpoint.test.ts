@@ -11,7 +11,7 @@ import { latestIndex } from '../../shared/io/checkpoint.js';
 import { readFullState } from '../../shared/io/reshard.js';
 import { fromStateDict, toStateDict } from '../../shared/io/state-dict.js';
 import { adamUpdate } from '../../shared/training/adam.js';
-import { Mlp, MlpSpec } from '../../shared/training/mlp.js';
+import { Mlp, MlpSpec } from '../../shared/models/mlp/mlp.js';
 import { maxAbsDiff } from '../helpers/train.js';
 import { eventually, runCli, startCli } from '../helpers/cli.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
-import { GptSpec } from '../../shared/training/gpt.js';
+import { GptSpec } from '../../shared/models/gpt/spec.js';
 import { runCli } from '../helpers/cli.js';
 
 describe('local --model gpt', () => {

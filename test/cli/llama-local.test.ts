@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
 import { fromStateDict } from '../../shared/io/state-dict.js';
-import { LlamaSpec } from '../../shared/training/llama.js';
+import { LlamaSpec } from '../../shared/models/llama/spec.js';
 import { runCli } from '../helpers/cli.js';
 import { requireTorch } from '../helpers/torch.js';
 import { maxAbsDiff } from '../helpers/train.js';

@@ -60,7 +60,7 @@ describe('zerowire local --compute model:h200', () => {
     const config = smallConfig({ model: MODEL, compute: 'model:h200', batch: 16, accumulate: 2, recompute: true, wireDtype: 'bf16' });
     const plan = new RunPlan(config, 4);
     const cost = presetCost('h200');
-    const t = passTimes(plan.spec, cost, 2, true);
+    const t = passTimes(plan.gpu, cost, 2, true);
     const passes = [...t.forward, ...t.backward].reduce((a, b) => a + b, 0);
     for (const x of report.rows) {
       expect(x.sentPerStep.payload, x.scheme).toBe(x.sentPerStep.theory);

@@ -13,7 +13,7 @@ const config = smallConfig();
 const join: JoinMessage = { type: 'join', version: PROTOCOL_VERSION, peerPort: 9, hostname: 'h', pid: 1 };
 
 describe('admission', () => {
-  const state: AdmissionState = { phase: 'joining', world: 2, members: [], model: [4, 4], tls: false };
+  const state: AdmissionState = { phase: 'joining', world: 2, members: [], model: '4,4', tls: false };
   it.each([
     ['a good join', join, state, null],
     ['no token where one is set', join, { ...state, token: 't' }, 'refused: missing or wrong join token'],
@@ -36,7 +36,7 @@ describe('admission', () => {
       'refused: the run is full (2 ranks)',
     ],
     ['the same process twice', join, { ...state, members: [{ hostname: 'h', pid: 1, from: '1.2.3.4' }] }, /already joined/],
-    ['another model', { ...join, model: [4, 8] }, state, 'refused: this rank expects model 4,8, the run trains 4,4'],
+    ['another model', { ...join, model: '4,8' }, state, 'refused: this rank expects model 4,8, the run trains 4,4'],
   ] as const)('%s', (_, msg, s, expected) => {
     const why = joinRefusal(msg as JoinMessage, '1.2.3.4', s as AdmissionState);
     if (expected === null || typeof expected === 'string') expect(why).toBe(expected);

@@ -10,8 +10,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { k8sResources, plan } from '../../cli/plan.js';
-import { MlpSpec } from '../../shared/training/mlp.js';
-import { parseWidths } from '../../cli/run-config-options.js';
+import { modelSpec, parseModel } from '../../shared/models/registry.js';
 import { runCli } from '../helpers/cli.js';
 
 const DIR = fileURLToPath(new URL('../../deploy/k8s/', import.meta.url));
@@ -134,7 +133,7 @@ describe('deploy/k8s', () => {
     }
     const coord = pod(find('Job', 'zerowire-coordinator')).containers[0];
     const rank = pod(find('Job', 'zerowire-rank')).containers[0];
-    const params = new MlpSpec(parseWidths(env(coord, 'ZEROWIRE_MODEL')!)).params;
+    const params = modelSpec({ model: parseModel(env(coord, 'ZEROWIRE_MODEL')!) }).params;
     const planned = k8sResources(plan(params, Number(env(coord, 'WORLD_SIZE')), undefined, 'bf16'), Number(rank.resources.requests.cpu));
     expect(planned).toContain(`memory: ${rank.resources.requests.memory}`);
   });

@@ -4,7 +4,7 @@ import { REAL_VALUES } from '../../shared/training/values.js';
 import { adamUpdate, type AdamHyper } from '../../shared/training/adam.js';
 import type { WireDtype } from '../../shared/tensor/dtype.js';
 import { ShardLayout } from '../../shared/training/layout.js';
-import { MlpSpec } from '../../shared/training/mlp.js';
+import { MlpSpec } from '../../shared/models/mlp/mlp.js';
 import type { SchemeName, UnitMode } from '../../shared/control/run-config.js';
 import type { Base, StepStats } from '../../shared/training/schemes/base.js';
 import { SCHEME_CLASSES } from '../../shared/training/schemes/index.js';
@@ -14,8 +14,8 @@ import { WasmHeap } from '../../shared/tensor/heap.js';
 import { MemoryLedger } from '../../shared/tensor/memory-ledger.js';
 import { closeAll, localRings, type LocalRank } from './rings.js';
 import type { Compute } from '../../shared/training/compute.js';
-import { GptSpec, type GptShape } from '../../shared/training/gpt.js';
-import { inlineCompute, modelKind, trainingData, type ModelSpec } from '../../shared/training/model.js';
+import { GptSpec, type GptShape } from '../../shared/models/gpt/spec.js';
+import { arenaModel, inlineCompute, trainingData, type ModelSpec } from '../../shared/models/registry.js';
 
 export interface TrainSetup {
   widths: number[]; // the MLP's, unless `gpt` is given
@@ -108,7 +108,7 @@ export function trainReference(s: TrainSetup): { losses: number[]; final: Float3
   const spec = specOf(s);
   const theta = spec.init(s.seed);
   const data = trainingData(spec, s);
-  const model = modelKind(spec).arena(spec, 1, false); // the model's own passes on one thread
+  const model = arenaModel(spec, 1, false); // the model's own passes on one thread
   const m = new Float32Array(spec.params);
   const v = new Float32Array(spec.params);
   const losses: number[] = [];

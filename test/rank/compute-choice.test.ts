@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { longestUnitSeconds, resolveCompute } from '../../rank/compute-choice.js';
 import { makeRunConfig } from '../../cli/run-config-options.js';
-import { modelSpec } from '../../shared/training/model.js';
+import { modelSpec } from '../../shared/models/registry.js';
 import { SMALL_OPTIONS } from '../helpers/config.js';
 
 const options = { ...SMALL_OPTIONS, scheme: 'all', model: '8,16,4', batch: 8, samples: 64, prefetch: undefined, compute: 'auto' };

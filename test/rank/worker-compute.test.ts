@@ -2,7 +2,7 @@
 // the inline compute gives, for the MLP and the GPT.
 import { describe, expect, it } from 'vitest';
 import { WorkerCompute } from '../../rank/worker-compute.js';
-import type { ModelSpec } from '../../shared/training/model.js';
+import type { ModelSpec } from '../../shared/models/registry.js';
 import { compiled } from '../helpers/cli.js';
 import { HYPER, trainDistributed, type TrainSetup } from '../helpers/train.js';
 

@@ -6,7 +6,6 @@ import { bytesPerElement, isExtent, type Elems } from '../../tensor/dtype.js';
 import type { Piece, Unit } from '../layout.js';
 import type { GroupParams } from '../param-group.js';
 import type { Compute } from '../compute.js';
-import { inlineCompute } from '../model.js';
 import { microBatch, type Batch } from '../data.js';
 import type { SchemeName } from '../../control/run-config.js';
 import { SCHEME_TABLE, type SchemeFlags } from './table.js';
@@ -64,7 +63,7 @@ export class Base {
   setup(ctx: SchemeContext): this {
     const { layout, ledger, dtype, theta0 } = ctx;
     this.ctx = ctx;
-    this.compute = ctx.compute ?? inlineCompute(layout.spec);
+    this.compute = ctx.compute;
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
     this.working = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
     this.frozenWorking = ledger.alloc('frozen16', dtype, this.flags.shardParameters ? layout.frozenShardTotal : layout.frozenPaddedTotal);
@@ -72,8 +71,6 @@ export class Base {
     this.m = ledger.allocF32('m', this.master.length);
     this.v = ledger.allocF32('v', this.master.length);
     this.gradients = new Gradients(ctx, this.flags, this.master.length);
-    const quantize = this.compute.quantize?.bind(this.compute);
-    if (quantize) this.gradients.device = quantize;
     this.unitGrad = ledger.allocF32('compute', layout.maxUnitPadded);
     this.loadWeights(theta0);
     return this;
@@ -147,10 +144,10 @@ export class Base {
     return this.values.toF32(this.frozenWorking, new Float32Array(this.frozenWorking.length));
   }
 
-  /** What quantization lost since the last call: ZeRO++'s qwZ on the weights (zeropp.ts), qgZ on the gradients. */
+  /** What quantization lost since the last call (ZeRO++'s qwZ on the weights, qgZ on the gradients: zeropp/);
+   *  null where nothing is quantized. */
   takeQuantError(): { weights?: QuantError; grads?: QuantError } | null {
-    const grads = this.gradients.takeQuantError();
-    return grads ? { grads } : null;
+    return null;
   }
 
   /** This rank's fp32 master weights: its shard, or (DP) the whole padded model. */

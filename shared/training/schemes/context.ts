@@ -20,7 +20,7 @@ export interface SchemeContext {
   overlap?: boolean; // false: every reduction is awaited as soon as it starts (the "no overlap" baseline); default true
   bucketBytes?: number; // DP and ZeRO-1: gradient bucket cap (DDP's bucket_cap_mb), bytes of the wire dtype
   accumulate?: number; // micro-batches per optimizer step (default 1)
-  compute?: Compute; // where forward and backward run (default: inline, on this thread)
+  compute: Compute; // where forward and backward run: inline, on a thread, or a modeled device
   // hsdp: `coll` and `layout` are the shard group's; `cross` is the ring of the ranks holding the same shard
   // in every group, over which each reduced gradient shard is all-reduced; `ranks` all data-parallel ranks
   cross?: Collectives;

@@ -7,8 +7,6 @@ import type { Unit } from '../layout.js';
 import { DEFAULT_BUCKET_BYTES, gradientBuckets } from '../buckets.js';
 import type { SchemeFlags } from './table.js';
 import type { SchemeContext } from './context.js';
-import { qgzReduceScatter } from './qgz.js';
-import { noQuantError, type QuantError } from '../values.js';
 
 export class Gradients {
   /** In the working dtype: full padded layout, or this rank's shard. */
@@ -25,10 +23,9 @@ export class Gradients {
    *  shard for ZeRO-2/3), and a reduced shard widened to fp32 before it is added. */
   private readonly accum: Float32Array | null = null;
   private readonly widened: Float32Array | null = null;
-  /** A modeled device's (de)quantization time, for qgZ (set by the scheme: its compute). */
-  device?: (values: number, codeBytes: number) => Promise<void>;
-  /** qgZ: what quantizing the gradients lost this step. */
-  private lost: QuantError = noQuantError();
+  /** How a unit's gradient is reduce-scattered to the slice this rank owns: the ring's reduce-scatter, or a
+   *  component's own (ZeRO++'s qgZ plugs in here: zeropp/qgz.ts). */
+  reduceShard: (bucket: Elems, owned: Elems, label: string) => Promise<void>;
 
   constructor(
     private readonly ctx: SchemeContext,
@@ -36,6 +33,7 @@ export class Gradients {
     masterLength: number,
   ) {
     const { layout, ledger, dtype } = ctx;
+    this.reduceShard = async (bucket, owned, label) => void (await ctx.coll.reduceScatter(bucket, owned, label));
     this.grads = ledger.alloc('grads', dtype, flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
     const sameLayout = flags.shardGradients === flags.shardOptimizer;
     this.owned = sameLayout && dtypeOf(this.grads) === 'fp32' ? null : ledger.allocF32('compute', masterLength);
@@ -55,7 +53,7 @@ export class Gradients {
    *  (copied out at once: `g` is reused), and start the reduction it completes, if any. `last`: this is the
    *  optimizer step's last micro-batch. */
   unitReady(u: Unit, g: Float32Array, last: boolean): Promise<void> | null {
-    const { ledger, dtype, coll } = this.ctx;
+    const { ledger, dtype } = this.ctx;
     if (u.size === 0) return null; // all frozen: nothing to reduce
     if (!this.flags.shardGradients) {
       // DDP's no_sync: before the last micro-batch the gradient is only summed here, in fp32.
@@ -75,15 +73,7 @@ export class Gradients {
     this.ctx.values.fromF32(g, bucket);
     const owned = this.grads.subarray(u.shardOffset, u.shardOffset + u.shard);
     return this.reduce(async () => {
-      const { zeropp, strides } = this.ctx;
-      if (zeropp?.qgz && strides)
-        await qgzReduceScatter(
-          bucket,
-          owned,
-          { values: this.ctx.values, ledger, block: zeropp.block, ...strides, lost: this.lost, device: this.device },
-          `grad u${u.index}`,
-        );
-      else await coll.reduceScatter(bucket, owned, `grad u${u.index}`);
+      await this.reduceShard(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
       if (this.accum)
         this.ctx.values.addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), this.ctx.values.toF32(owned, this.widened!.subarray(0, u.shard)));
@@ -104,14 +94,6 @@ export class Gradients {
       this.ctx.values.toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
     }
     return out;
-  }
-
-  /** What qgZ's quantization lost since the last call (a step's), or null without qgZ. */
-  takeQuantError(): QuantError | null {
-    if (!this.ctx.zeropp?.qgz) return null;
-    const e = this.lost;
-    this.lost = noQuantError();
-    return e;
   }
 
   /** Adam has read them: the next step's micro-batches sum afresh. */

@@ -1,7 +1,7 @@
 // The four scheme classes by name. Their flags are the rows of SCHEME_TABLE (table.ts).
 import type { RunConfig, SchemeName } from '../../control/run-config.js';
-import { ZeroPlusPlus, ZeroPP } from './zeropp.js';
-import { componentsOf } from '../../control/zeropp.js';
+import { ZeroPlusPlus, ZeroPP } from './zeropp/zero3-plus.js';
+import { componentsOf, takesComponents } from './table.js';
 import { DataParallel, type Base } from './base.js';
 import { Zero1 } from './zero1.js';
 import { Zero2 } from './zero2.js';
@@ -19,5 +19,5 @@ export const SCHEME_CLASSES: Record<SchemeName, new () => Base> = {
 
 /** A scheme's class for this run: ZeRO-3 with some of ZeRO++'s components on is ZeroPP (zeropp.ts). */
 export function schemeClass(name: SchemeName, c: Pick<RunConfig, 'zeropp'>): new () => Base {
-  return name === 'zero3' && componentsOf(c, name) ? ZeroPP : SCHEME_CLASSES[name];
+  return takesComponents(name) && componentsOf(c, name) ? ZeroPP : SCHEME_CLASSES[name];
 }

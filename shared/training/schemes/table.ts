@@ -1,6 +1,9 @@
-// The seed's table: the four schemes differ in three flags, and in nothing else that a planner, a report or
-// a checkpoint needs to know. Plain data, so those can read it without loading the training engine.
-import type { SchemeName } from '../../control/run-config.js';
+// The seed's table: the four schemes differ in three flags. Two more rows carry what else a scheme can differ
+// in: a replica group (HSDP shards within groups of ranks and replicates across them) and ZeRO++'s components,
+// and each row says what the scheme needs to run. Planner, report, seating, fit and refusals read this table;
+// no one else compares a scheme's name. Plain data, so those can read it without loading the training engine.
+import type { RunConfig, SchemeName } from '../../control/run-config.js';
+import { DEFAULT_QUANT_BLOCK, type Components } from '../../control/zeropp.js';
 
 export interface SchemeFlags {
   shardOptimizer: boolean; // fp32 master weights, m and v: one slice per rank
@@ -10,24 +13,37 @@ export interface SchemeFlags {
 
 export interface SchemeEntry extends SchemeFlags {
   title: string;
+  /** Shards over a group of G ranks, replicated across the groups (two sub-rings: the group's and the cross one). */
+  replicas: boolean;
+  /** ZeRO++'s components (schemes/zeropp/): all three, those asked for (--qwz, --hpz, --qgz), or none. */
+  zeropp: 'all' | 'asked' | 'none';
+  /** It needs at least 2 groups of at least 2 ranks (by host, or --shard-group). */
+  needsGroups: boolean;
+  /** Why it cannot checkpoint or resume yet (absent: it can). */
+  noCheckpoints?: string;
+  /** Why it cannot train with frozen weights yet (--lora, --freeze; absent: it can). */
+  noFrozen?: string;
 }
+
+const NOT_QUANTIZED = "it does not quantize frozen weights yet (--lora, --freeze)";
 
 // prettier-ignore
 export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> = {
-  dp:    { title: 'DP',     shardOptimizer: false, shardGradients: false, shardParameters: false },
-  zero1: { title: 'ZeRO-1', shardOptimizer: true,  shardGradients: false, shardParameters: false },
-  zero2: { title: 'ZeRO-2', shardOptimizer: true,  shardGradients: true,  shardParameters: false },
-  zero3: { title: 'ZeRO-3', shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
-  // ZeRO-3's flags within a shard group of G ranks; the groups are replicas (see hybridGroups)
-  hsdp:  { title: 'HSDP',   shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
-  // ZeRO-3's flags; its gathers and reductions change on the wire (schemes/zeropp.ts)
-  zeropp: { title: 'ZeRO++', shardOptimizer: true,  shardGradients: true,  shardParameters: true  },
+  dp:     { title: 'DP',     shardOptimizer: false, shardGradients: false, shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false },
+  zero1:  { title: 'ZeRO-1', shardOptimizer: true,  shardGradients: false, shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false },
+  zero2:  { title: 'ZeRO-2', shardOptimizer: true,  shardGradients: true,  shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false },
+  zero3:  { title: 'ZeRO-3', shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: false, zeropp: 'asked', needsGroups: false, noFrozen: NOT_QUANTIZED },
+  // ZeRO-3's flags within a shard group of G ranks; the groups are replicas
+  hsdp:   { title: 'HSDP',   shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: true,  zeropp: 'none',  needsGroups: true,
+            noCheckpoints: 'its checkpoints are not written yet (--checkpoint-every, --resume)' },
+  // ZeRO-3's flags; its gathers and reductions change on the wire
+  zeropp: { title: 'ZeRO++', shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: false, zeropp: 'all',   needsGroups: true,  noFrozen: NOT_QUANTIZED },
 };
 
-/** A scheme that shards within groups and replicates across them, over two sub-rings. */
-export const isHybrid = (name: SchemeName): boolean => name === 'hsdp';
-
 export const schemeTitle = (name: SchemeName): string => SCHEME_TABLE[name].title;
+
+/** A scheme that shards within groups and replicates across them, over two sub-rings. */
+export const isHybrid = (name: SchemeName): boolean => SCHEME_TABLE[name].replicas;
 
 /** The scheme that shards nothing: the baseline the report compares every other with. */
 export const isReplicated = (name: SchemeName): boolean => {
@@ -37,3 +53,35 @@ export const isReplicated = (name: SchemeName): boolean => {
 
 /** A scheme that shards the working copy too, and so gathers parameters for every use. */
 export const gathersParameters = (name: SchemeName): boolean => SCHEME_TABLE[name].shardParameters;
+
+/** A scheme that takes ZeRO++'s components one by one (--qwz, --hpz, --qgz). */
+export const takesComponents = (name: SchemeName): boolean => SCHEME_TABLE[name].zeropp === 'asked';
+
+/** The schemes of a run that take the components one by one, and the one that runs all of them. */
+export const componentSchemes = (schemes: readonly SchemeName[]): { asked: SchemeName[]; all: SchemeName[] } => ({
+  asked: schemes.filter(takesComponents),
+  all: schemes.filter((s) => SCHEME_TABLE[s].zeropp === 'all'),
+});
+
+/** Which of ZeRO++'s components a scheme runs with in this run, or undefined for none. */
+export function componentsOf(c: Pick<RunConfig, 'zeropp'>, scheme: SchemeName): Components | undefined {
+  const block = c.zeropp?.block ?? DEFAULT_QUANT_BLOCK;
+  const z = SCHEME_TABLE[scheme].zeropp;
+  if (z === 'all') return { qwz: true, hpz: true, qgz: true, block };
+  return z === 'asked' && c.zeropp && (c.zeropp.qwz || c.zeropp.hpz || c.zeropp.qgz) ? c.zeropp : undefined;
+}
+
+/** The rings beyond the run's one that some scheme of the run needs: the replica groups' two sub-rings, hpZ's
+ *  group ring, qgZ's stride rings. */
+export function ringsNeeded(c: Pick<RunConfig, 'zeropp' | 'schemes'>): { replicas: boolean; hpz: boolean; qgz: boolean } {
+  const all = c.schemes.map((s) => componentsOf(c, s)).filter((x) => x !== undefined);
+  return { replicas: c.schemes.some(isHybrid), hpz: all.some((x) => x.hpz), qgz: all.some((x) => x.qgz) };
+}
+
+/** Why `scheme` cannot run with this config whatever the world (frozen weights, checkpoints), or null. */
+export function schemeRefusal(scheme: SchemeName, c: Pick<RunConfig, 'adapt' | 'checkpoint' | 'resume' | 'zeropp'>): string | null {
+  const e = SCHEME_TABLE[scheme];
+  if (e.noCheckpoints && (c.checkpoint || c.resume)) return e.noCheckpoints;
+  if (e.noFrozen && c.adapt && componentsOf(c, scheme)) return e.noFrozen;
+  return null;
+}

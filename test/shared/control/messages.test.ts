@@ -24,7 +24,7 @@ const config = makeRunConfig(options);
 describe('control messages', () => {
   it('a run config from options: defaults filled, and it survives the wire', () => {
     expect(config).toMatchObject({
-      model: [8, 16, 4],
+      model: { arch: 'mlp', widths: [8, 16, 4] },
       schemes: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp', 'zeropp'],
       compute: 'auto',
       chunkBytes: 65536,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crossMembers, groupMembers, resolveHybrid, shardGroupSize } from '../../../shared/control/shard-groups.js';
+import { crossMembers, groupMembers, shardGroupSize } from '../../../shared/control/shard-groups.js';
 import { smallConfig } from '../../helpers/config.js';
 
 describe('shard groups of the hybrid scheme', () => {
@@ -20,21 +20,5 @@ describe('shard groups of the hybrid scheme', () => {
     expect(shardGroupSize(2, ['a', 'a', 'a', 'a'])).toEqual({ G: 2 });
     expect(shardGroupSize(3, ['a', 'a', 'a', 'a'])).toEqual({ why: '--shard-group 3 does not divide the world of 4 ranks' });
     expect(shardGroupSize(4, ['a', 'a', 'a', 'a'])).toEqual({ why: expect.stringMatching(/makes 1 group\(s\) of 4/) });
-  });
-
-  it("'all' leaves hsdp and zeropp out with the reason; either asked for by name and impossible is an error", () => {
-    const all = smallConfig({ scheme: 'all' });
-    const left = resolveHybrid(all, ['a', 'b', 'c', 'd']);
-    expect(left.config.schemes).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
-    expect(left.notes).toEqual([
-      expect.stringMatching(/^ZeRO\+\+ left out: 4 host\(s\) of 1 rank\(s\)/),
-      expect.stringMatching(/^HSDP left out: 4 host\(s\) of 1 rank\(s\)/),
-    ]);
-    expect(resolveHybrid(all, ['a', 'a', 'b', 'b'])).toMatchObject({
-      config: { shardGroup: 2, schemes: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp', 'zeropp'] },
-      notes: [],
-    });
-    expect(() => resolveHybrid(smallConfig({ scheme: 'dp,hsdp' }), ['a', 'b'])).toThrow(/^--scheme hsdp: 2 host\(s\) of 1 rank\(s\)/);
-    expect(() => resolveHybrid(smallConfig({ scheme: 'dp,zeropp' }), ['a', 'b'])).toThrow(/^--scheme zeropp: 2 host\(s\) of 1 rank\(s\)/);
   });
 });

@@ -9,7 +9,7 @@ import { latestIndex, writeIndex, writeRankShard } from '../../../shared/io/chec
 import { consolidate, readFullState, readStateFor, stateFor } from '../../../shared/io/reshard.js';
 import { BLOCK_BYTES } from '../../../shared/io/shard-blocks.js';
 import { ShardLayout } from '../../../shared/training/layout.js';
-import { modelSpec } from '../../../shared/training/model.js';
+import { modelSpec } from '../../../shared/models/registry.js';
 import { Rng } from '../../../shared/training/rng.js';
 import type { SchemeName } from '../../../shared/control/run-config.js';
 import { smallConfig } from '../../helpers/config.js';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { gradientBuckets } from '../../../shared/training/buckets.js';
 import { ShardLayout } from '../../../shared/training/layout.js';
-import { MlpSpec } from '../../../shared/training/mlp.js';
+import { MlpSpec } from '../../../shared/models/mlp/mlp.js';
 import { requireTorch } from '../../helpers/torch.js';
 import { HYPER, maxAbsDiff, trainDistributed, trainReference, type TrainSetup } from '../../helpers/train.js';
 

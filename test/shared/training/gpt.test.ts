@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { maxAbsDiff } from '../../helpers/train.js';
 import { adamUpdate } from '../../../shared/training/adam.js';
-import { GptSpec } from '../../../shared/training/gpt.js';
-import { Gpt } from '../../../shared/training/gpt-compute.js';
+import { GptSpec } from '../../../shared/models/gpt/spec.js';
+import { Gpt } from '../../../shared/models/gpt/compute.js';
 import { parseSafetensors } from '../../../shared/io/safetensors.js';
 
 const ref = parseSafetensors(readFileSync(new URL('../../fixtures/gpt_tiny_adam.safetensors', import.meta.url)));

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { maxAbsDiff } from '../../helpers/train.js';
 import { adamUpdate } from '../../../shared/training/adam.js';
-import { Mlp, MlpSpec } from '../../../shared/training/mlp.js';
+import { Mlp, MlpSpec } from '../../../shared/models/mlp/mlp.js';
 import { parseSafetensors } from '../../../shared/io/safetensors.js';
 import { fromStateDict, toStateDict } from '../../../shared/io/state-dict.js';
 

@@ -2,9 +2,10 @@
 // the input gradients only, the adapters add their small products, the optimizer and DP's reduction cover the
 // adapters alone, ZeRO-3 still gathers the whole base twice.
 import { describe, expect, it } from 'vitest';
-import { LlamaSpec } from '../../../shared/training/llama.js';
+import { LlamaSpec } from '../../../shared/models/llama/spec.js';
 import { ShardLayout } from '../../../shared/training/layout.js';
 import { layerWork } from '../../../shared/whatif/model-passes.js';
+import { gpuModel } from '../../../shared/models/registry.js';
 import { trafficParts } from '../../../shared/accounting/theory.js';
 import { SCHEME_TABLE } from '../../../shared/training/schemes/table.js';
 
@@ -20,8 +21,8 @@ describe('LoRA in the what-if', () => {
     const K = (shape.kvHeads * D) / shape.heads;
     const linears = 2 * D * D + 2 * D * K + 3 * D * shape.ff;
     const adapters = 8 * (D + D) + 8 * (D + K) * 2 + 8 * (D + D) + 8 * (D + shape.ff) * 3; // r(in + out) per target
-    const back = (s: LlamaSpec) => layerWork(s, block, 2, 'backward').flops;
-    const fwd = (s: LlamaSpec) => layerWork(s, block, 2, 'forward').flops;
+    const back = (s: LlamaSpec) => layerWork(gpuModel(s), block, 2, 'backward').flops;
+    const fwd = (s: LlamaSpec) => layerWork(gpuModel(s), block, 2, 'forward').flops;
     expect(back(full) - back(lora)).toBe(2 * linears * tokens - 4 * adapters * tokens);
     expect(fwd(lora) - fwd(full)).toBe(2 * adapters * tokens);
   });
@@ -29,7 +30,7 @@ describe('LoRA in the what-if', () => {
   it('the head stays frozen: its backward computes dX only', () => {
     const head = full.layers.length - 1;
     const V = shape.vocab;
-    expect(layerWork(full, head, 2, 'backward').flops - layerWork(lora, head, 2, 'backward').flops).toBe(2 * V * shape.dim * tokens);
+    expect(layerWork(gpuModel(full), head, 2, 'backward').flops - layerWork(gpuModel(lora), head, 2, 'backward').flops).toBe(2 * V * shape.dim * tokens);
   });
 
   it('bytes: DP reduces the adapters only; ZeRO-3 gathers the whole base forward and all but the embeddings backward', () => {

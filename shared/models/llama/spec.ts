@@ -4,8 +4,8 @@
 // untied lm_head. RMSNorm (eps 1e-6, in fp32), rotary embeddings on q and k (half-split, theta 10000),
 // grouped-query attention (KV_HEADS key/value heads, each shared by HEADS/KV_HEADS query heads), no biases.
 // Linear weights are (out, in) as torch.nn.Linear. The units are the embeddings, each block, and norm + head.
-import { decoderUnits, DecoderUnits, type DecoderGroup } from './decoder.js';
-import type { Adaptation } from './adapters.js';
+import { decoderUnits, DecoderUnits, type DecoderGroup } from '../../training/decoder.js';
+import type { Adaptation } from '../../training/adapters.js';
 
 export interface LlamaShape {
   layers: number; // blocks

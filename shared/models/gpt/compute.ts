@@ -2,12 +2,12 @@
 // scheme can hand over each unit's parameters just in time, as for the MLP. What the forward pass keeps
 // for the backward pass is laid out as named activation regions per batch shape and counted
 // (activationBytes); the rest of the arena is scratch.
-import { Decoder, type DecoderRegions } from './decoder.js';
-import type { GptGroup, GptSpec } from './gpt.js';
-import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from './activations.js';
-import { gptRegions, type BlockName, type BlockRegion, type GptRegion, type GptViews } from './gpt-regions.js';
-import { attentionBackward, attentionForward } from './gpt-attention.js';
-import { linearBackward, linearForward } from './lora-ops.js';
+import { Decoder, type DecoderRegions } from '../../training/decoder.js';
+import type { GptGroup, GptSpec } from './spec.js';
+import { arenaGelu, arenaGeluBackward, arenaLayerNorm, arenaLayerNormBackward } from '../../training/activations.js';
+import { gptRegions, type BlockName, type BlockRegion, type GptRegion, type GptViews } from './regions.js';
+import { attentionBackward, attentionForward } from './attention.js';
+import { linearBackward, linearForward } from '../../training/lora-ops.js';
 
 /**
  * The GPT's passes on a kernel arena. Every product runs in the MLP's WebAssembly SIMD kernels

@@ -3,8 +3,8 @@
 // x += mlp.proj(gelu(mlp.fc(ln_2(x)))); then ln_f and an untied head without bias. Linear weights are
 // (out, in) as torch.nn.Linear, embeddings (rows, D). The units are the embeddings, each block, and ln_f + head:
 // what ZeRO-3 gathers one at a time, as FSDP wraps each Transformer block.
-import { decoderUnits, DecoderUnits, type DecoderGroup } from './decoder.js';
-import type { Adaptation } from './adapters.js';
+import { decoderUnits, DecoderUnits, type DecoderGroup } from '../../training/decoder.js';
+import type { Adaptation } from '../../training/adapters.js';
 
 export interface GptShape {
   layers: number; // blocks

@@ -1,9 +1,9 @@
 // Causal multi-head attention of a GPT block, forward and backward: per sequence and head, the products
 // (q·kᵀ, P·v and their backward) and the causal softmax in the SIMD kernels on contiguous head slices.
-import type { KernelArena } from '../tensor/kernel-arena.js';
-import { arenaCausalSoftmax, arenaCausalSoftmaxBackward } from './activations.js';
-import type { GptShape } from './gpt.js';
-import type { BlockName, BlockRegion, GptRegion, GptViews } from './gpt-regions.js';
+import type { KernelArena } from '../../tensor/kernel-arena.js';
+import { arenaCausalSoftmax, arenaCausalSoftmaxBackward } from '../../training/activations.js';
+import type { GptShape } from './spec.js';
+import type { BlockName, BlockRegion, GptRegion, GptViews } from './regions.js';
 
 /** What the attention works on: the arena and its views, the model's shape, the batch's sequences. */
 export interface AttentionHost {

@@ -1,9 +1,9 @@
 // Causal grouped-query attention of a Llama block, forward and backward: per sequence and query head, the
 // products (q·kᵀ, P·v and their backward) and the causal softmax in the SIMD kernels on contiguous head
 // slices; query head h reads key/value head h / (H/KV), whose gradients sum over the heads that share it.
-import type { KernelArena } from '../tensor/kernel-arena.js';
-import { arenaCausalSoftmax, arenaCausalSoftmaxBackward } from './activations.js';
-import type { LlamaBlockName as BlockName, LlamaShape } from './llama.js';
+import type { KernelArena } from '../../tensor/kernel-arena.js';
+import { arenaCausalSoftmax, arenaCausalSoftmaxBackward } from '../../training/activations.js';
+import type { LlamaBlockName as BlockName, LlamaShape } from './spec.js';
 
 /** What the attention works on: the arena and its views, the shape, the batch's sequences, the block's regions. */
 export interface AttentionHost {

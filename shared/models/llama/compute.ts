@@ -2,11 +2,11 @@
 // a kernel arena as the GPT's: every product (the seven projections, the head, the attention's per-head
 // q·kᵀ and P·v) in the BLAS or the WebAssembly SIMD kernels; RMSNorm, rotary, SwiGLU and the residuals in
 // JavaScript on views of the same memory (llama-ops.ts).
-import { Decoder, type DecoderRegions } from './decoder.js';
-import { attentionBackward, attentionForward, type AttentionHost } from './llama-attention.js';
-import { LLAMA_BLOCK as BLOCK, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './llama.js';
-import { rmsNorm, rmsNormBackward, rope, ropeTables, swiglu, swigluBackward } from './llama-ops.js';
-import { linearBackward, linearForward } from './lora-ops.js';
+import { Decoder, type DecoderRegions } from '../../training/decoder.js';
+import { attentionBackward, attentionForward, type AttentionHost } from './attention.js';
+import { LLAMA_BLOCK as BLOCK, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './spec.js';
+import { rmsNorm, rmsNormBackward, rope, ropeTables, swiglu, swigluBackward } from './ops.js';
+import { linearBackward, linearForward } from '../../training/lora-ops.js';
 
 /** Every region's view by name (llama regions are named by strings: `b3.q`, `r.gate`, `dx`, ...). */
 type LlamaViews = Record<'p' | 'g' | 'd' | 'dl' | 'logits', Float32Array> & Record<string, Float32Array>;

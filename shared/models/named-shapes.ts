@@ -1,18 +1,17 @@
-// Real models' shapes by name (--model llama2-7b), as the model seam builds them: the Llama family as Llama
+// Real models' shapes by name (--model llama2-7b), as the registry builds them: the Llama family as Llama
 // blocks with their real depth, width, heads, key/value heads, SwiGLU width, sequence and vocabulary; GPT-2 XL
 // as our GPT block. Sources: each model's Hugging Face config.json.
-import type { RunConfig } from '../control/run-config.js';
+import type { GptConfig } from './gpt/entry.js';
+import type { LlamaConfig } from './llama/entry.js';
 
-type Named = Pick<RunConfig, 'arch' | 'model'>;
-/** llama: [L, D, H, KV, FF, T, V, rope theta, 1/rms eps] (T: a sequence these models are commonly trained and
- *  fine-tuned at). */
-const llama = (L: number, D: number, H: number, KV: number, FF: number, T: number, V: number, theta: number, eps: number): Named => ({
+/** T: a sequence these models are commonly trained and fine-tuned at. */
+const llama = (layers: number, dim: number, heads: number, kvHeads: number, ff: number, seq: number, vocab: number, ropeTheta: number, rmsEps: number): LlamaConfig => ({
   arch: 'llama',
-  model: [L, D, H, KV, FF, T, V, theta, Math.round(1 / eps)],
+  ...{ layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta, rmsEps },
 });
 
-export const NAMED_SHAPES: Record<string, Named> = {
-  'gpt2-xl': { arch: 'gpt', model: [48, 1600, 25, 1024, 50257] },
+export const NAMED_SHAPES: Readonly<Record<string, GptConfig | LlamaConfig>> = {
+  'gpt2-xl': { arch: 'gpt', layers: 48, dim: 1600, heads: 25, seq: 1024, vocab: 50257 },
   'llama2-7b': llama(32, 4096, 32, 32, 11008, 4096, 32000, 1e4, 1e-5),
   'llama2-13b': llama(40, 5120, 40, 40, 13824, 4096, 32000, 1e4, 1e-5),
   'llama2-70b': llama(80, 8192, 64, 8, 28672, 4096, 32000, 1e4, 1e-5),

@@ -6,13 +6,14 @@
 //      sums of the M slices of its place;
 //   2. across hosts, among the ranks at the same place: to host h', the partial sum of its slice (S values),
 //      quantized; each rank sums the M-1 it receives with its own host's: its slice, reduced over every rank.
-// Only step 2 leaves the host: (M-1)/M·Ψ/G values per rank, at 4 bits.
-import { allToAll } from '../../collectives/all-to-all.js';
-import type { Collectives } from '../../collectives/collectives.js';
-import { quantizedElems, type QuantFormat } from '../../tensor/quantize.js';
-import type { Elems } from '../../tensor/dtype.js';
-import type { MemoryLedger } from '../../tensor/memory-ledger.js';
-import type { QuantError, Values } from '../values.js';
+// Only step 2 leaves the host: (M-1)/M·Ψ/G values per rank, at 4 bits. It plugs into the gradients' reduction
+// (Gradients.reduceShard) through zero3-plus.ts.
+import { allToAll } from '../../../collectives/all-to-all.js';
+import type { Collectives } from '../../../collectives/collectives.js';
+import { quantizedElems, type QuantFormat } from '../../../tensor/quantize.js';
+import type { Elems } from '../../../tensor/dtype.js';
+import type { MemoryLedger } from '../../../tensor/memory-ledger.js';
+import { noQuantError, type QuantError, type Values } from '../../values.js';
 
 export interface QgzContext {
   values: Values;
@@ -102,5 +103,22 @@ export async function qgzReduceScatter(bucket: Elems, owned: Elems, q: QgzContex
     q.values.fromF32(mine, owned);
   } finally {
     st.free();
+  }
+}
+
+/** qgZ as the gradients' reduce-scatter (Gradients.reduceShard), and what its quantization lost since the last
+ *  take. */
+export class QuantizedGradients {
+  private lost: QuantError;
+  constructor(private readonly q: Omit<QgzContext, 'lost'>) {
+    this.lost = noQuantError();
+  }
+
+  readonly reduceShard = (bucket: Elems, owned: Elems, label: string): Promise<void> => qgzReduceScatter(bucket, owned, { ...this.q, lost: this.lost }, label);
+
+  takeLost(): QuantError {
+    const e = this.lost;
+    this.lost = noQuantError();
+    return e;
   }
 }

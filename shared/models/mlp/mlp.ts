@@ -1,13 +1,13 @@
 // An MLP laid out like torch.nn.Linear layers (weight (out, in) row-major, then bias), exact-erf GELU between
 // layers, softmax cross-entropy with mean reduction. Pure compute: it knows nothing about ranks or shards.
-import { ArenaModel } from './arena-model.js';
-import { crossEntropy } from './ops.js';
-import { arenaGelu, arenaGeluBackward } from './activations.js';
-import { groupParts, type GroupParams, type NamedTensor, type ParamGroup } from './param-group.js';
-import { Rng } from './rng.js';
-import type { Elems } from '../tensor/dtype.js';
-import { adaptedInit, adaptGroups, type Adaptation, type Adapter, type AdaptedParts, type BaseGroup } from './adapters.js';
-import { linearBackward, linearForward, loraScratch, type LinearCall } from './lora-ops.js';
+import { ArenaModel } from '../../training/arena-model.js';
+import { crossEntropy } from '../../training/ops.js';
+import { arenaGelu, arenaGeluBackward } from '../../training/activations.js';
+import { groupParts, type GroupParams, type NamedTensor, type ParamGroup } from '../../training/param-group.js';
+import { Rng } from '../../training/rng.js';
+import type { Elems } from '../../tensor/dtype.js';
+import { adaptedInit, adaptGroups, type Adaptation, type Adapter, type AdaptedParts, type BaseGroup } from '../../training/adapters.js';
+import { linearBackward, linearForward, loraScratch, type LinearCall } from '../../training/lora-ops.js';
 
 export interface LayerSpec extends ParamGroup {
   inputs: number;

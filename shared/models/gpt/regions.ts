@@ -1,7 +1,7 @@
 // The GPT's arena regions, by name and type: what the forward pass keeps for the backward pass (the
 // activations: the embeddings' output, each block's insides and output, ln_f and the logits) and the scratch
 // the passes work in. The names are types, so a misspelled region does not compile.
-import type { GptSpec } from './gpt.js';
+import type { GptSpec } from './spec.js';
 
 /** What one block keeps for its backward pass; `out` is its output, the next unit's input. */
 export type BlockName = 'ln1' | 'st1' | 'qkv' | 'P' | 'y' | 'xmid' | 'ln2' | 'st2' | 'hpre' | 'hact' | 'out';
