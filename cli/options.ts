@@ -1,18 +1,12 @@
-// The options every run command shares (model, schemes, sizes, files, liveness), and turning them into the
-// coordinator's job: checked once here, with errors that name the option.
-import { joinToken } from './secrets.js';
+// The options every run command shares (model, schemes, sizes, files, liveness) as yargs defines them, with
+// their help; cli/job.ts turns them into the job.
 import yargs, { type Argv } from 'yargs';
 import { fineTuneOptions } from './finetune-options.js';
 import { zeroPPOptions } from './zeropp-options.js';
 import { LOG_FORMATS, LOG_LEVELS } from './log.js';
-import { resolve } from 'node:path';
-import { DEVICES, deviceNamed } from '../shared/whatif/devices.js';
-import { checkWorld, ConfigError, DEFAULT_BUCKET_BYTES, DEFAULT_MODEL, modeledDevice } from '../shared/control/run-config.js';
-import { NAMED_SHAPES } from '../shared/models/named-shapes.js';
-import { makeRunConfig, type RunOptions } from './run-config-options.js';
-import { checkRecompute, modelSpec } from '../shared/models/registry.js';
-import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
-import { parseBytes } from './sizes.js';
+import { DEVICES } from '../shared/whatif/devices.js';
+import { ConfigError, DEFAULT_BUCKET_BYTES, DEFAULT_MODEL } from '../shared/control/run-config.js';
+import { modelUsage } from '../shared/models/registry.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
 
 /** The CLI before its commands: ZEROWIRE_<OPTION> for every option, and the log level. */
@@ -69,13 +63,6 @@ function notANumber(a: Record<string, unknown>, argv: string[]): void {
 /** torchrun's variable for --world. */
 export const envWorld = process.env.WORLD_SIZE;
 
-function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
-  if (allowAuto && text === 'auto') return 'auto';
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`--world: "${text}" must be a positive integer${allowAuto ? " or 'auto'" : ''}`);
-  return n;
-}
-
 /** The options a first run needs, first; the rest grouped by what they are for (`zerowire local --help`). */
 const HELP_GROUPS: [string, string[]][] = [
   ['The run:', ['world', 'scheme', 'model', 'steps', 'batch', 'lr', 'seed']],
@@ -120,7 +107,7 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
       .option('model', {
         type: 'string',
         default: DEFAULT_MODEL,
-        describe: `MLP layer widths, input first (64,256,256,10); a GPT as gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB]; a Llama as llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB]; or a real model's shape by name, with --compute model:PRESET: ${Object.keys(NAMED_SHAPES).join(', ')}`,
+        describe: `an MLP's ${modelUsage()} (a named shape with --compute model:PRESET)`,
       })
       .option('steps', { type: 'number', default: 20, describe: 'optimizer steps each scheme trains (from the same initial weights and data)' })
       .option('batch', { type: 'number', default: 64, describe: 'global batch per optimizer step: batch/(world x accumulate) rows per rank and micro-batch' })
@@ -219,81 +206,4 @@ function computeOptions<T>(y: Argv<T>) {
     .option('trace', { type: 'string', describe: 'write the run as a Chrome trace (Perfetto, chrome://tracing) here' })
     .option('html', { type: 'string', describe: 'write the report with its figures as one self-contained HTML file here' })
     .option('dump', { type: 'string', describe: 'write initial/final parameters and the data as safetensors into this folder' });
-}
-
-export type RunArgv = RunOptions & {
-  checkpointEvery?: number;
-  checkpointDir?: string;
-  resume?: string;
-  world: string;
-  joinTimeout: number;
-  maxRankMemory?: string;
-  out?: string;
-  trace?: string;
-  html?: string;
-  dump?: string;
-  logLevel: string;
-  token?: string;
-  tokenFile?: string;
-  heartbeatTimeout: number;
-};
-
-export function straggle(ms: number): number {
-  if (!(Number.isFinite(ms) && ms >= 0)) throw new ConfigError(`--straggle-ms: ${ms} must be a number of milliseconds >= 0`);
-  return ms;
-}
-
-export function heartbeat(seconds: number) {
-  if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
-  return { heartbeatTimeoutMs: Math.round(seconds * 1000) };
-}
-
-export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
-  const config = makeRunConfig(a);
-  const recompute = checkRecompute(modelSpec(config), config.recompute);
-  if (recompute) throw new ConfigError(recompute);
-  if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
-  if (a.checkpointEvery !== undefined) {
-    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1)
-      throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
-    config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
-  }
-  const device = modeledDevice(config);
-  if (device) {
-    deviceNamed(device); // an unknown preset is refused with the list of known ones
-    // Modeled compute has no values to save, resume or dump.
-    const valueOptions = [
-      config.checkpoint && '--checkpoint-every/--checkpoint-dir',
-      a.resume !== undefined && '--resume',
-      a.dump !== undefined && '--dump',
-    ].filter(Boolean);
-    if (valueOptions.length) throw new ConfigError(`--compute ${config.compute} models compute and holds no values: drop ${valueOptions.join(', ')}`);
-  }
-  const world = parseWorld(a.world, allowAuto);
-  if (world !== 'auto') {
-    checkWorld(config, world);
-    // HSDP with groups given by size can be checked now; groups by host wait for the hosts to join.
-    if (config.shardGroup > 0) {
-      try {
-        resolveHybrid(config, Array<string>(world).fill(''));
-      } catch (err) {
-        throw new ConfigError((err as Error).message);
-      }
-    }
-  }
-  return {
-    host,
-    port,
-    world,
-    config,
-    resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
-    token: joinToken(a.token, a.tokenFile),
-    ...heartbeat(a.heartbeatTimeout),
-    joinTimeoutMs: a.joinTimeout * 1000,
-    maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
-    out: a.out,
-    trace: a.trace,
-    html: a.html,
-    dump: a.dump,
-  };
 }

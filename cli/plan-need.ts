@@ -3,10 +3,10 @@
 // `plan --compute`, searched: shared/accounting/link-need.ts), the step and tokens/s there, or why never; the
 // step against the link rate from 1 to 400 Gbit/s; and where the fastest scheme that fits changes.
 import { writeFileSync } from 'node:fs';
-import { bestChanges, CURVE_RATES, exposedShare, fastest, leastRate, RATE_CEILING, type Candidate, type Need } from '../shared/accounting/link-need.js';
-import { renderNeedPage, type NeedCurve } from '../shared/accounting/need-figure.js';
+import { bestChanges, CURVE_RATES, exposedShare, fastest, leastRate, RATE_CEILING, type Candidate, type Need } from '../shared/predict/link-need.js';
+import { renderNeedPage, type NeedCurve } from '../shared/predict/need-figure.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
-import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
+import { predictStep, type Link, type StepPrediction } from '../shared/predict/step-prediction.js';
 import { textTable } from '../shared/accounting/table.js';
 import type { SchemeName } from '../shared/control/run-config.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';

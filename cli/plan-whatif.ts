@@ -3,7 +3,7 @@
 // and activations fit the device; with --run REPORT, the prediction beside what that what-if run measured.
 import { parseBytes } from './sizes.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
-import { predictStep, type Link, type StepPrediction } from '../shared/accounting/step-prediction.js';
+import { predictStep, type Link, type StepPrediction } from '../shared/predict/step-prediction.js';
 import { readReport } from '../shared/accounting/report-file.js';
 import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';

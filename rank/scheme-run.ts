@@ -1,13 +1,11 @@
 // One scheme on one rank, start to finish: allocate its bands, (resume,) train every step, report each step,
 // checkpoint when asked, and summarise what was measured.
 import type { Logger } from 'pino';
-import { addTraffic, zeroTraffic, type CollectiveRecord } from '../shared/collectives/record.js';
 import { readRankShard, writeRankShard, type WrittenShard } from '../shared/io/checkpoint.js';
 import { readStateFor } from '../shared/io/reshard.js';
 import type { Collectives } from '../shared/collectives/collectives.js';
 import type { Compute } from '../shared/training/compute.js';
 import type { TrainingData } from '../shared/training/data.js';
-import { readInterfaceCounters, type InterfaceCounters } from '../shared/accounting/iface.js';
 import { ShardLayout } from '../shared/training/layout.js';
 import type { ClockEstimate } from '../shared/accounting/clock.js';
 import type { RunPlan } from '../shared/accounting/run-plan.js';
@@ -15,16 +13,17 @@ import type { MemoryLedger } from '../shared/tensor/memory-ledger.js';
 import { bufferBytes } from '../shared/tensor/wasm/memories.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { componentsOf, isHybrid, schemeTitle } from '../shared/training/schemes/table.js';
-import type { CollectiveBrief, SchemeSummary, StepMetrics } from '../shared/control/messages.js';
+import { componentsOf, schemeTitle } from '../shared/training/schemes/table.js';
+import type { SchemeSummary, StepMetrics } from '../shared/control/messages.js';
 import type { ComputeMode, SchemeName } from '../shared/control/run-config.js';
 import { MemoryPeaks } from './memory-peaks.js';
 import { productsBackend } from '../shared/tensor/blas.js';
 import { schemeClass } from '../shared/training/schemes/index.js';
 import type { HybridRings } from './hybrid-rings.js';
-import type { Components } from '../shared/control/zeropp.js';
+import { allRings, linkCipher, trainingRings, zeroPPContext } from './scheme-rings.js';
+import { countedSince, countersNow } from './scheme-counters.js';
+import { stepMetrics } from './step-metrics.js';
 import type { Base } from '../shared/training/schemes/base.js';
-import type { StepStats } from '../shared/training/schemes/step-probe.js';
 import { weightParts } from '../shared/accounting/final-weights.js';
 import type { Implementation } from './implementation.js';
 
@@ -61,23 +60,6 @@ function collectGarbage(): void {
 /** During a long scheme the clock offset is estimated again this often: quartz clocks drift apart by up
  *  to ~50 ppm, 1.5 ms in 30 s, already more than the estimate's uncertainty (tenths of a millisecond). */
 const CLOCK_RESYNC_MS = 30_000;
-
-/** What is reported of a collective; its entry and exit on the run's common clock. */
-function brief(r: CollectiveRecord, clock: ClockEstimate): CollectiveBrief {
-  const entry = performance.timeOrigin + r.startMs + clock.offsetMs;
-  return {
-    kind: r.kind,
-    ...(r.ring === 'main' ? {} : { ring: r.ring }),
-    label: r.label,
-    elements: r.elements,
-    padded: r.padded,
-    payload: r.sent.payload,
-    frame: r.sent.frame,
-    ms: r.ms,
-    entry,
-    exit: entry + r.ms,
-  };
-}
 
 const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
 
@@ -201,104 +183,6 @@ function finalWeights(plan: RunPlan, scheme: SchemeName, rank: number, s: Base):
   return { master: new Uint8Array(out.buffer), weightBytes: out.byteLength };
 }
 
-/** ZeRO++'s components and their rings, where the scheme has them. */
-function zeroPPContext(zeropp: Components | undefined, host?: Collectives, strides?: HybridRings['strides']) {
-  return zeropp ? { zeropp, ...(host ? { host } : {}), ...(strides ? { strides } : {}) } : {};
-}
-
 function checkLoss(loss: number, t: number, scheme: SchemeName): void {
   if (!Number.isFinite(loss)) throw new Error(`training diverged: the loss is ${loss} at step ${t} of ${schemeTitle(scheme)} (lower --lr?)`);
-}
-
-/** What is reported of a step: its times, its bytes, its collectives and units on the run's common clock. */
-function stepMetrics(t: number, st: StepStats, ledger: MemoryLedger, clock: ClockEstimate): StepMetrics {
-  const onClock = (ms: number) => performance.timeOrigin + ms + clock.offsetMs;
-  return {
-    step: t,
-    loss: Number.isNaN(st.loss) ? null : st.loss,
-    startAt: onClock(st.startMs),
-    stepMs: st.stepMs,
-    computeMs: st.computeMs,
-    commMs: st.commMs,
-    exposedMs: st.exposedMs,
-    // Payload and envelopes per collective; the socket count over the whole step (collectives may overlap).
-    sent: { ...st.records.reduce((a, r) => addTraffic(a, r.sent), zeroTraffic()), frame: st.sentFrame },
-    recv: { ...st.records.reduce((a, r) => addTraffic(a, r.recv), zeroTraffic()), frame: st.recvFrame },
-    collectives: st.records.map((r) => brief(r, clock)),
-    units: st.units.map((u) => ({ ...u, start: onClock(u.start), end: onClock(u.end) })),
-    wire: st.wire,
-    bandPeaks: { ...ledger.peakPerBand },
-  };
-}
-
-/** TCP bytes on both peer sockets (handshakes included). */
-function socketTotals(colls: Collectives[]): { written: number; read: number } {
-  let written = 0;
-  let read = 0;
-  for (const { ring } of colls)
-    for (const link of [ring.next, ring.prev]) {
-      const b = link?.socketBytes() ?? { written: 0, read: 0 };
-      written += b.written;
-      read += b.read;
-    }
-  return { written, read };
-}
-
-/** The rings a scheme trains on: the run's ring (and ZeRO-3 with hpZ the host's group ring), or the hybrid's
- *  group ring and cross ring. */
-function trainingRings(run: SchemeRun): { coll: Collectives; cross?: Collectives; host?: Collectives; strides?: HybridRings['strides'] } {
-  const z = componentsOf(run.plan.config, run.scheme);
-  if (!isHybrid(run.scheme) && !z?.hpz && !z?.qgz) return { coll: run.coll };
-  const h = run.hybrid;
-  if (!h) throw new Error(`${run.scheme} runs without its sub-rings`);
-  if (z) return { coll: run.coll, ...(z.hpz ? { host: h.group! } : {}), ...(z.qgz ? { strides: h.strides } : {}) };
-  return { coll: h.group!, cross: h.cross! };
-}
-
-/** Every ring this rank has: their staging goes to the scheme's ledger, their sockets to its byte totals. */
-/** What this rank's links encrypt with (they are all alike: TLS on every rank, or on none). */
-function linkCipher(colls: Collectives[]): { link?: { protocol: string; cipher: string } } {
-  const link = colls.flatMap(({ ring }) => [ring.prev, ring.next]).find((l) => l?.cipher)?.cipher;
-  return link ? { link } : {};
-}
-
-function allRings(run: SchemeRun): Collectives[] {
-  const h = run.hybrid;
-  if (!h) return [run.coll];
-  return [run.coll, h.group, h.cross, ...(h.strides?.group ?? []), ...(h.strides?.cross ?? [])].filter((c): c is Collectives => c !== null);
-}
-
-/** What the sockets and the kernel have counted so far: the ring links, the interfaces, the coordinator link. */
-interface Counters {
-  sock: { written: number; read: number };
-  iface: InterfaceCounters | null;
-  lo: InterfaceCounters | null;
-  control?: number;
-}
-
-function countersNow(run: SchemeRun, rings: Collectives[]): Counters {
-  return { sock: socketTotals(rings), iface: ifaceCounters(run), lo: loopbackCounters(run), control: run.controlBytes?.() };
-}
-
-/** The summary's byte counts over the scheme: the difference of two readings. */
-function countedSince(a: Counters, b: Counters): Pick<SchemeSummary, 'socket' | 'iface' | 'loopback' | 'control'> {
-  const diff = (x: InterfaceCounters | null, y: InterfaceCounters | null) => (x && y ? { name: x.name, tx: y.tx - x.tx, rx: y.rx - x.rx } : undefined);
-  const iface = diff(a.iface, b.iface);
-  const loopback = a.lo?.name === a.iface?.name ? undefined : diff(a.lo, b.lo);
-  return {
-    socket: { sent: b.sock.written - a.sock.written, recv: b.sock.read - a.sock.read },
-    ...(iface ? { iface } : {}),
-    ...(loopback ? { loopback } : {}),
-    ...(a.control !== undefined && b.control !== undefined ? { control: { sent: b.control - a.control } } : {}),
-  };
-}
-
-/** With --iface, also the host's loopback: the bytes between ranks of one host (and nothing that left it). */
-function loopbackCounters(run: SchemeRun): InterfaceCounters | null {
-  return run.iface ? readInterfaceCounters('lo', null) : null;
-}
-
-function ifaceCounters(run: SchemeRun): InterfaceCounters | null {
-  if (!run.iface) return null;
-  return readInterfaceCounters(run.iface, run.coll.ring.next?.localAddress ?? null);
 }

@@ -3,7 +3,8 @@ import { runCoordinatorJob } from '../../coordinator/main.js';
 import { ConfigError } from '../../shared/control/run-config.js';
 import { readTls, tlsOptions } from '../tls-options.js';
 import { createLogger } from '../log.js';
-import { jobOptions, runHelp, runOptions, type RunArgv, type Cli } from '../options.js';
+import { runHelp, runOptions, type Cli } from '../options.js';
+import { jobOptions } from '../job.js';
 
 /** `links`: the same coordinator, which wires the ranks, runs the pre-flight (all pairs by default),
  *  prints what it measured and lets them go, training nothing. */

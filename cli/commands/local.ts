@@ -2,7 +2,8 @@
 import { createLogger } from '../log.js';
 import { runLocal } from '../local.js';
 import { refuseOnThisMachine } from '../local-checks.js';
-import { jobOptions, runHelp, runOptions, type RunArgv, type Cli } from '../options.js';
+import { runHelp, runOptions, type Cli } from '../options.js';
+import { jobOptions } from '../job.js';
 import { readTls, tlsArgv, tlsOptions } from '../tls-options.js';
 
 export function localCommand(y: Cli, exit: (code: number) => void): Cli {

@@ -3,8 +3,7 @@ import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-conf
 import { checkAdapt, parseAdapt } from '../run-config-options.js';
 import { fineTuneOptions } from '../finetune-options.js';
 import { ShardLayout } from '../../shared/training/layout.js';
-import { defaultBatch, modelSpec, parseModel } from '../../shared/models/registry.js';
-import { NAMED_SHAPES } from '../../shared/models/named-shapes.js';
+import { defaultBatch, modelSpec, modelUsage, parseModel } from '../../shared/models/registry.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
@@ -13,7 +12,7 @@ import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.
 import { DEFAULT_INTRA_GBIT, needPlan, schemeNeeds } from '../plan-need.js';
 import { checkNeeds, checkPossible } from '../plan-check.js';
 import { checkWritableFile } from '../../shared/io/writable.js';
-import type { Link } from '../../shared/accounting/step-prediction.js';
+import type { Link } from '../../shared/predict/step-prediction.js';
 
 /** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
  *  optional (--run reads them from its report) and the links it is predicted on. */
@@ -132,7 +131,7 @@ function planOptions<T>(y: Argv<T>) {
     .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
     .option('model', {
       type: 'string',
-      describe: `a model instead (adds the activations per rank): MLP widths, gpt:LAYERS,DIM,HEADS,SEQ[,VOCAB], llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB], or a real model's shape by name: ${Object.keys(NAMED_SHAPES).join(', ')}`,
+      describe: `a model instead (adds the activations per rank): an MLP's ${modelUsage()}`,
     })
     .option('batch', {
       type: 'number',

@@ -9,7 +9,8 @@ import { parseBytes } from '../sizes.js';
 import { LIVENESS } from '../../shared/transport/liveness.js';
 import { createLogger } from '../log.js';
 import { rankIdentity } from '../platform-env.js';
-import { heartbeat, straggle, type Cli } from '../options.js';
+import type { Cli } from '../options.js';
+import { heartbeat, straggle } from '../job.js';
 import { joinToken, readPem } from '../secrets.js';
 import { readTls, tlsOptions } from '../tls-options.js';
 
@@ -38,7 +39,10 @@ function rankOptions(y: Cli) {
     .option('iface', { type: 'string', describe: "report this network interface's kernel byte counters ('auto': the one the ring uses)" })
     .option('token', { type: 'string', describe: 'join token the coordinator requires (prefer ZEROWIRE_TOKEN)' })
     .option('token-file', { type: 'string', describe: 'read the join token from this file (a Docker or Kubernetes secret)' })
-    .option('model', { type: 'string', describe: 'join only a run that trains this model (as --model writes it: 64,256,10, gpt:2,64,4,32, llama:..., a named shape)' })
+    .option('model', {
+      type: 'string',
+      describe: 'join only a run that trains this model (as --model writes it: 64,256,10, gpt:2,64,4,32, llama:..., a named shape)',
+    })
     .option('heartbeat-timeout', {
       type: 'number',
       default: LIVENESS.timeoutMs / 1000,

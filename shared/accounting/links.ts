@@ -174,7 +174,9 @@ function kindLines(capacity: MeasuredLink[], streams: number): string[] {
       links.length < JUDGED_AMONG
         ? `${links.map((l) => `${linkName(l)} ${mbit(l.mbit)}`).join(', ')} Mbit/s (fewer than ${JUDGED_AMONG}: none is singled out)`
         : `median ${mbit(m)} Mbit/s, slowest ${linkName(slowest)} ${mbit(slowest.mbit)} (${((100 * (m - slowest.mbit)) / Math.max(m, 1e-9)).toFixed(0)}% below the median)`;
-    const judged = { between: '', inside: "; not judged: a copy between processes on one machine moves at the pace of the cores it gets, not a network's" }[kind];
+    const judged = { between: '', inside: "; not judged: a copy between processes on one machine moves at the pace of the cores it gets, not a network's" }[
+      kind
+    ];
     return [`${KIND_NAME[kind]} (the better of 1 and ${streams} streams): ${rates}${judged}`];
   });
 }

@@ -5,7 +5,17 @@ import type { GptConfig } from './gpt/entry.js';
 import type { LlamaConfig } from './llama/entry.js';
 
 /** T: a sequence these models are commonly trained and fine-tuned at. */
-const llama = (layers: number, dim: number, heads: number, kvHeads: number, ff: number, seq: number, vocab: number, ropeTheta: number, rmsEps: number): LlamaConfig => ({
+const llama = (
+  layers: number,
+  dim: number,
+  heads: number,
+  kvHeads: number,
+  ff: number,
+  seq: number,
+  vocab: number,
+  ropeTheta: number,
+  rmsEps: number,
+): LlamaConfig => ({
   arch: 'llama',
   ...{ layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta, rmsEps },
 });

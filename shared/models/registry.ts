@@ -20,7 +20,7 @@ export type { ModelSpec } from '../training/model-spec.js';
 export type { ModelConfig } from './model-entry.js';
 
 /** Every model by its arch, the order `--model` tries them in. */
-const MODELS: Readonly<Record<string, ModelEntry<ModelSpec, ModelConfig>>> = { gpt: GPT, llama: LLAMA, mlp: MLP };
+const MODELS: Readonly<Record<string, ModelEntry<ModelSpec, ModelConfig>>> = { mlp: MLP, gpt: GPT, llama: LLAMA };
 
 function entry(arch: string): ModelEntry<ModelSpec, ModelConfig> {
   const e = Object.hasOwn(MODELS, arch) ? MODELS[arch] : undefined;
@@ -29,7 +29,7 @@ function entry(arch: string): ModelEntry<ModelSpec, ModelConfig> {
 }
 
 /** A model's configuration checked against its own schema: errors name the field (`model.heads`). */
-export function checkModelConfig(raw: { arch: string }): RunConfig['model'] {
+function checkModelConfig(raw: { arch: string }): RunConfig['model'] {
   const r = v.safeParse(entry(raw.arch).schema, raw, { abortEarly: true });
   if (!r.success) throw new ConfigError(`model.${issueText(r.issues[0])}`);
   return { ...r.output, arch: raw.arch };
@@ -103,5 +103,7 @@ export const gpuModel = (spec: ModelSpec): GpuModel => ({ spec, gpu: entry(spec.
 
 /** --recompute is for models that can recompute activations; others refuse it. */
 export function checkRecompute(spec: ModelSpec, recompute: boolean): string | null {
-  return recompute && !entry(spec.kind).recomputes ? '--recompute: activation checkpointing is per transformer block; give a --model gpt:... or llama:...' : null;
+  return recompute && !entry(spec.kind).recomputes
+    ? '--recompute: activation checkpointing is per transformer block; give a --model gpt:... or llama:...'
+    : null;
 }

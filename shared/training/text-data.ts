@@ -6,7 +6,7 @@
 import { EpochOrder, int64, type Batch, type DumpedData, type TrainingData } from './data.js';
 import { Rng } from './rng.js';
 
-export const ALPHABET = ' abcdefghijklmnopqrstuvwxyz.,\n';
+const ALPHABET = ' abcdefghijklmnopqrstuvwxyz.,\n';
 
 const WORDS = {
   det: ['the', 'a', 'one', 'every', 'that'],

@@ -3,7 +3,7 @@
 // with no such rate say why, the fastest scheme changes where it says, and bad input is refused in one line.
 import { describe, expect, it } from 'vitest';
 import { schemeNeeds, type NeedArgs } from '../../cli/plan-need.js';
-import { bestChanges, exposedShare } from '../../shared/accounting/link-need.js';
+import { bestChanges, exposedShare } from '../../shared/predict/link-need.js';
 import { runCli } from '../helpers/cli.js';
 
 const base: NeedArgs = {

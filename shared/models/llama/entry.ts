@@ -31,7 +31,8 @@ export const LLAMA: ModelEntry<LlamaSpec, LlamaConfig> = {
     const m = /^llama:(.*)$/i.exec(text);
     if (!m) return null;
     const n = integerFields(m[1], 6, 7);
-    if (!n) throw new ConfigError(`--model: "${text}" must be llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] with positive integers, e.g. llama:2,64,4,2,172,32`);
+    if (!n)
+      throw new ConfigError(`--model: "${text}" must be llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] with positive integers, e.g. llama:2,64,4,2,172,32`);
     const [layers, dim, heads, kvHeads, ff, seq, vocab = DEFAULT_VOCAB] = n;
     const problem = llamaShapeProblem({ layers, dim, heads, kvHeads, ff, seq, vocab });
     if (problem) throw new ConfigError(`--model: "${text}": ${problem}`);

@@ -25,7 +25,7 @@ export interface SchemeEntry extends SchemeFlags {
   noFrozen?: string;
 }
 
-const NOT_QUANTIZED = "it does not quantize frozen weights yet (--lora, --freeze)";
+const NOT_QUANTIZED = 'it does not quantize frozen weights yet (--lora, --freeze)';
 
 // prettier-ignore
 export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> = {

@@ -81,7 +81,7 @@ async function exchange(
 }
 
 /** `bucket` (N·S values, the working dtype) reduced over every rank; this rank's slice into `owned` (S). */
-export async function qgzReduceScatter(bucket: Elems, owned: Elems, q: QgzContext, label: string): Promise<void> {
+async function qgzReduceScatter(bucket: Elems, owned: Elems, q: QgzContext, label: string): Promise<void> {
   const [G, M] = [q.group.length + 1, q.cross.length + 1];
   const g = G > 1 ? q.group[0].rank : 0;
   const h = M > 1 ? q.cross[0].rank : 0;

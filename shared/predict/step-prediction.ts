@@ -13,7 +13,7 @@ import type { SchemeName } from '../control/run-config.js';
 import type { GpuCost } from '../whatif/gpu-cost.js';
 import { passTimes } from '../whatif/modeled-compute.js';
 import { optimizerWork } from '../whatif/model-passes.js';
-import type { RunPlan } from './run-plan.js';
+import type { RunPlan } from '../accounting/run-plan.js';
 import { zeroPPQueues } from './zeropp-prediction.js';
 import { RingQueue, type Link } from './ring-queue.js';
 

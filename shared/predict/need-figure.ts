@@ -2,8 +2,8 @@
 // a point where each reaches its answer, and a rule where the fastest scheme changes; with the tables the
 // command prints, as one self-contained page (no script, nothing fetched), drawn like the report's figures.
 import type { TopLevelSpec } from 'vega-lite';
-import { escapeHtml } from './html-escape.js';
-import { STYLE, toSvg } from './html-report.js';
+import { escapeHtml } from '../accounting/html-escape.js';
+import { STYLE, toSvg } from '../accounting/html-report.js';
 import { logRates, type BestChange } from './link-need.js';
 
 export interface NeedCurve {

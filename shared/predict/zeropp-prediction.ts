@@ -9,7 +9,7 @@ import type { Unit } from '../training/layout.js';
 import type { SchemeName } from '../control/run-config.js';
 import type { GpuCost } from '../whatif/gpu-cost.js';
 import { quantizeWork } from '../whatif/model-passes.js';
-import type { RunPlan } from './run-plan.js';
+import type { RunPlan } from '../accounting/run-plan.js';
 import { RingQueue, type Link } from './ring-queue.js';
 
 export interface ZeroPPQueues {

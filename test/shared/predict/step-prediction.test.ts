@@ -2,7 +2,7 @@
 // compute and communication with overlap off, and with overlap on no more than that and no less than either.
 import { describe, expect, it } from 'vitest';
 import { RunPlan } from '../../../shared/accounting/run-plan.js';
-import { predictStep } from '../../../shared/accounting/step-prediction.js';
+import { predictStep } from '../../../shared/predict/step-prediction.js';
 import { SCHEMES } from '../../../shared/control/run-config.js';
 import { presetCost } from '../../../shared/whatif/preset.js';
 import { smallConfig } from '../../helpers/config.js';

@@ -1,0 +1,94 @@
+// A run command's options turned into the coordinator's job: the run config, checkpoints, files, liveness,
+// checked once here, with errors that name the option.
+import { resolve } from 'node:path';
+import { checkWorld, ConfigError, modeledDevice } from '../shared/control/run-config.js';
+import { checkRecompute, modelSpec } from '../shared/models/registry.js';
+import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
+import { deviceNamed } from '../shared/whatif/devices.js';
+import { makeRunConfig, type RunOptions } from './run-config-options.js';
+import { joinToken } from './secrets.js';
+import { parseBytes } from './sizes.js';
+
+function parseWorld(text: string, allowAuto: boolean): number | 'auto' {
+  if (allowAuto && text === 'auto') return 'auto';
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`--world: "${text}" must be a positive integer${allowAuto ? " or 'auto'" : ''}`);
+  return n;
+}
+
+export type RunArgv = RunOptions & {
+  checkpointEvery?: number;
+  checkpointDir?: string;
+  resume?: string;
+  world: string;
+  joinTimeout: number;
+  maxRankMemory?: string;
+  out?: string;
+  trace?: string;
+  html?: string;
+  dump?: string;
+  logLevel: string;
+  token?: string;
+  tokenFile?: string;
+  heartbeatTimeout: number;
+};
+
+export function straggle(ms: number): number {
+  if (!(Number.isFinite(ms) && ms >= 0)) throw new ConfigError(`--straggle-ms: ${ms} must be a number of milliseconds >= 0`);
+  return ms;
+}
+
+export function heartbeat(seconds: number) {
+  if (!(seconds > 0)) throw new ConfigError(`--heartbeat-timeout: ${seconds} must be a positive number of seconds`);
+  return { heartbeatTimeoutMs: Math.round(seconds * 1000) };
+}
+
+export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
+  const config = makeRunConfig(a);
+  const recompute = checkRecompute(modelSpec(config), config.recompute);
+  if (recompute) throw new ConfigError(recompute);
+  if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
+  if (a.checkpointEvery !== undefined) {
+    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1)
+      throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
+    config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
+  }
+  const device = modeledDevice(config);
+  if (device) {
+    deviceNamed(device); // an unknown preset is refused with the list of known ones
+    // Modeled compute has no values to save, resume or dump.
+    const valueOptions = [
+      config.checkpoint && '--checkpoint-every/--checkpoint-dir',
+      a.resume !== undefined && '--resume',
+      a.dump !== undefined && '--dump',
+    ].filter(Boolean);
+    if (valueOptions.length) throw new ConfigError(`--compute ${config.compute} models compute and holds no values: drop ${valueOptions.join(', ')}`);
+  }
+  const world = parseWorld(a.world, allowAuto);
+  if (world !== 'auto') {
+    checkWorld(config, world);
+    // HSDP with groups given by size can be checked now; groups by host wait for the hosts to join.
+    if (config.shardGroup > 0) {
+      try {
+        resolveHybrid(config, Array<string>(world).fill(''));
+      } catch (err) {
+        throw new ConfigError((err as Error).message);
+      }
+    }
+  }
+  return {
+    host,
+    port,
+    world,
+    config,
+    resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
+    token: joinToken(a.token, a.tokenFile),
+    ...heartbeat(a.heartbeatTimeout),
+    joinTimeoutMs: a.joinTimeout * 1000,
+    maxRankMemory: a.maxRankMemory === undefined ? undefined : parseBytes(a.maxRankMemory),
+    out: a.out,
+    trace: a.trace,
+    html: a.html,
+    dump: a.dump,
+  };
+}
