@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { crossMembers, groupMembers, shardGroupSize } from '../../../shared/control/shard-groups.js';
-import { smallConfig } from '../../helpers/config.js';
 
 describe('shard groups of the hybrid scheme', () => {
   it('a group is G consecutive ranks; the cross ring joins the ranks at the same place in every group', () => {
