@@ -36,7 +36,7 @@ function checkModelConfig(raw: { arch: string }): RunConfig['model'] {
 }
 
 /** The spec of a run config's model (or a checkpoint's), with its adaptation. */
-export function modelSpec(c: { model: { arch: string }; adapt?: Adaptation }): ModelSpec {
+export function modelSpec(c: { model: RunConfig['model']; adapt?: Adaptation }): ModelSpec {
   return entry(c.model.arch).spec(checkModelConfig(c.model), c.adapt);
 }
 
