@@ -19,7 +19,7 @@ describe('the model registry', () => {
 
   it('every named shape builds, with its own parameter count', () => {
     for (const [name, config] of Object.entries(NAMED_SHAPES))
-      expect(modelSpec({ model: parseModel(name) }).params, name).toBe(modelSpec({ model: config }).params);
+      expect(modelSpec({ model: parseModel(name) }).params, name).toBe(modelSpec({ model: { ...config } }).params);
     expect(modelSpec({ model: parseModel('llama2-7b') }).params).toBe(6_738_415_616);
   });
 
