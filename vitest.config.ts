@@ -17,7 +17,7 @@ export default defineConfig({
         test: {
           ...timeouts,
           name: 'kernels without BLAS',
-          include: ['test/shared/training/**/*.test.ts', 'test/shared/tensor/**/*.test.ts'],
+          include: ['test/shared/training/**/*.test.ts', 'test/shared/models/**/*.test.ts', 'test/shared/tensor/**/*.test.ts'],
           env: { ZEROWIRE_BLAS: 'off' },
         },
       },
