@@ -6,6 +6,7 @@ import { checkRecompute, modelSpec } from '../shared/models/registry.js';
 import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { deviceNamed } from '../shared/whatif/devices.js';
 import { makeRunConfig, type RunOptions } from './run-config-options.js';
+import { resolveModel } from './model-options.js';
 import { joinToken } from './secrets.js';
 import { parseBytes } from './sizes.js';
 
@@ -44,7 +45,8 @@ export function heartbeat(seconds: number) {
 }
 
 export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
-  const config = makeRunConfig(a);
+  const model = resolveModel(a);
+  const config = makeRunConfig(a, model);
   const recompute = checkRecompute(modelSpec(config), config.recompute);
   if (recompute) throw new ConfigError(recompute);
   if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
@@ -81,6 +83,7 @@ export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: bo
     port,
     world,
     config,
+    model, // how it was named, and a config.json's mapping (printed before the run)
     resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
     token: joinToken(a.token, a.tokenFile),
     ...heartbeat(a.heartbeatTimeout),

@@ -5,8 +5,8 @@ import { fineTuneOptions } from './finetune-options.js';
 import { zeroPPOptions } from './zeropp-options.js';
 import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { DEVICES } from '../shared/whatif/devices.js';
-import { ConfigError, DEFAULT_BUCKET_BYTES, DEFAULT_MODEL } from '../shared/control/run-config.js';
-import { modelUsage } from '../shared/models/registry.js';
+import { ConfigError, DEFAULT_BUCKET_BYTES } from '../shared/control/run-config.js';
+import { modelOptions } from './model-options.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
 
 /** The CLI before its commands: ZEROWIRE_<OPTION> for every option, and the log level. */
@@ -65,7 +65,7 @@ export const envWorld = process.env.WORLD_SIZE;
 
 /** The options a first run needs, first; the rest grouped by what they are for (`zerowire local --help`). */
 const HELP_GROUPS: [string, string[]][] = [
-  ['The run:', ['world', 'scheme', 'model', 'steps', 'batch', 'lr', 'seed']],
+  ['The run:', ['world', 'scheme', 'model', 'hf-config', 'seq', 'steps', 'batch', 'lr', 'seed']],
   ['Outputs:', ['out', 'html', 'trace', 'dump']],
   ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'rope-theta', 'rms-eps']],
   ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
@@ -93,7 +93,7 @@ export function runHelp<T>(y: Argv<T>, examples: [string, string][], listen: str
 /** The run's options; `auto`: the world size may be 'auto' (the coordinator), or it is a number (local). */
 export function runOptions<T>(y: Argv<T>, auto = false) {
   return computeOptions(
-    y
+    modelOptions(y)
       .option('world', {
         type: 'string',
         default: envWorld ?? '4',
@@ -103,11 +103,6 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
         type: 'string',
         default: 'all',
         describe: 'dp|zero1|zero2|zero3|hsdp|zeropp|all, or a comma list (all: hsdp and zeropp too where there are 2+ hosts or groups of 2+ ranks)',
-      })
-      .option('model', {
-        type: 'string',
-        default: DEFAULT_MODEL,
-        describe: `an MLP's ${modelUsage()} (a named shape with --compute model:PRESET)`,
       })
       .option('steps', { type: 'number', default: 20, describe: 'optimizer steps each scheme trains (from the same initial weights and data)' })
       .option('batch', { type: 'number', default: 64, describe: 'global batch per optimizer step: batch/(world x accumulate) rows per rank and micro-batch' })
@@ -125,8 +120,6 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
       describe: 'micro-batches per optimizer step (gradient accumulation): each of batch/(world*accumulate) rows per rank',
     })
     .option('samples', { type: 'number', default: 4096, describe: 'size of the synthetic data set' })
-    .option('rope-theta', { type: 'number', describe: "llama: the rotary embeddings' base (default 10000, or the named model's)" })
-    .option('rms-eps', { type: 'number', describe: "llama: RMSNorm's epsilon, 1 over a whole number (default 1e-6, or the named model's)" })
     .option('wire-dtype', { choices: ['bf16', 'fp32'], default: 'bf16', describe: 'working copy, gradients and wire: bf16 (mixed precision) or fp32 (exact)' })
     .option('unit', { choices: ['layer', 'model'], default: 'layer', describe: 'granularity of a gather and of a gradient bucket' })
     .option('compute', {

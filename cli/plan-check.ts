@@ -37,7 +37,9 @@ export function checkPossible(c: CheckArgs): void {
 
 /** The what-if options of a run with `a`'s model, device and schedule. */
 function runOptions(a: NeedArgs, scheme: string): string[] {
-  const o = ['--compute', a.compute, '--model', a.model, '--scheme', scheme, '--batch', String(a.batch), '--accumulate', String(a.accumulate)];
+  const model = a.hfConfig !== undefined ? ['--hf-config', a.hfConfig] : ['--model', a.model!];
+  const o = ['--compute', a.compute, ...model, '--scheme', scheme, '--batch', String(a.batch), '--accumulate', String(a.accumulate)];
+  if (a.seq !== undefined) o.push('--seq', String(a.seq));
   o.push('--wire-dtype', a.wireDtype, '--overlap', a.overlap, '--bucket-mib', String(a.bucketMib), '--chunk-kib', String(a.chunkKib));
   if (a.recompute) o.push('--recompute');
   if (a.shardGroup) o.push('--shard-group', String(a.shardGroup));

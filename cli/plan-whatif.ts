@@ -1,6 +1,7 @@
 // `zerowire plan --compute model:PRESET`: a run predicted on a link (rate, latency) with a modeled device,
 // scheme by scheme: modeled compute, communication, what stays exposed, the step, and whether model states
 // and activations fit the device; with --run REPORT, the prediction beside what that what-if run measured.
+import type { ModelArgs } from './model-options.js';
 import { parseBytes } from './sizes.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { predictStep, type Link, type StepPrediction } from '../shared/predict/step-prediction.js';
@@ -13,9 +14,8 @@ import { schemeTitle } from '../shared/training/schemes/table.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
 import { runDevice } from '../shared/whatif/preset.js';
 
-export interface WhatIfPlanArgs {
+export interface WhatIfPlanArgs extends ModelArgs {
   compute: string;
-  model: string;
   world: number;
   batch: number;
   accumulate: number;
@@ -50,6 +50,10 @@ export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
     scheme: [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])].join(','),
     shardGroup: a.shardGroup,
     model: a.model,
+    hfConfig: a.hfConfig,
+    seq: a.seq,
+    ropeTheta: a.ropeTheta,
+    rmsEps: a.rmsEps,
     steps: 1,
     batch: a.batch,
     accumulate: a.accumulate,

@@ -13,12 +13,15 @@ import {
 import { issuePath, issueText } from '../shared/control/schema.js';
 import { AdaptationError } from '../shared/training/adapters.js';
 import { parseZeroPP } from './zeropp-options.js';
-import { modelSpec, parseModel, realDataProblem, tuneModel } from '../shared/models/registry.js';
+import { modelSpec, modeledOnly } from '../shared/models/registry.js';
+import { resolveModel, type ResolvedModel } from './model-options.js';
 
 /** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
   scheme: string; // dp|zero1|zero2|zero3|all, or a comma list
-  model: string; // "64,256,256,10", or "gpt:2,64,4,32"
+  model?: string; // "64,256,256,10", or "gpt:2,64,4,32" (default DEFAULT_MODEL)
+  hfConfig?: string; // a Hugging Face config.json instead of --model
+  seq?: number; // a decoder's training sequence
   steps: number;
   batch: number;
   accumulate?: number;
@@ -134,11 +137,11 @@ export function checkAdapt(c: Pick<RunConfig, 'model' | 'adapt'>): void {
 }
 
 /** The run config of these options, checked once by the schema; errors name the option. */
-export function makeRunConfig(o: RunOptions): RunConfig {
-  const model = tuneModel(parseModel(o.model), o);
+export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveModel(o)): RunConfig {
+  const { model } = resolved;
   const modeled = modeledDevice({ compute: String(o.compute) });
-  const noData = realDataProblem(model);
-  if (noData && !modeled) throw new ConfigError(`--model: ${noData}`);
+  const noData = modeledOnly(model);
+  if (noData && !modeled) throw new ConfigError(`${resolved.option}: ${noData}`);
   if ((o.linkScale ?? 1) !== 1 && !modeled)
     throw new ConfigError(`--link-scale ${o.linkScale}: only with --compute model:PRESET (a run with values sends all of them)`);
   const deviceOptions = [o.tflops !== undefined && '--tflops', o.mfu !== undefined && '--mfu'].filter(Boolean);

@@ -5,6 +5,7 @@ import { readTls, tlsOptions } from '../tls-options.js';
 import { createLogger } from '../log.js';
 import { runHelp, runOptions, type Cli } from '../options.js';
 import { jobOptions } from '../job.js';
+import { readingText } from '../model-options.js';
 
 /** `links`: the same coordinator, which wires the ranks, runs the pre-flight (all pairs by default),
  *  prints what it measured and lets them go, training nothing. */
@@ -50,15 +51,15 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
     async (a) => {
       const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator', a.logFormat);
       const tls = readTls(a);
-      if (a.minWorld !== undefined && !(Number.isInteger(a.minWorld) && a.minWorld >= 1))
-        throw new ConfigError(`--min-world: ${a.minWorld} must be a positive integer`);
+      const { model, ...job } = jobOptions(a, a.host, a.port, true);
+      if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);
       exit(
         await runCoordinatorJob(
           {
-            ...jobOptions(a, a.host, a.port, true),
+            ...job,
             discover: a.discover,
             settleMs: a.settle * 1000,
-            minWorld: a.minWorld,
+            minWorld: minWorld(a.minWorld),
             tls,
             linksOnly,
           },
@@ -67,4 +68,9 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
       );
     },
   );
+}
+
+function minWorld(n: number | undefined): number | undefined {
+  if (n !== undefined && !(Number.isInteger(n) && n >= 1)) throw new ConfigError(`--min-world: ${n} must be a positive integer`);
+  return n;
 }

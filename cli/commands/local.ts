@@ -4,6 +4,7 @@ import { runLocal } from '../local.js';
 import { refuseOnThisMachine } from '../local-checks.js';
 import { runHelp, runOptions, type Cli } from '../options.js';
 import { jobOptions } from '../job.js';
+import { readingText } from '../model-options.js';
 import { readTls, tlsArgv, tlsOptions } from '../tls-options.js';
 
 export function localCommand(y: Cli, exit: (code: number) => void): Cli {
@@ -19,8 +20,9 @@ export function localCommand(y: Cli, exit: (code: number) => void): Cli {
       ]),
     async (a) => {
       const log = createLogger(a.logLevel, 'local', a.logFormat);
-      const job = jobOptions(a, '127.0.0.1', 0, false);
-      refuseOnThisMachine(job.config, job.world as number, a.model);
+      const { model, ...job } = jobOptions(a, '127.0.0.1', 0, false);
+      refuseOnThisMachine(job.config, job.world as number, model.text);
+      if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);
       const tls = readTls(a); // the ranks read the same files
       exit(await runLocal({ ...job, tls, world: job.world as number, logLevel: a.logLevel, logFormat: a.logFormat, rankArgs: tlsArgv(a) }, log));
     },

@@ -3,7 +3,8 @@ import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-conf
 import { checkAdapt, parseAdapt } from '../run-config-options.js';
 import { fineTuneOptions } from '../finetune-options.js';
 import { ShardLayout } from '../../shared/training/layout.js';
-import { defaultBatch, modelSpec, modelUsage, parseModel } from '../../shared/models/registry.js';
+import { defaultBatch, modelSpec } from '../../shared/models/registry.js';
+import { modelOptions, readingText, resolveModel, type ModelArgs, type ResolvedModel } from '../model-options.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
@@ -16,10 +17,9 @@ import type { Link } from '../../shared/predict/step-prediction.js';
 
 /** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
  *  optional (--run reads them from its report) and the links it is predicted on. */
-interface WhatIfArgv extends Omit<WhatIfPlanArgs, 'compute' | 'model' | 'batch'> {
+interface WhatIfArgv extends Omit<WhatIfPlanArgs, 'compute' | 'batch'> {
   run?: string;
   compute?: string;
-  model?: string;
   batch?: number;
   gbit?: number;
   latencyUs: number;
@@ -48,16 +48,18 @@ function whatIf(a: WhatIfArgv): void {
   const link = { gbit: a.gbit ?? DEFAULT_GBIT, latencyUs: a.latencyUs };
   // --run without --gbit: the links the run's pre-flight measured, if it ran one
   if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, a.gbit === undefined ? null : link, intra)}\n`);
-  if (a.model === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b)');
+  if (a.model === undefined && a.hfConfig === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b) or --hf-config');
   checkShardGroup(a.shardGroup, a.world);
-  const text = whatIfPlan({ ...a, compute: a.compute!, model: a.model, batch: a.batch ?? a.world }, link, intra);
+  printReading(a);
+  const text = whatIfPlan({ ...a, compute: a.compute!, batch: a.batch ?? a.world }, link, intra);
   process.stdout.write(`${text}\n`);
 }
 
 /** --need PCT: the least link rate between hosts each scheme needs (plan-need.ts). */
 async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: string; check: boolean; checkRate: string; checkSteps: number }): Promise<void> {
   if (!(a.need > 0 && a.need < 100)) throw new RangeError(`--need: ${a.need} must be a share of the step in percent, above 0 and below 100`);
-  if (a.compute === undefined || a.model === undefined) throw new ConfigError('plan --need: give --compute model:PRESET and the --model to size the link for');
+  if (a.compute === undefined || (a.model === undefined && a.hfConfig === undefined))
+    throw new ConfigError('plan --need: give --compute model:PRESET and the --model (or --hf-config) to size the link for');
   if (a.run !== undefined || a.gbit !== undefined)
     throw new ConfigError(`plan --need: ${a.run !== undefined ? '--run' : '--gbit'} does not go with --need (it searches the link rate)`);
   const hosts = a.hosts ?? (a.shardGroup ? a.world / a.shardGroup : undefined);
@@ -71,7 +73,8 @@ async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: strin
   const check = { rate: a.checkRate, steps: a.checkSteps };
   if (a.check) checkPossible(check);
   if (a.html) await checkWritableFile(a.html, '--html').catch((err: Error) => Promise.reject(new ConfigError(err.message))); // before the search, not after
-  const args = { ...a, compute: a.compute, model: a.model, batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
+  printReading(a);
+  const args = { ...a, compute: a.compute, batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
   const answers = schemeNeeds(args);
   process.stdout.write(`${await needPlan(args, answers)}\n${a.html ? `page: ${a.html}\n` : ''}`);
   if (a.check) process.stdout.write(`\n${checkNeeds(args, answers.needs, check)}\n`);
@@ -127,12 +130,8 @@ function whatIfOptions<T>(y: Argv<T>) {
 
 /** Every option of `plan`: the states plan's, and a prediction's (whatIfOptions). */
 function planOptions<T>(y: Argv<T>) {
-  return whatIfOptions(y)
-    .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model)' })
-    .option('model', {
-      type: 'string',
-      describe: `a model instead (adds the activations per rank): an MLP's ${modelUsage()}`,
-    })
+  return modelOptions(whatIfOptions(y), true)
+    .option('params', { type: 'string', describe: 'parameter count, e.g. 13e9 (or give --model or --hf-config: adds the activations per rank)' })
     .option('batch', {
       type: 'number',
       describe: 'with --model: the global batch (rows, or sequences of SEQ tokens); default 64 rows, or one sequence per rank',
@@ -176,11 +175,12 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       const needOnly = a.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
       if (needOnly) throw new ConfigError(`plan: ${needOnly} goes with --need`);
       if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
-      if ((a.params === undefined) === (a.model === undefined)) throw new ConfigError('plan: give --params or --model (one of them)');
+      const named = a.model !== undefined || a.hfConfig !== undefined;
+      if ((a.params === undefined) === !named) throw new ConfigError('plan: give --params or --model (or --hf-config): one of them');
       if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);
       const adapt = parseAdapt(a);
-      if (adapt && a.model === undefined) throw new ConfigError('--lora and --freeze: give the --model they adapt (not --params)');
-      const parsed = a.model === undefined ? null : { model: parseModel(a.model), adapt };
+      if (adapt && !named) throw new ConfigError('--lora and --freeze: give the --model they adapt (not --params)');
+      const parsed = named ? { model: printReading(a).model, adapt } : null;
       if (parsed) checkAdapt(parsed);
       const spec = parsed && modelSpec(parsed);
       const params = spec ? spec.params : parseCount(a.params!, '--params');
@@ -202,4 +202,11 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
         );
     },
   );
+}
+
+/** The model of --model or --hf-config, a config.json's mapping printed first. */
+function printReading(a: ModelArgs): ResolvedModel {
+  const r = resolveModel(a);
+  if (r.reading) process.stdout.write(`${readingText(r)}\n\n`);
+  return r;
 }

@@ -2,7 +2,7 @@
 // `--model` writes it, and from a spec of it, the compute (inline or on a thread), the data, the GPU passes
 // and its batch rows. models/registry.ts holds one entry per model; nothing else asks which model it has.
 import type * as v from 'valibot';
-import type { RunConfig } from '../control/run-config.js';
+import { ConfigError, type RunConfig } from '../control/run-config.js';
 import type { ArenaModel } from '../training/arena-model.js';
 import type { Adaptation } from '../training/adapters.js';
 import type { TrainingData } from '../training/data.js';
@@ -35,8 +35,8 @@ export interface ModelEntry<S extends ModelSpec, C extends ModelConfig> {
   readonly recomputes: boolean;
   /** `plan`'s global batch when none is given. */
   defaultBatch(world: number): number;
-  /** Why it cannot train on real data (only with --compute model:PRESET), or null. */
-  realDataProblem(config: C): string | null;
+  /** Why it trains only on a modeled device (--compute model:PRESET: no values), or null. */
+  modeledOnly(config: C): string | null;
   /** A configuration from the positional numbers checkpoints held before configurations were named. */
   legacy(numbers: number[]): C;
   /** Its own options (--rope-theta, --rms-eps) onto a configuration; absent: the model has none. */
@@ -45,8 +45,22 @@ export interface ModelEntry<S extends ModelSpec, C extends ModelConfig> {
 
 /** Options of some models only, given on the command line. */
 export interface ModelOptions {
+  seq?: number; // a decoder's training sequence
   ropeTheta?: number;
   rmsEps?: number;
+}
+
+/** --rope-theta and --rms-eps refused for a model that has no rotary embeddings or RMSNorm. */
+export function refuseLlamaOptions(o: ModelOptions): void {
+  const given = [o.ropeTheta !== undefined && '--rope-theta', o.rmsEps !== undefined && '--rms-eps'].filter(Boolean);
+  if (given.length) throw new ConfigError(`${given.join(' and ')}: only with a Llama model (llama:... or a Llama-family name)`);
+}
+
+/** --seq as a decoder's sequence, checked. */
+export function sequence(o: ModelOptions, current: number): number {
+  if (o.seq === undefined) return current;
+  if (!Number.isInteger(o.seq) || o.seq < 1) throw new ConfigError(`--seq: ${o.seq} must be a positive integer`);
+  return o.seq;
 }
 
 /** The fields of `--model ARCH:A,B,C[,D]` as positive integers, or null when the count is wrong or one is not. */

@@ -1,33 +1,134 @@
-// Real models' shapes by name (--model llama2-7b), as the registry builds them: the Llama family as Llama
-// blocks with their real depth, width, heads, key/value heads, SwiGLU width, sequence and vocabulary; GPT-2 XL
-// as our GPT block. Sources: each model's Hugging Face config.json.
-import type { GptConfig } from './gpt/entry.js';
-import type { LlamaConfig } from './llama/entry.js';
+// Real models by name (--model llama3-8b): each its Hugging Face config.json as published (the keys that
+// shape a training step), read by the same reader as --hf-config (hf-config.ts), so a named shape and the
+// model's own file give the same model and the model's own parameter count. `seq`: the sequence these models
+// are commonly trained and fine-tuned at (the reader's default is the context, capped).
+import { readHfConfig } from './hf-config.js';
 
-/** T: a sequence these models are commonly trained and fine-tuned at. */
-const llama = (
-  layers: number,
-  dim: number,
-  heads: number,
-  kvHeads: number,
-  ff: number,
-  seq: number,
-  vocab: number,
-  ropeTheta: number,
-  rmsEps: number,
-): LlamaConfig => ({
-  arch: 'llama',
-  ...{ layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta, rmsEps },
-});
+interface Published {
+  source: string; // where its config.json was published
+  seq: number;
+  config: Record<string, unknown>;
+}
 
-export const NAMED_SHAPES: Readonly<Record<string, GptConfig | LlamaConfig>> = {
-  'gpt2-xl': { arch: 'gpt', layers: 48, dim: 1600, heads: 25, seq: 1024, vocab: 50257 },
-  'llama2-7b': llama(32, 4096, 32, 32, 11008, 4096, 32000, 1e4, 1e-5),
-  'llama2-13b': llama(40, 5120, 40, 40, 13824, 4096, 32000, 1e4, 1e-5),
-  'llama2-70b': llama(80, 8192, 64, 8, 28672, 4096, 32000, 1e4, 1e-5),
-  'llama3-8b': llama(32, 4096, 32, 8, 14336, 8192, 128256, 5e5, 1e-5),
-  'llama3-70b': llama(80, 8192, 64, 8, 28672, 8192, 128256, 5e5, 1e-5),
-  'mistral-7b': llama(32, 4096, 32, 8, 14336, 8192, 32000, 1e4, 1e-5),
-  // Qwen2.5 adds biases to q, k and v (2·(D + 2K) parameters a block, 0.01% of them): modeled without them.
-  'qwen2.5-7b': llama(28, 3584, 28, 4, 18944, 4096, 152064, 1e6, 1e-6),
+const llama = (o: Record<string, unknown>) => ({ architectures: ['LlamaForCausalLM'], hidden_act: 'silu', tie_word_embeddings: false, ...o });
+
+const PUBLISHED: Record<string, Published> = {
+  'gpt2-xl': {
+    source: 'https://huggingface.co/openai-community/gpt2-xl/blob/main/config.json',
+    seq: 1024,
+    config: { architectures: ['GPT2LMHeadModel'], n_layer: 48, n_embd: 1600, n_head: 25, n_positions: 1024, n_ctx: 1024, vocab_size: 50257 },
+  },
+  'llama2-7b': {
+    source: 'https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json',
+    seq: 4096,
+    config: llama({
+      num_hidden_layers: 32,
+      hidden_size: 4096,
+      num_attention_heads: 32,
+      num_key_value_heads: 32,
+      intermediate_size: 11008,
+      max_position_embeddings: 4096,
+      vocab_size: 32000,
+      rms_norm_eps: 1e-5,
+    }),
+  },
+  'llama2-13b': {
+    source: 'https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json',
+    seq: 4096,
+    config: llama({
+      num_hidden_layers: 40,
+      hidden_size: 5120,
+      num_attention_heads: 40,
+      num_key_value_heads: 40,
+      intermediate_size: 13824,
+      max_position_embeddings: 4096,
+      vocab_size: 32000,
+      rms_norm_eps: 1e-5,
+    }),
+  },
+  'llama2-70b': {
+    source: 'https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json',
+    seq: 4096,
+    config: llama({
+      num_hidden_layers: 80,
+      hidden_size: 8192,
+      num_attention_heads: 64,
+      num_key_value_heads: 8,
+      intermediate_size: 28672,
+      max_position_embeddings: 4096,
+      vocab_size: 32000,
+      rms_norm_eps: 1e-5,
+    }),
+  },
+  'llama3-8b': {
+    source: 'https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json',
+    seq: 8192,
+    config: llama({
+      num_hidden_layers: 32,
+      hidden_size: 4096,
+      num_attention_heads: 32,
+      num_key_value_heads: 8,
+      intermediate_size: 14336,
+      max_position_embeddings: 8192,
+      vocab_size: 128256,
+      rms_norm_eps: 1e-5,
+      rope_theta: 500000,
+    }),
+  },
+  'llama3-70b': {
+    source: 'https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json',
+    seq: 8192,
+    config: llama({
+      num_hidden_layers: 80,
+      hidden_size: 8192,
+      num_attention_heads: 64,
+      num_key_value_heads: 8,
+      intermediate_size: 28672,
+      max_position_embeddings: 8192,
+      vocab_size: 128256,
+      rms_norm_eps: 1e-5,
+      rope_theta: 500000,
+    }),
+  },
+  'mistral-7b': {
+    source: 'https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json',
+    seq: 8192,
+    config: {
+      ...llama({
+        num_hidden_layers: 32,
+        hidden_size: 4096,
+        num_attention_heads: 32,
+        num_key_value_heads: 8,
+        intermediate_size: 14336,
+        max_position_embeddings: 32768,
+        vocab_size: 32000,
+        rms_norm_eps: 1e-5,
+      }),
+      architectures: ['MistralForCausalLM'],
+      sliding_window: 4096,
+    },
+  },
+  'qwen2-1.5b': {
+    source: 'https://huggingface.co/Qwen/Qwen2-1.5B/blob/main/config.json',
+    seq: 4096,
+    config: {
+      architectures: ['Qwen2ForCausalLM'],
+      ...{ hidden_act: 'silu', num_hidden_layers: 28, hidden_size: 1536, num_attention_heads: 12, num_key_value_heads: 2, intermediate_size: 8960 },
+      ...{ max_position_embeddings: 131072, vocab_size: 151936, rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: true },
+    },
+  },
+  'qwen2.5-7b': {
+    source: 'https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json',
+    seq: 4096,
+    config: {
+      architectures: ['Qwen2ForCausalLM'],
+      ...{ hidden_act: 'silu', num_hidden_layers: 28, hidden_size: 3584, num_attention_heads: 28, num_key_value_heads: 4, intermediate_size: 18944 },
+      ...{ max_position_embeddings: 131072, vocab_size: 152064, rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: false },
+    },
+  },
 };
+
+/** Every named shape's model, read from its published config.json. */
+export const NAMED_SHAPES = Object.fromEntries(
+  Object.entries(PUBLISHED).map(([name, p]) => [name, readHfConfig(p.config, `named shape ${name}`, p.seq).model]),
+);

@@ -10,7 +10,7 @@ import { InlineCompute, type Compute } from '../training/compute.js';
 import type { TrainingData } from '../training/data.js';
 import type { ModelSpec } from '../training/model-spec.js';
 import type { GpuModel } from '../whatif/model-passes.js';
-import type { ModelConfig, ModelEntry, ModelOptions } from './model-entry.js';
+import { refuseLlamaOptions, type ModelConfig, type ModelEntry, type ModelOptions } from './model-entry.js';
 import { NAMED_SHAPES } from './named-shapes.js';
 import { GPT } from './gpt/entry.js';
 import { LLAMA } from './llama/entry.js';
@@ -67,19 +67,17 @@ export function modelUsage(): string {
     .join('; ')}; or a named shape: ${Object.keys(NAMED_SHAPES).join(', ')}`;
 }
 
-/** A model's own options (--rope-theta, --rms-eps) onto its configuration; refused for a model without them. */
+/** A model's own options (--seq, --rope-theta, --rms-eps) onto its configuration; refused for a model without them. */
 export function tuneModel(c: RunConfig['model'], o: ModelOptions): RunConfig['model'] {
-  const given = [o.ropeTheta !== undefined && '--rope-theta', o.rmsEps !== undefined && '--rms-eps'].filter(Boolean);
   const tune = entry(c.arch).tune;
-  if (!tune) {
-    if (given.length) throw new ConfigError(`${given.join(' and ')}: only with a Llama model (llama:... or a Llama-family name)`);
-    return c;
-  }
-  return { ...tune(c, o) };
+  if (tune) return { ...tune(c, o) };
+  refuseLlamaOptions(o);
+  if (o.seq !== undefined) throw new ConfigError(`--seq: only for a decoder (gpt:..., llama:..., a named shape or --hf-config)`);
+  return c;
 }
 
-/** Why a configuration cannot train on real data (only with --compute model:PRESET), or null. */
-export const realDataProblem = (c: ModelConfig): string | null => entry(c.arch).realDataProblem(c);
+/** Why a configuration trains only on a modeled device (--compute model:PRESET: no values), or null. */
+export const modeledOnly = (c: ModelConfig): string | null => entry(c.arch).modeledOnly(c);
 
 /** The model on its kernel arena: what a compute thread runs. */
 export const arenaModel = (spec: ModelSpec, threads: number, recompute: boolean): ArenaModel => entry(spec.kind).arena(spec, threads, recompute);

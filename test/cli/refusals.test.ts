@@ -36,6 +36,13 @@ describe('impossible runs are refused up front', () => {
     ],
     [['local', '--out', '/proc/no-such-dir/report.json'], /^zerowire: --out: cannot write in \/proc\/no-such-dir \(ENOENT\)$/],
     [['local', '--bogus'], /^zerowire: Unknown argument: bogus \(see zerowire local --help\)$/],
+    [
+      ['local', '--hf-config', 'test/fixtures/hf/qwen2-1.5b.json'],
+      /^zerowire: --hf-config: tied embeddings \(tie_word_embeddings\) train only on a modeled device yet/,
+    ],
+    [['plan', '--hf-config', '/no/such/config.json', '--world', '8'], /^zerowire: --hf-config \/no\/such\/config.json: no such file$/],
+    [['local', '--model', '64,10', '--hf-config', 'test/fixtures/hf/gpt2.json'], /^zerowire: --model and --hf-config: give one of them$/],
+    [['local', '--model', '64,32,10', '--seq', '8'], /^zerowire: --seq: only for a decoder/],
     [['local', '--lora', '0'], /^zerowire: --lora: "0" must be R\[,ALPHA\] with R a positive integer/],
     [['local', '--model', '64,8,10', '--lora', '16'], /^zerowire: --lora: rank 16 is larger than layers\.0's smaller side \(8 x 64\)$/],
     [

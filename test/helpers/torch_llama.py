@@ -1,7 +1,7 @@
 """PyTorch's side of the Llama workload's test, written from Hugging Face's LlamaForCausalLM conventions and
 not from zerowire's code: RMSNorm in fp32 (eps 1e-6), rotary embeddings with rotate_half (theta 10000),
-grouped-query attention by repeating k and v to the query heads, causal softmax, SwiGLU, no biases, untied
-lm_head. Reads the weights (HF names) and a batch, writes the logits, the mean loss, every parameter's
+grouped-query attention by repeating k and v to the query heads, causal softmax, SwiGLU, a projection's bias
+where the weights hold one (Qwen2's q, k and v), untied lm_head. Reads the weights (HF names) and a batch, writes the logits, the mean loss, every parameter's
 gradient (grad.NAME) and the weights after one torch.optim.Adam step (step.NAME).
 
 usage: torch_llama.py IN OUT LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ,VOCAB LR
@@ -30,7 +30,9 @@ def rotate_half(x):
 
 
 def plain(params, module, x):
-    return x @ params[f"{module}.weight"].T
+    y = x @ params[f"{module}.weight"].T
+    bias = params.get(f"{module}.bias")  # Qwen2's q, k and v projections have one
+    return y if bias is None else y + bias
 
 
 def forward(params, tokens, L, D, H, KV, T, V, lin=plain):

@@ -1,6 +1,6 @@
 // A GPT-style pre-LN decoder, laid out and named as its PyTorch twin (test/fixtures/gpt_tiny_adam.safetensors):
 // token and position embeddings; per block x += attn.proj(causal_mha(attn.qkv(ln_1(x)))) and
-// x += mlp.proj(gelu(mlp.fc(ln_2(x)))); then ln_f and an untied head without bias. Linear weights are
+// x += mlp.proj(gelu(mlp.fc(ln_2(x)))); then ln_f and a head without bias (its own, or tied to tok_emb). Linear weights are
 // (out, in) as torch.nn.Linear, embeddings (rows, D). The units are the embeddings, each block, and ln_f + head:
 // what ZeRO-3 gathers one at a time, as FSDP wraps each Transformer block.
 import { decoderUnits, DecoderUnits, type DecoderGroup } from '../../training/decoder.js';
@@ -33,7 +33,7 @@ const BLOCK_TENSORS = (D: number): [string, number[]][] => [
 ];
 
 /** The GPT's units from its shape, checked. */
-function gptUnits(shape: GptShape): ReturnType<typeof decoderUnits> {
+function gptUnits(shape: GptShape, tied: boolean): ReturnType<typeof decoderUnits> {
   const { layers: L, dim: D, heads: H, seq: T, vocab: V } = shape;
   for (const [k, v] of Object.entries(shape)) if (!Number.isInteger(v) || v < 1) throw new Error(`gpt: ${k} must be a positive integer, got ${v}`);
   if (D % H !== 0) throw new Error(`gpt: width ${D} does not divide into ${H} heads`);
@@ -45,11 +45,7 @@ function gptUnits(shape: GptShape): ReturnType<typeof decoderUnits> {
     L,
     (i) => `h.${i}.`,
     BLOCK_TENSORS(D),
-    [
-      ['ln_f.weight', [D]],
-      ['ln_f.bias', [D]],
-      ['head.weight', [V, D]],
-    ],
+    [['ln_f.weight', [D]], ['ln_f.bias', [D]], ...(tied ? [] : [['head.weight', [V, D]] as [string, number[]]])],
   );
 }
 
@@ -57,16 +53,18 @@ export class GptSpec extends DecoderUnits {
   readonly kind = 'gpt' as const;
   declare readonly layers: GptGroup[];
 
+  /** `tied`: the head is the token embeddings (GPT-2's tie_word_embeddings): no head.weight of its own. */
   constructor(
     readonly shape: GptShape,
     adapt?: Adaptation,
+    readonly tied = false,
   ) {
-    super(gptUnits(shape), adapt);
+    super(gptUnits(shape, tied), adapt);
   }
 
   describe(): string {
     const { layers, dim, heads, seq, vocab } = this.shape;
-    return `gpt:${layers},${dim},${heads},${seq},${vocab}`;
+    return `gpt:${layers},${dim},${heads},${seq},${vocab}${this.tied ? ' (tied embeddings)' : ''}`;
   }
 
   /** GPT-2's init: weights and embeddings N(0, 0.02), biases 0, LayerNorm weight 1 and bias 0. */

@@ -62,14 +62,20 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     return block === 0 ? 'x0' : this.name(block - 1, 'out');
   }
 
-  /** out = x·Wᵀ (no bias; plus its adapter's, if it has one), W at an element offset of the loaded unit. */
-  private linear(g: LlamaGroup, x: string, w: number, out: string, rows: number, inputs: number, outputs: number): void {
-    linearForward(this.arena, this.linearCall(g, x, w, null, rows, inputs, outputs), out);
+  /** out = x·Wᵀ (+ b where the projection has a bias: Qwen2's q, k and v; plus its adapter's, if it has one),
+   *  `proj` a tensor name of the loaded unit without `.weight`. */
+  private linear(g: LlamaGroup, x: string, proj: string, out: string, rows: number, inputs: number, outputs: number): void {
+    linearForward(this.arena, this.linearCall(g, x, this.offset(g, `${proj}.weight`), this.bias(g, proj), rows, inputs, outputs), out);
   }
 
-  /** The backward of linear(): dW into the unit's gradient unless frozen, dX = dY·W into `dx`. */
-  private linearBack(g: LlamaGroup, x: string, dy: string, w: number, dx: string, rows: number, inputs: number, outputs: number): void {
-    linearBackward(this.arena, this.linearCall(g, x, w, null, rows, inputs, outputs), dy, dx);
+  /** The backward of linear(): dW (and db) into the unit's gradient unless frozen, dX = dY·W into `dx`. */
+  private linearBack(g: LlamaGroup, x: string, dy: string, proj: string, dx: string, rows: number, inputs: number, outputs: number): void {
+    linearBackward(this.arena, this.linearCall(g, x, this.offset(g, `${proj}.weight`), this.bias(g, proj), rows, inputs, outputs), dy, dx);
+  }
+
+  /** The bias of a q, k or v projection where the model has them, as an offset in the unit; else null. */
+  private bias(g: LlamaGroup, proj: string): number | null {
+    return this.spec.qkvBias && /(q|k|v)_proj$/.test(proj) ? this.offset(g, `${proj}.bias`) : null;
   }
 
   protected embeddingsForward(): void {
@@ -94,20 +100,20 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     const a = (k: BlockName) => this.v[at(k)];
     const x = this.v[this.input(b)];
     rmsNorm(x, this.view('p', g, 'input_layernorm.weight'), N, D, this.spec.rmsEps, a('n1'), a('r1'));
-    this.linear(g, at('n1'), this.offset(g, 'q_proj.weight'), at('q'), N, D, D);
-    this.linear(g, at('n1'), this.offset(g, 'k_proj.weight'), at('k'), N, D, K);
-    this.linear(g, at('n1'), this.offset(g, 'v_proj.weight'), at('v'), N, D, K);
+    this.linear(g, at('n1'), 'q_proj', at('q'), N, D, D);
+    this.linear(g, at('n1'), 'k_proj', at('k'), N, D, K);
+    this.linear(g, at('n1'), 'v_proj', at('v'), N, D, K);
     rope(a('q'), N, T, H, D / H, this.tables);
     rope(a('k'), N, T, KV, D / H, this.tables);
     attentionForward(this.attentionHost(b));
-    this.linear(g, at('y'), this.offset(g, 'o_proj.weight'), at('xmid'), N, D, D);
+    this.linear(g, at('y'), 'o_proj', at('xmid'), N, D, D);
     const xmid = a('xmid');
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
     rmsNorm(xmid, this.view('p', g, 'post_attention_layernorm.weight'), N, D, this.spec.rmsEps, a('n2'), a('r2'));
-    this.linear(g, at('n2'), this.offset(g, 'gate_proj.weight'), at('gate'), N, D, FF);
-    this.linear(g, at('n2'), this.offset(g, 'up_proj.weight'), at('up'), N, D, FF);
+    this.linear(g, at('n2'), 'gate_proj', at('gate'), N, D, FF);
+    this.linear(g, at('n2'), 'up_proj', at('up'), N, D, FF);
     swiglu(a('gate'), a('up'), a('h'));
-    this.linear(g, at('h'), this.offset(g, 'down_proj.weight'), at('out'), N, FF, D);
+    this.linear(g, at('h'), 'down_proj', at('out'), N, FF, D);
     const out = a('out');
     for (let i = 0; i < N * D; i++) out[i] += xmid[i];
   }
@@ -125,10 +131,10 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
       for (let i = 0; i < into.length; i++) into[i] += from[i];
     };
     // MLP half: out = xmid + down(silu(gate(n2)) · up(n2)); the residual passes d on to xmid.
-    this.linearBack(g, at('h'), 'd', this.offset(g, 'down_proj.weight'), 'df', N, FF, D);
+    this.linearBack(g, at('h'), 'd', 'down_proj', 'df', N, FF, D);
     swigluBackward(a('gate'), a('up'), this.v.df, this.v.df, this.v.df2); // df: dgate (read dh first, per element), df2: dup
-    this.linearBack(g, at('n2'), 'df', this.offset(g, 'gate_proj.weight'), 'dx', N, D, FF);
-    this.linearBack(g, at('n2'), 'df2', this.offset(g, 'up_proj.weight'), 'dx2', N, D, FF);
+    this.linearBack(g, at('n2'), 'df', 'gate_proj', 'dx', N, D, FF);
+    this.linearBack(g, at('n2'), 'df2', 'up_proj', 'dx2', N, D, FF);
     sum(dx, dx2);
     rmsNormBackward(
       a('xmid'),
@@ -141,14 +147,14 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
       d,
     );
     // Attention half: xmid = x + o(attn(rope(q(n1)), rope(k(n1)), v(n1))).
-    this.linearBack(g, at('y'), 'd', this.offset(g, 'o_proj.weight'), 'dx', N, D, D);
+    this.linearBack(g, at('y'), 'd', 'o_proj', 'dx', N, D, D);
     attentionBackward(this.attentionHost(b)); // dx (dy) -> dq, dk, dv
     rope(dq, N, T, H, D / H, this.tables, true);
     rope(dk, N, T, KV, D / H, this.tables, true);
-    this.linearBack(g, at('n1'), 'dq', this.offset(g, 'q_proj.weight'), 'dx', N, D, D);
-    this.linearBack(g, at('n1'), 'dk', this.offset(g, 'k_proj.weight'), 'dx2', N, D, K);
+    this.linearBack(g, at('n1'), 'dq', 'q_proj', 'dx', N, D, D);
+    this.linearBack(g, at('n1'), 'dk', 'k_proj', 'dx2', N, D, K);
     sum(dx, dx2);
-    this.linearBack(g, at('n1'), 'dv', this.offset(g, 'v_proj.weight'), 'dx2', N, D, K);
+    this.linearBack(g, at('n1'), 'dv', 'v_proj', 'dx2', N, D, K);
     sum(dx, dx2);
     rmsNormBackward(this.v[this.input(b)], this.view('p', g, 'input_layernorm.weight'), a('r1'), dx, N, D, this.view('g', g, 'input_layernorm.weight'), d);
   }
@@ -161,13 +167,13 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
     rmsNorm(this.v[this.input(L)], this.view('p', g, 'model.norm.weight'), N, D, this.spec.rmsEps, this.v.nf, this.v.rf);
-    this.linear(g, 'nf', this.offset(g, 'lm_head.weight'), 'logits', N, D, V);
+    this.linear(g, 'nf', 'lm_head', 'logits', N, D, V);
   }
 
   protected headBackward(g: LlamaGroup): void {
     const { dim: D, seq: T, vocab: V, layers: L } = this.spec.shape;
     const N = this.rows * T;
-    this.linearBack(g, 'nf', 'dl', this.offset(g, 'lm_head.weight'), 'dx', N, D, V);
+    this.linearBack(g, 'nf', 'dl', 'lm_head', 'dx', N, D, V);
     this.v.d.fill(0);
     rmsNormBackward(
       this.v[this.input(L)],

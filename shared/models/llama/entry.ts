@@ -4,13 +4,13 @@ import * as v from 'valibot';
 import { finite, int } from '../../control/schema.js';
 import { ConfigError } from '../../control/run-config.js';
 import { TextData, textVocabProblem } from '../../training/text-data.js';
-import { integerFields, type ModelEntry } from '../model-entry.js';
-import { DEFAULT_VOCAB } from '../gpt/entry.js';
+import { integerFields, sequence, type ModelEntry } from '../model-entry.js';
+import { DEFAULT_VOCAB, TIED_MODELED_ONLY } from '../gpt/entry.js';
 import { Llama } from './compute.js';
 import { llamaPasses } from './passes.js';
 import { LlamaSpec, llamaShapeProblem, RMS_EPS, ROPE_THETA, type LlamaOptions, type LlamaShape } from './spec.js';
 
-export interface LlamaConfig extends LlamaShape, LlamaOptions {
+export interface LlamaConfig extends LlamaShape, Pick<LlamaOptions, 'ropeTheta' | 'rmsEps'>, Partial<Pick<LlamaOptions, 'qkvBias' | 'tied'>> {
   arch: 'llama';
 }
 
@@ -25,6 +25,8 @@ export const LLAMA: ModelEntry<LlamaSpec, LlamaConfig> = {
     vocab: int(1),
     ropeTheta: v.pipe(finite, v.minValue(2)),
     rmsEps: v.pipe(finite, v.gtValue(0), v.maxValue(0.1)),
+    qkvBias: v.optional(v.boolean()),
+    tied: v.optional(v.boolean()),
   }),
   usage: 'llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] (e.g. llama:2,64,4,2,172,32)',
   parse: (text) => {
@@ -38,16 +40,23 @@ export const LLAMA: ModelEntry<LlamaSpec, LlamaConfig> = {
     if (problem) throw new ConfigError(`--model: "${text}": ${problem}`);
     return { arch: 'llama', layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta: ROPE_THETA, rmsEps: RMS_EPS };
   },
-  spec: ({ layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta, rmsEps }, adapt) =>
-    new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }, { ropeTheta, rmsEps }, adapt),
-  config: (spec) => ({ arch: 'llama', ...spec.shape, ropeTheta: spec.ropeTheta, rmsEps: spec.rmsEps }),
-  arena: (spec, threads, recompute) => new Llama(spec, { threads, recompute }),
+  spec: ({ layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta, rmsEps, qkvBias, tied }, adapt) =>
+    new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }, { ropeTheta, rmsEps, qkvBias, tied }, adapt),
+  config: (spec) => ({
+    ...{ arch: 'llama' as const, ...spec.shape, ropeTheta: spec.ropeTheta, rmsEps: spec.rmsEps },
+    ...(spec.qkvBias ? { qkvBias: true } : {}),
+    ...(spec.tied ? { tied: true } : {}),
+  }),
+  arena: (spec, threads, recompute) => {
+    if (spec.tied) throw new Error(TIED_MODELED_ONLY);
+    return new Llama(spec, { threads, recompute });
+  },
   data: (spec, c) => new TextData(spec.shape.seq, spec.shape.vocab, c.samples, c.seed),
   row: (spec) => ({ inputs: spec.shape.seq, labels: spec.shape.seq, noun: 'sequences' }),
   passes: llamaPasses,
   recomputes: true,
   defaultBatch: (world) => world, // one sequence per rank
-  realDataProblem: (c) => textVocabProblem(c.vocab),
+  modeledOnly: (c) => (c.tied ? TIED_MODELED_ONLY : textVocabProblem(c.vocab)),
   // [L, D, H, KV, FF, T, V, rope theta, 1/rms eps]
   legacy: ([layers = 0, dim = 0, heads = 0, kvHeads = 0, ff = 0, seq = 0, vocab = 0, ropeTheta = ROPE_THETA, inverse = 0]) => ({
     ...{ arch: 'llama' as const, layers, dim, heads, kvHeads, ff, seq, vocab },
@@ -58,6 +67,6 @@ export const LLAMA: ModelEntry<LlamaSpec, LlamaConfig> = {
     if (!(Number.isFinite(ropeTheta) && ropeTheta >= 2)) throw new ConfigError(`--rope-theta: ${o.ropeTheta} must be a number of at least 2 (10000, 500000)`);
     const rmsEps = o.rmsEps ?? c.rmsEps;
     if (!(rmsEps > 0 && rmsEps <= 0.1)) throw new ConfigError(`--rms-eps: ${o.rmsEps} must be a small positive number (1e-5, 1e-6)`);
-    return { ...c, ropeTheta, rmsEps };
+    return { ...c, ropeTheta, rmsEps, seq: sequence(o, c.seq) };
   },
 };

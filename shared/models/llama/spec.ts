@@ -25,6 +25,8 @@ export const ROPE_THETA = 10000;
 export interface LlamaOptions {
   ropeTheta: number;
   rmsEps: number;
+  qkvBias: boolean; // q, k and v with biases (Qwen2)
+  tied: boolean; // the head is the token embeddings (tie_word_embeddings): no lm_head.weight of its own
 }
 
 /** What one block keeps for its backward pass (llama-compute.ts); `out` is its output, the next unit's input. */
@@ -33,11 +35,14 @@ export type LlamaBlockName = (typeof LLAMA_BLOCK)[number];
 
 export type LlamaGroup = DecoderGroup;
 
-const BLOCK_TENSORS = (D: number, K: number, FF: number): [string, number[]][] => [
+const BLOCK_TENSORS = (D: number, K: number, FF: number, qkvBias: boolean): [string, number[]][] => [
   ['input_layernorm.weight', [D]],
   ['self_attn.q_proj.weight', [D, D]],
+  ...(qkvBias ? [['self_attn.q_proj.bias', [D]] as [string, number[]]] : []),
   ['self_attn.k_proj.weight', [K, D]],
+  ...(qkvBias ? [['self_attn.k_proj.bias', [K]] as [string, number[]]] : []),
   ['self_attn.v_proj.weight', [K, D]],
+  ...(qkvBias ? [['self_attn.v_proj.bias', [K]] as [string, number[]]] : []),
   ['self_attn.o_proj.weight', [D, D]],
   ['post_attention_layernorm.weight', [D]],
   ['mlp.gate_proj.weight', [FF, D]],
@@ -55,16 +60,13 @@ export function llamaShapeProblem(s: LlamaShape): string | null {
 }
 
 /** The Llama's units from its shape, checked. */
-function llamaUnits(shape: LlamaShape): ReturnType<typeof decoderUnits> {
+function llamaUnits(shape: LlamaShape, o: Pick<LlamaOptions, 'qkvBias' | 'tied'>): ReturnType<typeof decoderUnits> {
   const problem = llamaShapeProblem(shape);
   if (problem) throw new Error(`llama: ${problem}`);
   const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, vocab: V } = shape;
   const K = KV * (D / H);
-  const head: [string, number[]][] = [
-    ['model.norm.weight', [D]],
-    ['lm_head.weight', [V, D]],
-  ];
-  return decoderUnits([['model.embed_tokens.weight', [V, D]]], L, (i) => `model.layers.${i}.`, BLOCK_TENSORS(D, K, FF), head);
+  const head: [string, number[]][] = [['model.norm.weight', [D]], ...(o.tied ? [] : [['lm_head.weight', [V, D]] as [string, number[]]])];
+  return decoderUnits([['model.embed_tokens.weight', [V, D]]], L, (i) => `model.layers.${i}.`, BLOCK_TENSORS(D, K, FF, o.qkvBias), head);
 }
 
 export class LlamaSpec extends DecoderUnits {
@@ -72,21 +74,29 @@ export class LlamaSpec extends DecoderUnits {
   declare readonly layers: LlamaGroup[];
   readonly ropeTheta: number;
   readonly rmsEps: number;
+  readonly qkvBias: boolean;
+  readonly tied: boolean;
 
   constructor(
     readonly shape: LlamaShape,
     opts: Partial<LlamaOptions> = {},
     adapt?: Adaptation,
   ) {
-    super(llamaUnits(shape), adapt);
+    const [qkvBias, tied] = [opts.qkvBias ?? false, opts.tied ?? false];
+    super(llamaUnits(shape, { qkvBias, tied }), adapt);
     this.ropeTheta = opts.ropeTheta ?? ROPE_THETA;
     this.rmsEps = opts.rmsEps ?? RMS_EPS;
+    [this.qkvBias, this.tied] = [qkvBias, tied];
   }
 
   describe(): string {
     const { layers, dim, heads, kvHeads, ff, seq, vocab } = this.shape;
-    const options = this.ropeTheta === ROPE_THETA && this.rmsEps === RMS_EPS ? '' : ` (rope theta ${this.ropeTheta}, rms eps ${this.rmsEps})`;
-    return `llama:${layers},${dim},${heads},${kvHeads},${ff},${seq},${vocab}${options}`;
+    const options = [
+      ...(this.ropeTheta === ROPE_THETA && this.rmsEps === RMS_EPS ? [] : [`rope theta ${this.ropeTheta}, rms eps ${this.rmsEps}`]),
+      ...(this.qkvBias ? ['q/k/v biases'] : []),
+      ...(this.tied ? ['tied embeddings'] : []),
+    ];
+    return `llama:${layers},${dim},${heads},${kvHeads},${ff},${seq},${vocab}${options.length ? ` (${options.join(', ')})` : ''}`;
   }
 
   /** HF's init (initializer_range 0.02): Linear weights and embeddings N(0, 0.02), RMSNorm weights 1. */

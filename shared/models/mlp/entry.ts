@@ -30,6 +30,6 @@ export const MLP: ModelEntry<MlpSpec, MlpConfig> = {
   passes: mlpPasses,
   recomputes: false,
   defaultBatch: () => 64,
-  realDataProblem: () => null,
+  modeledOnly: () => null,
   legacy: (widths) => ({ arch: 'mlp', widths }),
 };

@@ -34,11 +34,18 @@ describe('llama', () => {
     expect(() => new LlamaSpec({ layers: 1, dim: 12, heads: 4, kvHeads: 2, ff: 8, seq: 4, vocab: 8 })).toThrow(/head width 3 is odd/);
   });
 
-  it('matches PyTorch: logits, gradients and one Adam step within 1e-5', (ctx) => {
+  it.for([
+    ['without biases (Llama)', false],
+    ['with q/k/v biases (Qwen2)', true],
+  ] as const)('matches PyTorch %s: logits, gradients and one Adam step within 1e-5', { timeout: 120_000 }, ([, qkvBias], ctx) => {
     requireTorch(ctx, 'the Llama reference (test/helpers/torch_llama.py)');
     const shape = { layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 };
-    const spec = new LlamaSpec(shape);
+    const spec = new LlamaSpec(shape, { qkvBias });
     const theta = spec.init(7);
+    // Biases start at 0 (as Hugging Face's init): some values make them count in the forward pass too.
+    if (qkvBias)
+      for (const t of spec.tensors().filter((x) => x.name.endsWith('_proj.bias')))
+        for (let i = 0; i < t.shape[0]; i++) theta[t.offset + i] = 0.05 * Math.sin(i + 1);
     const rows = 2;
     const rng = new Rng(11);
     const tokens = Int32Array.from({ length: rows * shape.seq }, () => Math.floor(rng.uniform() * shape.vocab));
@@ -69,7 +76,7 @@ describe('llama', () => {
       adamUpdate(stepped, m, v, refGrad, 1, { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 });
       const stepDiff = maxAbsDiff(stepped, fromStateDict(spec, ref, 'step.'));
       console.log(
-        `llama vs PyTorch: loss ${loss} vs ${refLoss}; max |diff| logits ${logitsDiff.toExponential(2)}, gradients ${gradDiff.toExponential(2)}, after one Adam step ${stepDiff.toExponential(2)}`,
+        `llama ${qkvBias ? 'with q/k/v biases ' : ''}vs PyTorch: loss ${loss} vs ${refLoss}; max |diff| logits ${logitsDiff.toExponential(2)}, gradients ${gradDiff.toExponential(2)}, after one Adam step ${stepDiff.toExponential(2)}`,
       );
       expect(Math.abs(loss - refLoss)).toBeLessThanOrEqual(1e-5);
       expect(logitsDiff).toBeLessThanOrEqual(1e-5);
@@ -78,5 +85,5 @@ describe('llama', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });

@@ -1,0 +1,84 @@
+// Hugging Face config.json files read as our models: each model's own parameter count exactly, every key
+// accounted for (read, or left aside with the reason), and bad files refused naming the file and the key.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readJson } from '../../../shared/io/json-file.js';
+import { readHfConfig } from '../../../shared/models/hf-config.js';
+import { modelSpec, parseModel } from '../../../shared/models/registry.js';
+
+const FIXTURES = new URL('../../fixtures/hf/', import.meta.url);
+const read = (name: string) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, unknown>;
+const params = (model: { arch: string }) => modelSpec({ model: { ...model } }).params;
+
+describe('Hugging Face config.json', () => {
+  it.each([
+    // the counts the models publish (their safetensors index's total, or torch's sum of numel)
+    ['llama-2-7b.json', 6_738_415_616],
+    ['llama-3-8b.json', 8_030_261_248],
+    ['mistral-7b.json', 7_241_732_096],
+    ['qwen2-1.5b.json', 1_543_714_304], // tied, q/k/v biases
+    ['qwen2-7b.json', 7_615_616_512], // q/k/v biases
+    ['gpt2.json', 124_439_808], // tied
+  ])('%s has its own parameter count, %d', (file, count) => {
+    const r = readHfConfig(read(file), file);
+    expect(params(r.model)).toBe(count);
+    const keys = Object.keys(read(file));
+    for (const key of keys)
+      expect(
+        r.rows.some((row) => row.key === key),
+        key,
+      ).toBe(true); // every key accounted for
+  });
+
+  it('named shapes are the same files read the same way, GPT-2 XL and Qwen2-1.5B tied', () => {
+    expect(params(parseModel('gpt2-xl'))).toBe(1_557_611_200);
+    expect(params(parseModel('qwen2-1.5b'))).toBe(1_543_714_304);
+    expect(params(parseModel('llama2-7b'))).toBe(6_738_415_616);
+    expect(parseModel('llama3-8b')).toEqual({ ...readHfConfig(read('llama-3-8b.json'), 'f', 8192).model });
+  });
+
+  it('the sequence: the context capped with a note, or --seq', () => {
+    const r = readHfConfig(read('qwen2-7b.json'), 'f');
+    expect(r.model).toMatchObject({ seq: 4096 });
+    expect(r.notes).toEqual(["sequence 4096: the model's context of 131072 capped (--seq N to train at another length)"]);
+    expect(readHfConfig(read('qwen2-7b.json'), 'f', 1024).model).toMatchObject({ seq: 1024 });
+    expect(readHfConfig(read('gpt2.json'), 'f').model).toMatchObject({ seq: 1024, tied: true });
+  });
+
+  it('keys left aside say why; unknown keys are named, never silent', () => {
+    const rows = readHfConfig({ ...read('mistral-7b.json'), flux_capacitor: 1 }, 'f').rows;
+    expect(rows.find((r) => r.key === 'flux_capacitor')?.became).toBe('left aside: not understood');
+    expect(rows.find((r) => r.key === 'sliding_window')?.became).toMatch(/^left aside: attention over the whole sequence/);
+    expect(rows.find((r) => r.key === 'torch_dtype')?.became).toBe('left aside: no bearing on a training step');
+    expect(rows.find((r) => r.key === 'num_key_value_heads')?.became).toBe('kvHeads');
+  });
+
+  it('refuses what it cannot read, naming the file and the key', () => {
+    const bad = (o: Record<string, unknown>) => () => readHfConfig({ ...read('llama-2-7b.json'), ...o }, 'x/config.json');
+    expect(bad({ architectures: ['T5ForConditionalGeneration'] })).toThrow(
+      /^x\/config.json: architecture T5ForConditionalGeneration is not read \(zerowire reads LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel\)$/,
+    );
+    expect(bad({ hidden_size: '4096' })).toThrow(/^x\/config.json: key "hidden_size": expected a positive integer, got "4096"$/);
+    expect(bad({ num_hidden_layers: undefined })).toThrow(/^x\/config.json: key "num_hidden_layers" is missing$/);
+    expect(bad({ tie_word_embeddings: 'yes' })).toThrow(/key "tie_word_embeddings": expected true or false/);
+    expect(bad({ hidden_act: 'gelu' })).toThrow(/key "hidden_act": only silu/);
+    expect(() => readHfConfig([], 'x')).toThrow(/^x: expected a JSON object/);
+  });
+
+  it('a file that is missing or not JSON: one line with the line and column', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-hf-'));
+    try {
+      writeFileSync(join(dir, 'config.json'), '{\n  "hidden_size": 4096,\n  "vocab_size": ,\n}');
+      expect(() => readJson(join(dir, 'config.json'), '--hf-config')).toThrow(
+        /^--hf-config .*config.json: not JSON \(line 3, column 17: Unexpected token ','\)$/,
+      );
+      writeFileSync(join(dir, 'config.json'), '{"a": 1,}');
+      expect(() => readJson(join(dir, 'config.json'), '--hf-config')).toThrow(/not JSON \(line 1, column 9: Expected double-quoted property name\)$/);
+      expect(() => readJson(join(dir, 'nope.json'), '--hf-config')).toThrow(/^--hf-config .*nope.json: no such file$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
