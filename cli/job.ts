@@ -57,7 +57,7 @@ export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: bo
   }
   const device = modeledDevice(config);
   if (device) {
-    deviceNamed(device); // an unknown preset is refused with the list of known ones
+    if (!config.device) deviceNamed(device); // an unknown preset is refused with the list of known ones
     // Modeled compute has no values to save, resume or dump.
     const valueOptions = [
       config.checkpoint && '--checkpoint-every/--checkpoint-dir',

@@ -7,6 +7,7 @@ import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { DEVICES } from '../shared/whatif/devices.js';
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../shared/control/run-config.js';
 import { modelOptions } from './model-options.js';
+import { DEVICE_HELP } from './device-option.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
 
 /** The CLI before its commands: ZEROWIRE_<OPTION> for every option, and the log level. */
@@ -127,6 +128,7 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
       default: 'auto',
       describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, or where one unit would keep the rank from its heartbeats; each rank decides), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
     })
+    .option('device', { type: 'string', describe: DEVICE_HELP })
     .option('tflops', { type: 'number', describe: "with --compute model:PRESET: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
     .option('mfu', {
       type: 'number',

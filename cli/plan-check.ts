@@ -40,6 +40,7 @@ function runOptions(a: NeedArgs, scheme: string): string[] {
   const model = a.hfConfig !== undefined ? ['--hf-config', a.hfConfig] : ['--model', a.model!];
   const o = ['--compute', a.compute, ...model, '--scheme', scheme, '--batch', String(a.batch), '--accumulate', String(a.accumulate)];
   if (a.seq !== undefined) o.push('--seq', String(a.seq));
+  if (a.device !== undefined) o.splice(0, 2, '--device', a.device);
   o.push('--wire-dtype', a.wireDtype, '--overlap', a.overlap, '--bucket-mib', String(a.bucketMib), '--chunk-kib', String(a.chunkKib));
   if (a.recompute) o.push('--recompute');
   if (a.shardGroup) o.push('--shard-group', String(a.shardGroup));

@@ -16,6 +16,7 @@ import { runDevice } from '../shared/whatif/preset.js';
 
 export interface WhatIfPlanArgs extends ModelArgs {
   compute: string;
+  device?: string; // a datasheet's JSON, in place of --compute model:PRESET
   world: number;
   batch: number;
   accumulate: number;
@@ -67,6 +68,7 @@ export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
     overlap: a.overlap,
     bucketMib: a.bucketMib,
     compute: a.compute,
+    device: a.device,
     threads: '1',
     recompute: a.recompute,
     tflops: a.tflops,
@@ -121,7 +123,7 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
   ]);
   const rowsPerRank = config.batch / (a.world * config.accumulate);
   return [
-    `${plan.spec.describe()} (${plan.spec.params.toExponential(3)} parameters) on ${a.world} ${device.title} (modeled; docs/what-if.md), global batch ${config.batch} (${rowsPerRank} per rank${config.accumulate > 1 ? ` in each of ${config.accumulate} micro-batches` : ''}), ring links of ${link.gbit} Gbit/s and ${link.latencyUs} µs, overlap ${config.overlap ? 'on' : 'off'}`,
+    `${plan.spec.describe()} (${plan.spec.params.toExponential(3)} parameters) on ${a.world} ${device.title} (modeled${device.calibrated ? '' : ' from its datasheet, not calibrated on it'}; docs/what-if.md), global batch ${config.batch} (${rowsPerRank} per rank${config.accumulate > 1 ? ` in each of ${config.accumulate} micro-batches` : ''}), ring links of ${link.gbit} Gbit/s and ${link.latencyUs} µs, overlap ${config.overlap ? 'on' : 'off'}`,
     textTable(head, body),
     `states: model states at the step's peak (${config.wireDtype} params and grads, fp32 master, m, v); activations as a bf16 framework with flash attention keeps them (no T x T scores; ${config.recompute ? 'checkpointed: each block its input, one block its insides' : "every block's insides"}, plus fp32 logits); compute modeled; comm: each ring collective at steps x latency + bytes (with frame and TCP/IP overhead) at the link rate, one collective at a time per ring.`,
   ].join('\n');

@@ -15,6 +15,7 @@ import { AdaptationError } from '../shared/training/adapters.js';
 import { parseZeroPP } from './zeropp-options.js';
 import { modelSpec, modeledOnly } from '../shared/models/registry.js';
 import { resolveModel, type ResolvedModel } from './model-options.js';
+import { computeWith, readDevice } from './device-option.js';
 
 /** The command-line options a run config is made from (yargs has already typed them). */
 export interface RunOptions {
@@ -40,6 +41,7 @@ export interface RunOptions {
   gatherAhead?: number;
   reduceBehind?: number;
   compute: string; // auto|inline|thread|model:PRESET
+  device?: string; // a device's datasheet, JSON (modeled compute on it)
   linkScale?: number; // with model:PRESET: collectives carry 1/K of their bytes
   tflops?: number; // with model:PRESET: its dense peak instead of the preset's
   mfu?: number; // with model:PRESET: the fraction of the peak its products reach
@@ -139,7 +141,9 @@ export function checkAdapt(c: Pick<RunConfig, 'model' | 'adapt'>): void {
 /** The run config of these options, checked once by the schema; errors name the option. */
 export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveModel(o)): RunConfig {
   const { model } = resolved;
-  const modeled = modeledDevice({ compute: String(o.compute) });
+  const device = o.device === undefined ? undefined : readDevice(o.device);
+  const compute = computeWith(o.compute, device);
+  const modeled = modeledDevice({ compute });
   const noData = modeledOnly(model);
   if (noData && !modeled) throw new ConfigError(`${resolved.option}: ${noData}`);
   if ((o.linkScale ?? 1) !== 1 && !modeled)
@@ -180,7 +184,8 @@ export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveMo
     bucketBytes: Math.round((o.bucketMib ?? DEFAULT_BUCKET_BYTES / 2 ** 20) * 2 ** 20),
     gatherAhead,
     reduceBehind,
-    compute: o.compute,
+    compute,
+    ...(device ? { device } : {}),
     linkScale: o.linkScale ?? 1,
     ...(o.tflops !== undefined ? { tflops: o.tflops } : {}),
     ...(o.mfu !== undefined ? { mfu: o.mfu } : {}),

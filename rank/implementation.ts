@@ -27,7 +27,7 @@ export interface Implementation {
   /** Where a scheme's bands live. */
   ledger(plan: RunPlan, scheme: SchemeName): Promise<MemoryLedger>;
   /** What computes forward and backward, made for each scheme. */
-  compute(spec: ModelSpec, threads: number, c: Pick<RunConfig, 'recompute' | 'tflops' | 'mfu'>): Compute;
+  compute(spec: ModelSpec, threads: number, c: Pick<RunConfig, 'recompute' | 'tflops' | 'mfu' | 'device'>): Compute;
   /** The data set. */
   data(spec: ModelSpec, c: Pick<RunConfig, 'samples' | 'seed'>): TrainingData;
 }

@@ -4,6 +4,7 @@ import { checkAdapt, parseAdapt } from '../run-config-options.js';
 import { fineTuneOptions } from '../finetune-options.js';
 import { ShardLayout } from '../../shared/training/layout.js';
 import { defaultBatch, modelSpec } from '../../shared/models/registry.js';
+import { DEVICE_HELP } from '../device-option.js';
 import { modelOptions, readingText, resolveModel, type ModelArgs, type ResolvedModel } from '../model-options.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
@@ -51,15 +52,15 @@ function whatIf(a: WhatIfArgv): void {
   if (a.model === undefined && a.hfConfig === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b) or --hf-config');
   checkShardGroup(a.shardGroup, a.world);
   printReading(a);
-  const text = whatIfPlan({ ...a, compute: a.compute!, batch: a.batch ?? a.world }, link, intra);
+  const text = whatIfPlan({ ...a, compute: a.compute ?? 'auto', batch: a.batch ?? a.world }, link, intra);
   process.stdout.write(`${text}\n`);
 }
 
 /** --need PCT: the least link rate between hosts each scheme needs (plan-need.ts). */
 async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: string; check: boolean; checkRate: string; checkSteps: number }): Promise<void> {
   if (!(a.need > 0 && a.need < 100)) throw new RangeError(`--need: ${a.need} must be a share of the step in percent, above 0 and below 100`);
-  if (a.compute === undefined || (a.model === undefined && a.hfConfig === undefined))
-    throw new ConfigError('plan --need: give --compute model:PRESET and the --model (or --hf-config) to size the link for');
+  if ((a.compute === undefined && a.device === undefined) || (a.model === undefined && a.hfConfig === undefined))
+    throw new ConfigError('plan --need: give --compute model:PRESET (or --device) and the --model (or --hf-config) to size the link for');
   if (a.run !== undefined || a.gbit !== undefined)
     throw new ConfigError(`plan --need: ${a.run !== undefined ? '--run' : '--gbit'} does not go with --need (it searches the link rate)`);
   const hosts = a.hosts ?? (a.shardGroup ? a.world / a.shardGroup : undefined);
@@ -74,7 +75,7 @@ async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: strin
   if (a.check) checkPossible(check);
   if (a.html) await checkWritableFile(a.html, '--html').catch((err: Error) => Promise.reject(new ConfigError(err.message))); // before the search, not after
   printReading(a);
-  const args = { ...a, compute: a.compute, batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
+  const args = { ...a, compute: a.compute ?? 'auto', batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
   const answers = schemeNeeds(args);
   process.stdout.write(`${await needPlan(args, answers)}\n${a.html ? `page: ${a.html}\n` : ''}`);
   if (a.check) process.stdout.write(`\n${checkNeeds(args, answers.needs, check)}\n`);
@@ -92,6 +93,7 @@ function whatIfOptions<T>(y: Argv<T>) {
       type: 'string',
       describe: "model:PRESET: predict each scheme's step on that modeled device (with --model) and say what fits its memory",
     })
+    .option('device', { type: 'string', describe: `instead of --compute model:PRESET: ${DEVICE_HELP}` })
     .option('intra-gbit', {
       type: 'number',
       default: DEFAULT_INTRA_GBIT,
@@ -174,7 +176,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       if (a.need !== undefined) return need({ ...a, need: a.need });
       const needOnly = a.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
       if (needOnly) throw new ConfigError(`plan: ${needOnly} goes with --need`);
-      if (a.run !== undefined || a.compute !== undefined) return whatIf(a);
+      if (a.run !== undefined || a.compute !== undefined || a.device !== undefined) return whatIf(a);
       const named = a.model !== undefined || a.hfConfig !== undefined;
       if ((a.params === undefined) === !named) throw new ConfigError('plan: give --params or --model (or --hf-config): one of them');
       if (!Number.isInteger(a.world) || a.world < 1) throw new RangeError(`--world: ${a.world} must be a positive integer`);

@@ -14,6 +14,8 @@ export interface DeviceNote {
   peakTflops: number;
   memoryGB: number;
   source: string;
+  precision?: 'bf16' | 'fp16';
+  calibrated?: boolean; // measured on the card (the H200), or modeled from its datasheet
 }
 
 /** nccl-tests' definitions: algbw = S / t; busbw = algbw·2(N−1)/N (all-reduce) or ·(N−1)/N (the others). */
@@ -36,7 +38,7 @@ export interface WhatIfRow {
 export function deviceNote(plan: RunPlan): DeviceNote | null {
   if (!modeledDevice(plan.config)) return null;
   const d = runDevice(plan.config).device;
-  return { name: d.name, title: d.title, peakTflops: d.peakTflops, memoryGB: d.memoryGB, source: d.source };
+  return { name: d.name, title: d.title, peakTflops: d.peakTflops, memoryGB: d.memoryGB, source: d.source, precision: d.precision, calibrated: d.calibrated ?? false };
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

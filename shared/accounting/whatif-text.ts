@@ -39,7 +39,7 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
   return {
     before: [
       ...scaled,
-      `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense bf16, ${d.memoryGB} GB; ${d.source}); every collective really ran over this run's sockets`,
+      `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense ${d.precision ?? 'bf16'}, ${d.memoryGB} GB; ${d.source}); ${calibration(d)}; every collective really ran over this run's sockets`,
     ],
     header,
     rows,
@@ -54,4 +54,9 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
 export function whatIfText(r: Report): string[] {
   const c = whatIfCells(r);
   return c ? [...c.before, textTable(c.header, c.rows), ...c.after] : [];
+}
+
+/** Whether a device's model was measured on it, or is its datasheet with the H200's fitted efficiencies. */
+function calibration(d: { calibrated?: boolean; name: string }): string {
+  return d.calibrated ? 'the cost model was fitted on this card' : "modeled from its datasheet with the H200's fitted efficiencies, not calibrated on this card";
 }

@@ -3,6 +3,7 @@
 import * as v from 'valibot';
 import { WIRE_DTYPES } from '../tensor/dtype.js';
 import { finite, int, parse, text } from './schema.js';
+import { DeviceSchema } from './device.js';
 
 /** The seed's four schemes, on the run's one ring. */
 const PREFLIGHTS = ['off', 'ring', 'all-pairs'] as const;
@@ -76,6 +77,8 @@ export const RunConfigSchema = v.object({
   linkScale: int(1, 1e6),
   // modeled compute: the device's dense peak, and the fraction of it its products reach, instead of the preset's
   tflops: v.optional(v.pipe(finite, v.gtValue(0))),
+  // modeled compute on a device read from its datasheet (--device PATH) rather than a preset
+  device: v.optional(DeviceSchema),
   mfu: v.optional(v.pipe(finite, v.gtValue(0), v.maxValue(1))),
   compute: v.union([v.picklist(COMPUTE_MODES), v.pipe(v.string(), v.regex(MODELED, 'auto, inline, thread or model:PRESET'))]),
   // threads computing a rank's products; auto: this host's cores over the ranks on this host

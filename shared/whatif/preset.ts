@@ -25,10 +25,10 @@ export function presetCost(name: string): GpuCost {
 
 /** A run's modeled device: the preset, with --tflops for its dense peak and --mfu for the fraction of it the
  *  products reach, when given (any device: the preset's memory, bandwidth and host figures stay). */
-export function runDevice(c: Pick<RunConfig, 'compute' | 'tflops' | 'mfu'>): { device: Device; cost: GpuCost } {
+export function runDevice(c: Pick<RunConfig, 'compute' | 'tflops' | 'mfu' | 'device'>): { device: Device; cost: GpuCost } {
   const name = modeledDevice(c);
   if (!name) throw new Error(`compute ${c.compute} is not modeled`);
-  const preset = deviceNamed(name);
+  const preset = c.device ?? deviceNamed(name); // a datasheet's (--device), or the preset's
   const device: Device =
     c.tflops === undefined && c.mfu === undefined
       ? preset
