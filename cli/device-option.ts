@@ -14,6 +14,7 @@ export function readDevice(path: string): Device {
 /** --compute with --device: the device's modeled compute, unless --compute says otherwise (refused). */
 export function computeWith(compute: string | undefined, device: Device | undefined): string {
   if (!device) return compute ?? 'auto';
-  if (compute !== undefined && compute !== 'auto') throw new ConfigError(`--device and --compute ${compute}: --device models compute on its card; give one of them`);
+  if (compute !== undefined && compute !== 'auto')
+    throw new ConfigError(`--device and --compute ${compute}: --device models compute on its card; give one of them`);
   return `model:${device.name}`;
 }

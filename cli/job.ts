@@ -7,6 +7,8 @@ import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { deviceNamed } from '../shared/whatif/devices.js';
 import { makeRunConfig, type RunOptions } from './run-config-options.js';
 import { resolveModel } from './model-options.js';
+import { readHostfile, worldOf } from './hostfile.js';
+import { envWorld } from './options.js';
 import { joinToken } from './secrets.js';
 import { parseBytes } from './sizes.js';
 
@@ -21,7 +23,8 @@ export type RunArgv = RunOptions & {
   checkpointEvery?: number;
   checkpointDir?: string;
   resume?: string;
-  world: string;
+  world?: string; // default: WORLD_SIZE, or 4
+  hostfile?: string; // the coordinator's: its slots are the world
   joinTimeout: number;
   maxRankMemory?: string;
   out?: string;
@@ -66,7 +69,8 @@ export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: bo
     ].filter(Boolean);
     if (valueOptions.length) throw new ConfigError(`--compute ${config.compute} models compute and holds no values: drop ${valueOptions.join(', ')}`);
   }
-  const world = parseWorld(a.world, allowAuto);
+  const given = a.hostfile === undefined ? a.world : String(worldOf(readHostfile(a.hostfile), a.world));
+  const world = parseWorld(given ?? envWorld ?? '4', allowAuto);
   if (world !== 'auto') {
     checkWorld(config, world);
     // HSDP with groups given by size can be checked now; groups by host wait for the hosts to join.

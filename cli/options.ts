@@ -97,8 +97,9 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
     modelOptions(y)
       .option('world', {
         type: 'string',
-        default: envWorld ?? '4',
-        describe: auto ? "number of ranks (also WORLD_SIZE), or 'auto': settle on the ranks that join" : 'number of rank processes (also WORLD_SIZE)',
+        describe: auto
+          ? `number of ranks (also WORLD_SIZE; default ${envWorld ?? 4}, or --hostfile's slots), or 'auto': settle on the ranks that join`
+          : `number of rank processes (also WORLD_SIZE; default ${envWorld ?? 4})`,
       })
       .option('scheme', {
         type: 'string',

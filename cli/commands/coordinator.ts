@@ -9,6 +9,17 @@ import { readingText } from '../model-options.js';
 
 /** `links`: the same coordinator, which wires the ranks, runs the pre-flight (all pairs by default),
  *  prints what it measured and lets them go, training nothing. */
+const LINKS_EXAMPLES: [string, string][] = [
+  ['$0 links --world 4', 'every pair of hosts measured, the slow link or host named (ranks: zerowire rank --coordinator ws://THIS:7070)'],
+  ['$0 links --world 8 --preflight ring', "only the ring's links"],
+];
+
+const COORDINATOR_EXAMPLES: [string, string][] = [
+  ['$0 coordinator --world 4', 'then on each machine: zerowire rank --coordinator ws://THIS_HOST:7070 --iface auto'],
+  ['$0 coordinator --world auto --discover rank', 'as compose runs it: as many ranks as the DNS name rank has addresses'],
+  ['$0 coordinator --world 8 --scheme dp,zero3 --out report.json --html report.html', 'two schemes, the JSON report and the page'],
+];
+
 export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOnly = false): Cli {
   return y.command(
     linksOnly ? 'links' : 'coordinator',
@@ -16,21 +27,16 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
       ? 'wait for --world ranks, measure their links (--preflight all-pairs or ring), report which is slow, train nothing'
       : 'wait for --world ranks, run the schemes, print the report',
     (y) =>
-      runHelp(
-        tlsOptions(runOptions(y, true)),
-        linksOnly
-          ? [
-              ['$0 links --world 4', 'every pair of hosts measured, the slow link or host named (ranks: zerowire rank --coordinator ws://THIS:7070)'],
-              ['$0 links --world 8 --preflight ring', "only the ring's links"],
-            ]
-          : [
-              ['$0 coordinator --world 4', 'then on each machine: zerowire rank --coordinator ws://THIS_HOST:7070 --iface auto'],
-              ['$0 coordinator --world auto --discover rank', 'as compose runs it: as many ranks as the DNS name rank has addresses'],
-              ['$0 coordinator --world 8 --scheme dp,zero3 --out report.json --html report.html', 'two schemes, the JSON report and the page'],
-            ],
-        ['port', 'host', 'discover', 'min-world', 'settle'],
-      )
+      runHelp(tlsOptions(runOptions(y, true)), linksOnly ? LINKS_EXAMPLES : COORDINATOR_EXAMPLES, [
+        'port',
+        'host',
+        'hostfile',
+        'discover',
+        'min-world',
+        'settle',
+      ])
         .option('port', { type: 'number', default: 7070, describe: 'port the ranks join on (0: any free port, logged)' })
+        .option('hostfile', { type: 'string', describe: "DeepSpeed's hostfile (HOST slots=N a line): the world is its slots" })
         .option('host', { type: 'string', default: '0.0.0.0', describe: 'interface to listen on (0.0.0.0: every one)' })
         .option('discover', {
           type: 'string',

@@ -5,6 +5,7 @@ import { fineTuneOptions } from '../finetune-options.js';
 import { ShardLayout } from '../../shared/training/layout.js';
 import { defaultBatch, modelSpec } from '../../shared/models/registry.js';
 import { DEVICE_HELP } from '../device-option.js';
+import { planPlacement } from '../hostfile.js';
 import { modelOptions, readingText, resolveModel, type ModelArgs, type ResolvedModel } from '../model-options.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
@@ -153,7 +154,8 @@ function planOptions<T>(y: Argv<T>) {
       default: false,
       describe: 'with a transformer --model (gpt:, llama:, a named shape): activations with checkpointing per block',
     })
-    .option('world', { type: 'number', default: Number(envWorld ?? 8), describe: 'number of ranks (also WORLD_SIZE)' })
+    .option('world', { type: 'number', describe: `number of ranks (also WORLD_SIZE; default ${envWorld ?? 8}, or the --hostfile's slots)` })
+    .option('hostfile', { type: 'string', describe: "DeepSpeed's hostfile (HOST slots=N a line): the world, the hosts, a host's ranks as --shard-group" })
     .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })
     .option('wire-dtype', { choices: ['bf16', 'fp32'] as const, default: 'bf16' as const, describe: 'working copy, gradients and wire: bf16 or fp32' })
     .option('k8s', { type: 'boolean', default: false, describe: "also print a rank container's Kubernetes resources block (deploy/k8s/ranks.yaml)" })
@@ -172,9 +174,10 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
     'plan',
     'model states per rank for each scheme, and whether they fit',
     (y) => planOptions(y).hide('blas'), // plan computes no products
-    async (a) => {
+    async (argv) => {
+      const a = { ...argv, ...planPlacement(argv, Number(envWorld ?? 8)) };
       if (a.need !== undefined) return need({ ...a, need: a.need });
-      const needOnly = a.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
+      const needOnly = argv.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
       if (needOnly) throw new ConfigError(`plan: ${needOnly} goes with --need`);
       if (a.run !== undefined || a.compute !== undefined || a.device !== undefined) return whatIf(a);
       const named = a.model !== undefined || a.hfConfig !== undefined;
