@@ -38,7 +38,15 @@ export interface WhatIfRow {
 export function deviceNote(plan: RunPlan): DeviceNote | null {
   if (!modeledDevice(plan.config)) return null;
   const d = runDevice(plan.config).device;
-  return { name: d.name, title: d.title, peakTflops: d.peakTflops, memoryGB: d.memoryGB, source: d.source, precision: d.precision, calibrated: d.calibrated ?? false };
+  return {
+    name: d.name,
+    title: d.title,
+    peakTflops: d.peakTflops,
+    memoryGB: d.memoryGB,
+    source: d.source,
+    precision: d.precision,
+    calibrated: d.calibrated ?? false,
+  };
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

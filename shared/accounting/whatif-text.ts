@@ -58,5 +58,7 @@ export function whatIfText(r: Report): string[] {
 
 /** Whether a device's model was measured on it, or is its datasheet with the H200's fitted efficiencies. */
 function calibration(d: { calibrated?: boolean; name: string }): string {
-  return d.calibrated ? 'the cost model was fitted on this card' : "modeled from its datasheet with the H200's fitted efficiencies, not calibrated on this card";
+  return d.calibrated
+    ? 'the cost model was fitted on this card'
+    : "modeled from its datasheet with the H200's fitted efficiencies, not calibrated on this card";
 }

@@ -14,7 +14,8 @@ export function deviceFromDatasheet(json: unknown, file: string): Device {
   const num = (key: string, required = true): number | undefined => {
     const x = o[key];
     if (x === undefined && !required) return undefined;
-    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0) throw new ConfigError(`--device ${file}: key "${key}": expected a positive number, got ${JSON.stringify(x) ?? 'nothing'}`);
+    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0)
+      throw new ConfigError(`--device ${file}: key "${key}": expected a positive number, got ${JSON.stringify(x) ?? 'nothing'}`);
     return x;
   };
   const str = (key: string): string | undefined => {
@@ -23,10 +24,14 @@ export function deviceFromDatasheet(json: unknown, file: string): Device {
     return x;
   };
   const given = str('name');
-  const name = (given ?? '').toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 32);
+  const name = (given ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
+    .slice(0, 32);
   if (!name) throw new ConfigError(`--device ${file}: key "name": a name with letters or digits (it names the card in the report)`);
   const [bf16, fp16] = [num('bf16_tflops', false), num('fp16_tflops', false)];
-  if (bf16 === undefined && fp16 === undefined) throw new ConfigError(`--device ${file}: give "bf16_tflops" (or "fp16_tflops" for a card without bf16): the dense peak`);
+  if (bf16 === undefined && fp16 === undefined)
+    throw new ConfigError(`--device ${file}: give "bf16_tflops" (or "fp16_tflops" for a card without bf16): the dense peak`);
   const linkKind = str('link');
   if (linkKind !== undefined && !['nvlink', 'pcie', 'none'].includes(linkKind.toLowerCase()))
     throw new ConfigError(`--device ${file}: key "link": nvlink, pcie or none (between the GPUs of a host), got "${linkKind}"`);
