@@ -7,6 +7,7 @@ import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { deviceNamed } from '../shared/whatif/devices.js';
 import { makeRunConfig, type RunOptions } from './run-config-options.js';
 import { resolveModel } from './model-options.js';
+import { hiddenOf, withDeepspeed } from './deepspeed.js';
 import { readHostfile, worldOf } from './hostfile.js';
 import { envWorld } from './options.js';
 import { joinToken } from './secrets.js';
@@ -47,8 +48,13 @@ export function heartbeat(seconds: number) {
   return { heartbeatTimeoutMs: Math.round(seconds * 1000) };
 }
 
-export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: boolean) {
-  const model = resolveModel(a);
+export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto: boolean) {
+  const model = resolveModel(argv);
+  const given = argv.hostfile === undefined ? argv.world : String(worldOf(readHostfile(argv.hostfile), argv.world));
+  const world = parseWorld(given ?? envWorld ?? '4', allowAuto);
+  if (argv.deepspeed !== undefined && world === 'auto') throw new ConfigError('--deepspeed with --world auto: give the world (its batch sizes are per GPU)');
+  const ds = withDeepspeed(argv, hiddenOf(model.model), world === 'auto' ? 0 : world);
+  const a = ds.options;
   const config = makeRunConfig(a, model);
   const recompute = checkRecompute(modelSpec(config), config.recompute);
   if (recompute) throw new ConfigError(recompute);
@@ -69,8 +75,6 @@ export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: bo
     ].filter(Boolean);
     if (valueOptions.length) throw new ConfigError(`--compute ${config.compute} models compute and holds no values: drop ${valueOptions.join(', ')}`);
   }
-  const given = a.hostfile === undefined ? a.world : String(worldOf(readHostfile(a.hostfile), a.world));
-  const world = parseWorld(given ?? envWorld ?? '4', allowAuto);
   if (world !== 'auto') {
     checkWorld(config, world);
     // HSDP with groups given by size can be checked now; groups by host wait for the hosts to join.
@@ -88,6 +92,7 @@ export function jobOptions(a: RunArgv, host: string, port: number, allowAuto: bo
     world,
     config,
     model, // how it was named, and a config.json's mapping (printed before the run)
+    deepspeed: ds.text, // a DeepSpeed config's mapping (printed before the run), or null
     resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
     token: joinToken(a.token, a.tokenFile),
     ...heartbeat(a.heartbeatTimeout),

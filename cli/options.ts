@@ -130,6 +130,11 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
       describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, or where one unit would keep the rank from its heartbeats; each rank decides), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
     })
     .option('device', { type: 'string', describe: DEVICE_HELP })
+    .option('deepspeed', {
+      type: 'string',
+      describe:
+        "a DeepSpeed config (ds_config.json): its stage, buckets, overlap, batches, precision and ZeRO++ as these options (the command line's flags win); every key printed with what it became",
+    })
     .option('tflops', { type: 'number', describe: "with --compute model:PRESET: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
     .option('mfu', {
       type: 'number',

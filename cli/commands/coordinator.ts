@@ -57,8 +57,8 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
     async (a) => {
       const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator', a.logFormat);
       const tls = readTls(a);
-      const { model, ...job } = jobOptions(a, a.host, a.port, true);
-      if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);
+      const { model, deepspeed, ...job } = jobOptions(a, a.host, a.port, true);
+      for (const text of [model.reading && readingText(model), deepspeed]) if (text) process.stdout.write(`${text}\n\n`);
       exit(
         await runCoordinatorJob(
           {

@@ -20,9 +20,10 @@ export function localCommand(y: Cli, exit: (code: number) => void): Cli {
       ]),
     async (a) => {
       const log = createLogger(a.logLevel, 'local', a.logFormat);
-      const { model, ...job } = jobOptions(a, '127.0.0.1', 0, false);
+      const { model, deepspeed, ...job } = jobOptions(a, '127.0.0.1', 0, false);
       refuseOnThisMachine(job.config, job.world as number, model.text);
       if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);
+      if (deepspeed) process.stdout.write(`${deepspeed}\n\n`);
       const tls = readTls(a); // the ranks read the same files
       exit(await runLocal({ ...job, tls, world: job.world as number, logLevel: a.logLevel, logFormat: a.logFormat, rankArgs: tlsArgv(a) }, log));
     },

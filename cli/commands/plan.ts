@@ -6,6 +6,7 @@ import { ShardLayout } from '../../shared/training/layout.js';
 import { defaultBatch, modelSpec } from '../../shared/models/registry.js';
 import { DEVICE_HELP } from '../device-option.js';
 import { planPlacement } from '../hostfile.js';
+import { hiddenOf, withDeepspeed } from '../deepspeed.js';
 import { modelOptions, readingText, resolveModel, type ModelArgs, type ResolvedModel } from '../model-options.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
@@ -95,6 +96,11 @@ function whatIfOptions<T>(y: Argv<T>) {
       describe: "model:PRESET: predict each scheme's step on that modeled device (with --model) and say what fits its memory",
     })
     .option('device', { type: 'string', describe: `instead of --compute model:PRESET: ${DEVICE_HELP}` })
+    .option('deepspeed', {
+      type: 'string',
+      describe:
+        "a DeepSpeed config (ds_config.json): its batches, accumulation, buckets, overlap and ZeRO++ as these options; plan shows every scheme, the file's stage among them",
+    })
     .option('intra-gbit', {
       type: 'number',
       default: DEFAULT_INTRA_GBIT,
@@ -175,7 +181,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
     'model states per rank for each scheme, and whether they fit',
     (y) => planOptions(y).hide('blas'), // plan computes no products
     async (argv) => {
-      const a = { ...argv, ...planPlacement(argv, Number(envWorld ?? 8)) };
+      const a = withPlanDeepspeed({ ...argv, ...planPlacement(argv, Number(envWorld ?? 8)) });
       if (a.need !== undefined) return need({ ...a, need: a.need });
       const needOnly = argv.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
       if (needOnly) throw new ConfigError(`plan: ${needOnly} goes with --need`);
@@ -214,4 +220,15 @@ function printReading(a: ModelArgs): ResolvedModel {
   const r = resolveModel(a);
   if (r.reading) process.stdout.write(`${readingText(r)}\n\n`);
   return r;
+}
+
+/** plan's options with a --deepspeed file's settings on them (its table printed first); the stage itself is one
+ *  of the schemes plan compares anyway. */
+function withPlanDeepspeed<T extends ModelArgs & { deepspeed?: string; world: number; batch?: number; accumulate: number; wireDtype: string }>(a: T): T {
+  if (a.deepspeed === undefined) return a;
+  const hidden = a.model === undefined && a.hfConfig === undefined ? null : hiddenOf(resolveModel(a).model);
+  const ds = withDeepspeed({ ...a, batch: a.batch ?? a.world, lr: 1e-3 }, hidden, a.world);
+  process.stdout.write(`${ds.text}\n\n`);
+  const { scheme: _scheme, ...set } = ds.options as T & { scheme?: string };
+  return { ...a, ...set };
 }

@@ -1,0 +1,250 @@
+// --deepspeed PATH: a DeepSpeed config (ds_config.json) read as zerowire's options. Each key is printed with
+// what it became, or why it was left aside; "auto" is resolved as the Hugging Face Trainer resolves it (from
+// the model's hidden size, or the command line's value), and said so. A flag given on the command line wins
+// over the file, and the table says which won.
+import { ConfigError } from '../shared/control/run-config.js';
+import { readJson } from '../shared/io/json-file.js';
+import type { RunOptions } from './run-config-options.js';
+
+interface Row {
+  key: string;
+  value: string;
+  became: string;
+}
+
+/** What a config sets, as the command line would say it. */
+type Set = Partial<
+  Pick<RunOptions, 'scheme' | 'overlap' | 'bucketMib' | 'gatherAhead' | 'qwz' | 'hpz' | 'qgz' | 'shardGroup' | 'accumulate' | 'batch' | 'wireDtype' | 'lr'>
+>;
+
+/** The flag of each option a config can set. */
+const FLAG: Record<keyof Set, string> = {
+  scheme: '--scheme',
+  overlap: '--overlap',
+  bucketMib: '--bucket-mib',
+  gatherAhead: '--gather-ahead',
+  qwz: '--qwz',
+  hpz: '--hpz',
+  qgz: '--qgz',
+  shardGroup: '--shard-group',
+  accumulate: '--accumulate',
+  batch: '--batch',
+  wireDtype: '--wire-dtype',
+  lr: '--lr',
+};
+
+const NO_BEARING = new Set([
+  'steps_per_print',
+  'wall_clock_breakdown',
+  'zero_allow_untested_optimizer',
+  'prescale_gradients',
+  'dump_state',
+  'train_batch_size_auto',
+]);
+const ZERO_ASIDE: Record<string, string> = {
+  allgather_bucket_size: "ZeRO-1/2's working copy is gathered unit by unit, not in buckets of this size",
+  allgather_partitions: 'the working copy is always all-gathered after the update',
+  reduce_scatter: 'sharded gradients are always reduce-scattered',
+  contiguous_gradients: 'gradients are laid out contiguously already',
+  stage3_param_persistence_threshold: 'not modeled yet: every parameter is gathered, small ones too (DeepSpeed keeps them whole)',
+  stage3_max_live_parameters: 'gathers are bounded by --gather-ahead units instead',
+  stage3_max_reuse_distance: 'a unit is released after each use',
+  stage3_gather_16bit_weights_on_model_save: 'checkpoints are sharded (zerowire consolidate writes one file)',
+  sub_group_size: "Adam runs over the rank's whole shard",
+  round_robin_gradients: 'no bearing on bytes or memory here',
+  offload_optimizer: 'optimizer offload is not modeled yet',
+  offload_param: 'parameter offload is not modeled yet',
+};
+
+/** Reads a value of `o` at `key`, typed, the file and the key named on failure; "auto" passed through. */
+class Reader {
+  readonly rows: Row[] = [];
+  readonly set: Set = {};
+  readonly notes: string[] = [];
+  constructor(
+    readonly file: string,
+    private readonly explicit: (flag: string) => boolean,
+  ) {}
+
+  check<T>(key: string, v: unknown, ok: (x: unknown) => x is T, want: string): T | 'auto' {
+    if (v === 'auto') return 'auto';
+    if (!ok(v)) throw new ConfigError(`--deepspeed ${this.file}: key "${key}": expected ${want}, got ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  /** `key` (its file value `v`) sets `field` to `to`, unless the command line gave that flag (then it wins). */
+  put<K extends keyof Set>(key: string, v: unknown, field: K, to: Set[K], how = ''): void {
+    const flag = FLAG[field];
+    const became = `${flag} ${String(to)}${how ? ` (${how})` : ''}`;
+    if (this.explicit(flag)) this.rows.push({ key, value: show(v), became: `${became}: the command line's ${flag} won` });
+    else {
+      this.set[field] = to;
+      this.rows.push({ key, value: show(v), became });
+    }
+  }
+
+  aside(key: string, v: unknown, why: string): void {
+    this.rows.push({ key, value: show(v), became: `left aside: ${why}` });
+  }
+}
+
+const show = (v: unknown): string => {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+};
+const isInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
+const isBool = (x: unknown): x is boolean => typeof x === 'boolean';
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** The model's hidden size, which the Trainer's "auto" reads (null: the model has none, an MLP). */
+export interface DsContext {
+  hidden: number | null;
+  world: number;
+  /** The command line's values, which "auto" takes where the Trainer takes its own arguments'. */
+  given: Pick<RunOptions, 'batch' | 'accumulate' | 'lr'>;
+  bytesPerElement: number;
+}
+
+function autoSize(r: Reader, key: string, factor: number, ctx: DsContext): number {
+  if (ctx.hidden === null) throw new ConfigError(`--deepspeed ${r.file}: key "${key}": "auto" needs a model with a hidden size (a decoder)`);
+  return Math.round(factor * ctx.hidden * ctx.hidden);
+}
+
+function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext): void {
+  const key = (k: string) => `zero_optimization.${k}`;
+  const stage = r.check(key('stage'), z.stage ?? 0, (x): x is number => isInt(x) && x <= 3, 'a stage 0, 1, 2 or 3');
+  if (stage === 'auto') throw new ConfigError(`--deepspeed ${r.file}: key "${key('stage')}": "auto" is not a stage (0, 1, 2 or 3)`);
+  r.put(key('stage'), stage, 'scheme', stage === 0 ? 'dp' : `dp,zero${stage}`, stage === 0 ? 'DDP' : `ZeRO-${stage}, beside DP as the baseline`);
+  for (const [k, v] of Object.entries(z)) {
+    if (k === 'stage') continue;
+    if (k === 'overlap_comm') r.put(key(k), v, 'overlap', r.check(key(k), v, isBool, 'true or false') === false ? 'off' : 'on');
+    else if (k === 'reduce_bucket_size') {
+      const n = r.check(key(k), v, isInt, 'a count of elements');
+      const elems = n === 'auto' ? autoSize(r, key(k), 1, ctx) : n;
+      r.put(key(k), v, 'bucketMib', (elems * ctx.bytesPerElement) / 2 ** 20, `${elems} elements${n === 'auto' ? ': "auto" is hidden² (the Trainer)' : ''}`);
+    } else if (k === 'stage3_prefetch_bucket_size') {
+      const n = r.check(key(k), v, isInt, 'a count of elements');
+      const elems = n === 'auto' ? autoSize(r, key(k), 0.9, ctx) : n;
+      r.put(key(k), v, 'gatherAhead', elems > 0 ? 1 : 0, `a unit ahead${n === 'auto' ? ': "auto" is 0.9·hidden² (the Trainer)' : ''}`);
+    } else if (k === 'zero_hpz_partition_size') {
+      const n = r.check(key(k), v, isInt, 'a count of ranks');
+      if (n !== 'auto' && n > 1) {
+        r.put(key(k), v, 'hpz', true, "ZeRO++'s hpZ");
+        r.put(key(k), v, 'shardGroup', n, 'its partition: the ranks of a host');
+      } else r.aside(key(k), v, 'no secondary partition (1)');
+    } else if (k === 'zero_quantized_weights') r.put(key(k), v, 'qwz', r.check(key(k), v, isBool, 'true or false') === true, "ZeRO++'s qwZ");
+    else if (k === 'zero_quantized_gradients') r.put(key(k), v, 'qgz', r.check(key(k), v, isBool, 'true or false') === true, "ZeRO++'s qgZ");
+    else r.aside(key(k), v, ZERO_ASIDE[k] ?? 'not understood');
+  }
+}
+
+function batches(r: Reader, o: Record<string, unknown>, ctx: DsContext): void {
+  const acc = o.gradient_accumulation_steps;
+  let accumulate = ctx.given.accumulate ?? 1;
+  if (acc !== undefined) {
+    const n = r.check('gradient_accumulation_steps', acc, (x): x is number => isInt(x) && x >= 1, 'a positive integer');
+    accumulate = n === 'auto' ? accumulate : n;
+    r.put('gradient_accumulation_steps', acc, 'accumulate', accumulate, n === 'auto' ? '"auto": the command line\'s' : '');
+  }
+  const micro = o.train_micro_batch_size_per_gpu;
+  const global = o.train_batch_size;
+  if (global !== undefined && global !== 'auto') {
+    const B = r.check('train_batch_size', global, (x): x is number => isInt(x) && x >= 1, 'a positive integer') as number;
+    r.put('train_batch_size', global, 'batch', B, 'the global batch');
+    if (micro !== undefined && micro !== 'auto' && micro !== B / (ctx.world * accumulate))
+      throw new ConfigError(
+        `--deepspeed ${r.file}: train_batch_size ${B} is not train_micro_batch_size_per_gpu ${String(micro)} × ${ctx.world} ranks × ${accumulate} steps`,
+      );
+    if (micro !== undefined) r.aside('train_micro_batch_size_per_gpu', micro, 'train_batch_size says it (their product is checked)');
+  } else if (micro !== undefined) {
+    const m = r.check('train_micro_batch_size_per_gpu', micro, (x): x is number => isInt(x) && x >= 1, 'a positive integer');
+    if (m === 'auto') r.aside('train_micro_batch_size_per_gpu', micro, '"auto": the command line\'s --batch');
+    else r.put('train_micro_batch_size_per_gpu', micro, 'batch', m * ctx.world * accumulate, `${m} × ${ctx.world} ranks × ${accumulate} steps`);
+    if (global !== undefined) r.aside('train_batch_size', global, '"auto": from the micro-batch');
+  }
+}
+
+function precision(r: Reader, o: Record<string, unknown>): void {
+  const enabled = (k: string) => isObj(o[k]) && (o[k] as Record<string, unknown>).enabled;
+  const bf16 = enabled('bf16');
+  const fp16 = enabled('fp16');
+  const on = (x: unknown) => x === true || x === 'auto';
+  if (on(bf16)) r.put('bf16.enabled', bf16, 'wireDtype', 'bf16', 'mixed precision');
+  else if (on(fp16)) r.put('fp16.enabled', fp16, 'wireDtype', 'bf16', 'fp16 as bf16: the same bytes; no loss scaling here');
+  else if (o.bf16 !== undefined || o.fp16 !== undefined) r.put('bf16/fp16', false, 'wireDtype', 'fp32', 'neither enabled');
+  // The other block and the loss-scaling keys: named, with why they change nothing here.
+  if (on(bf16) && o.fp16 !== undefined) r.aside('fp16', o.fp16, 'bf16 is taken where both say enabled (the Trainer: its --bf16)');
+  else if (on(fp16) && o.bf16 !== undefined) r.aside('bf16', o.bf16, 'not enabled');
+  for (const block of ['bf16', 'fp16'] as const)
+    if (isObj(o[block]) && (block === 'bf16' ? on(bf16) : on(fp16) && !on(bf16)))
+      for (const [k, v] of Object.entries(o[block] as Record<string, unknown>)) if (k !== 'enabled') r.aside(`${block}.${k}`, v, 'loss scaling: not here');
+}
+
+function optimizer(r: Reader, opt: unknown, ctx: DsContext): void {
+  if (!isObj(opt)) return r.aside('optimizer', opt, 'not understood');
+  const type = String(opt.type ?? '');
+  if (!/^adamw?$/i.test(type))
+    throw new ConfigError(`--deepspeed ${r.file}: key "optimizer.type": only Adam and AdamW are read, got ${JSON.stringify(opt.type)}`);
+  const params = isObj(opt.params) ? opt.params : {};
+  if (params.lr !== undefined) {
+    const lr =
+      params.lr === 'auto' ? ctx.given.lr : r.check('optimizer.params.lr', params.lr, (x): x is number => typeof x === 'number' && x > 0, 'a positive number');
+    r.put('optimizer.params.lr', params.lr, 'lr', lr as number, params.lr === 'auto' ? '"auto": the command line\'s' : '');
+  }
+  for (const k of Object.keys(params).filter((k) => k !== 'lr'))
+    r.aside(`optimizer.params.${k}`, params[k], k === 'weight_decay' ? 'Adam here has no weight decay' : "Adam's betas and eps are torch's defaults here");
+}
+
+/** A parsed ds_config (`file` names it): what it sets, each key's row, and notes. */
+export function readDeepspeedConfig(json: unknown, file: string, ctx: DsContext, explicit: (flag: string) => boolean): { set: Set; rows: Row[] } {
+  if (!isObj(json)) throw new ConfigError(`--deepspeed ${file}: expected a JSON object (a DeepSpeed config)`);
+  const r = new Reader(file, explicit);
+  if (json.zero_optimization !== undefined) {
+    if (!isObj(json.zero_optimization)) throw new ConfigError(`--deepspeed ${file}: key "zero_optimization": expected an object`);
+    zeroOptimization(r, json.zero_optimization, ctx);
+  }
+  batches(r, json, ctx);
+  precision(r, json);
+  if (json.optimizer !== undefined) optimizer(r, json.optimizer, ctx);
+  const done = new Set(['zero_optimization', 'gradient_accumulation_steps', 'train_batch_size', 'train_micro_batch_size_per_gpu', 'bf16', 'fp16', 'optimizer']);
+  for (const [k, v] of Object.entries(json)) {
+    if (done.has(k)) continue;
+    if (k === 'gradient_clipping') r.aside(k, v, 'not applied here (clipping adds one scalar all-reduce a step)');
+    else if (k === 'scheduler') r.aside(k, v, 'a constant learning rate here');
+    else r.aside(k, v, NO_BEARING.has(k) ? 'no bearing on a training step' : 'not understood');
+  }
+  return { set: r.set, rows: r.rows };
+}
+
+/** --deepspeed's table as a run prints it. */
+function deepspeedText(file: string, rows: Row[]): string {
+  const [k, v] = [Math.max(...rows.map((x) => x.key.length)), Math.max(...rows.map((x) => x.value.length))];
+  return [`${file} read as (key, value, what it became):`, ...rows.map((x) => `  ${x.key.padEnd(k)}  ${x.value.padEnd(v)}  ${x.became}`)].join('\n');
+}
+
+/** A flag given on the command line (or as its ZEROWIRE_ variable): it wins over a config file. */
+function givenOnCommandLine(flag: string, argv = process.argv.slice(2)): boolean {
+  const env = `ZEROWIRE_${flag.slice(2).replace(/-/g, '_').toUpperCase()}`;
+  return argv.some((x) => x === flag || x.startsWith(`${flag}=`)) || process.env[env] !== undefined;
+}
+
+function readDeepspeed(path: string, ctx: DsContext): { set: Set; text: string } {
+  const { set, rows } = readDeepspeedConfig(readJson(path, '--deepspeed'), path, ctx, (f) => givenOnCommandLine(f));
+  return { set, text: deepspeedText(path, rows) };
+}
+
+/** The options `a` with a --deepspeed file's settings on them (the command line's flags kept), and its table;
+ *  `a` as it is without one. `hidden`: the model's, for "auto". */
+export function withDeepspeed<T extends Pick<RunOptions, 'batch' | 'accumulate' | 'lr' | 'wireDtype'> & { deepspeed?: string }>(
+  a: T,
+  hidden: number | null,
+  world: number,
+): { options: T; text: string | null } {
+  if (a.deepspeed === undefined) return { options: a, text: null };
+  const ctx: DsContext = { hidden, world, given: { batch: a.batch, accumulate: a.accumulate, lr: a.lr }, bytesPerElement: a.wireDtype === 'fp32' ? 4 : 2 };
+  const { set, text } = readDeepspeed(a.deepspeed, ctx);
+  return { options: { ...a, ...set }, text };
+}
+
+/** A decoder's hidden size from its configuration, or null. */
+export const hiddenOf = (model: { [k: string]: unknown }): number | null => (typeof model.dim === 'number' ? model.dim : null);

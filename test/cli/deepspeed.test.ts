@@ -1,0 +1,68 @@
+// --deepspeed: a DeepSpeed config read as zerowire's options, every key printed with what it became ("auto" as
+// the Hugging Face Trainer resolves it, unknown keys named), the command line's flags winning over the file.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { readDeepspeedConfig, type DsContext } from '../../cli/deepspeed.js';
+import { runCli } from '../helpers/cli.js';
+
+const Z3 = JSON.parse(readFileSync(new URL('../../deploy/deepspeed/ds_z3_config.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const CTX: DsContext = { hidden: 4096, world: 16, given: { batch: 32, accumulate: 2, lr: 1e-4 }, bytesPerElement: 2 };
+const none = () => false;
+const row = (rows: { key: string; became: string }[], key: string) => rows.find((r) => r.key === key)?.became;
+
+describe('--deepspeed', () => {
+  it('maps a ZeRO-3 config (as LlamaFactory ships it), "auto" from the hidden size, every key accounted for', () => {
+    const { set, rows } = readDeepspeedConfig({ ...Z3, flux_capacitor: 1 }, 'ds.json', CTX, none);
+    expect(set).toEqual({ scheme: 'dp,zero3', overlap: 'on', bucketMib: (4096 * 4096 * 2) / 2 ** 20, gatherAhead: 1, accumulate: 2, wireDtype: 'bf16' });
+    expect(row(rows, 'zero_optimization.reduce_bucket_size')).toBe('--bucket-mib 32 (16777216 elements: "auto" is hidden² (the Trainer))');
+    expect(row(rows, 'zero_optimization.stage3_param_persistence_threshold')).toMatch(/^left aside: not modeled yet/);
+    expect(row(rows, 'flux_capacitor')).toBe('left aside: not understood');
+    expect(row(rows, 'gradient_clipping')).toMatch(/^left aside: not applied here/);
+    const keys = [
+      ...Object.keys(Z3).filter((k) => k !== 'zero_optimization' && k !== 'bf16'),
+      ...Object.keys(Z3.zero_optimization as object).map((k) => `zero_optimization.${k}`),
+    ];
+    for (const key of keys)
+      expect(
+        rows.some((r) => r.key === key),
+        key,
+      ).toBe(true);
+    expect(row(rows, 'bf16.enabled')).toBe('--wire-dtype bf16 (mixed precision)');
+  });
+
+  it('batches, ZeRO++ and precision; a flag on the command line wins and is said to', () => {
+    const ds = {
+      train_micro_batch_size_per_gpu: 2,
+      gradient_accumulation_steps: 4,
+      fp16: { enabled: true },
+      zero_optimization: { stage: 3, zero_hpz_partition_size: 8, zero_quantized_weights: true, zero_quantized_gradients: true },
+    };
+    const { set, rows } = readDeepspeedConfig(ds, 'ds.json', CTX, (flag) => flag === '--scheme');
+    expect(set).toEqual({ accumulate: 4, batch: 2 * 16 * 4, wireDtype: 'bf16', hpz: true, shardGroup: 8, qwz: true, qgz: true });
+    expect(row(rows, 'zero_optimization.stage')).toBe("--scheme dp,zero3 (ZeRO-3, beside DP as the baseline): the command line's --scheme won");
+    expect(row(rows, 'fp16.enabled')).toMatch(/fp16 as bf16/);
+  });
+
+  it('refuses what it cannot read, naming the file and the key', () => {
+    const bad = (o: Record<string, unknown>) => () => readDeepspeedConfig(o, 'ds.json', CTX, none);
+    expect(bad({ zero_optimization: { stage: 4 } })).toThrow(/^--deepspeed ds.json: key "zero_optimization.stage": expected a stage 0, 1, 2 or 3, got 4$/);
+    expect(bad({ zero_optimization: { stage: 2, overlap_comm: 'yes' } })).toThrow(/key "zero_optimization.overlap_comm": expected true or false, got "yes"/);
+    expect(bad({ train_batch_size: 100, train_micro_batch_size_per_gpu: 2 })).toThrow(
+      /train_batch_size 100 is not train_micro_batch_size_per_gpu 2 × 16 ranks × 2 steps/,
+    );
+    expect(bad({ optimizer: { type: 'Lamb' } })).toThrow(/key "optimizer.type": only Adam and AdamW are read/);
+    expect(() => readDeepspeedConfig({ zero_optimization: { stage: 3, reduce_bucket_size: 'auto' } }, 'ds.json', { ...CTX, hidden: null }, none)).toThrow(
+      /"auto" needs a model with a hidden size/,
+    );
+  });
+
+  it('a local run prints the table and trains what the file says, the command line winning', async () => {
+    const model = ['--model', 'llama:2,64,4,2,172,32', '--batch', '4', '--steps', '2', '--preflight', 'off', '--world', '2'];
+    const r = await runCli(['local', ...model, '--deepspeed', 'deploy/deepspeed/ds_z3_config.json', '--scheme', 'zero2'], 60_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^deploy\/deepspeed\/ds_z3_config.json read as \(key, value, what it became\):$/m);
+    expect(r.stdout).toMatch(/zero_optimization\.stage +3 +--scheme dp,zero3 \(ZeRO-3, beside DP as the baseline\): the command line's --scheme won/);
+    expect(r.stdout).toMatch(/^ZeRO-2 /m);
+    expect(r.stdout).not.toMatch(/^ZeRO-3 /m);
+  }, 60_000);
+});
