@@ -5,33 +5,7 @@
 import { ConfigError } from '../shared/control/run-config.js';
 import { readJson } from '../shared/io/json-file.js';
 import type { RunOptions } from './run-config-options.js';
-
-interface Row {
-  key: string;
-  value: string;
-  became: string;
-}
-
-/** What a config sets, as the command line would say it. */
-type Set = Partial<
-  Pick<RunOptions, 'scheme' | 'overlap' | 'bucketMib' | 'gatherAhead' | 'qwz' | 'hpz' | 'qgz' | 'shardGroup' | 'accumulate' | 'batch' | 'wireDtype' | 'lr'>
->;
-
-/** The flag of each option a config can set. */
-const FLAG: Record<keyof Set, string> = {
-  scheme: '--scheme',
-  overlap: '--overlap',
-  bucketMib: '--bucket-mib',
-  gatherAhead: '--gather-ahead',
-  qwz: '--qwz',
-  hpz: '--hpz',
-  qgz: '--qgz',
-  shardGroup: '--shard-group',
-  accumulate: '--accumulate',
-  batch: '--batch',
-  wireDtype: '--wire-dtype',
-  lr: '--lr',
-};
+import { givenOnCommandLine, isBool, isInt, isObj, mappingText, Reader, type Row, type Settings } from './config-mapping.js';
 
 const NO_BEARING = new Set([
   'steps_per_print',
@@ -55,46 +29,6 @@ const ZERO_ASIDE: Record<string, string> = {
   offload_optimizer: 'optimizer offload is not modeled yet',
   offload_param: 'parameter offload is not modeled yet',
 };
-
-/** Reads a value of `o` at `key`, typed, the file and the key named on failure; "auto" passed through. */
-class Reader {
-  readonly rows: Row[] = [];
-  readonly set: Set = {};
-  readonly notes: string[] = [];
-  constructor(
-    readonly file: string,
-    private readonly explicit: (flag: string) => boolean,
-  ) {}
-
-  check<T>(key: string, v: unknown, ok: (x: unknown) => x is T, want: string): T | 'auto' {
-    if (v === 'auto') return 'auto';
-    if (!ok(v)) throw new ConfigError(`--deepspeed ${this.file}: key "${key}": expected ${want}, got ${JSON.stringify(v)}`);
-    return v;
-  }
-
-  /** `key` (its file value `v`) sets `field` to `to`, unless the command line gave that flag (then it wins). */
-  put<K extends keyof Set>(key: string, v: unknown, field: K, to: Set[K], how = ''): void {
-    const flag = FLAG[field];
-    const became = `${flag} ${String(to)}${how ? ` (${how})` : ''}`;
-    if (this.explicit(flag)) this.rows.push({ key, value: show(v), became: `${became}: the command line's ${flag} won` });
-    else {
-      this.set[field] = to;
-      this.rows.push({ key, value: show(v), became });
-    }
-  }
-
-  aside(key: string, v: unknown, why: string): void {
-    this.rows.push({ key, value: show(v), became: `left aside: ${why}` });
-  }
-}
-
-const show = (v: unknown): string => {
-  const s = JSON.stringify(v) ?? String(v);
-  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
-};
-const isInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
-const isBool = (x: unknown): x is boolean => typeof x === 'boolean';
-const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** The model's hidden size, which the Trainer's "auto" reads (null: the model has none, an MLP). */
 export interface DsContext {
@@ -196,9 +130,9 @@ function optimizer(r: Reader, opt: unknown, ctx: DsContext): void {
 }
 
 /** A parsed ds_config (`file` names it): what it sets, each key's row, and notes. */
-export function readDeepspeedConfig(json: unknown, file: string, ctx: DsContext, explicit: (flag: string) => boolean): { set: Set; rows: Row[] } {
+export function readDeepspeedConfig(json: unknown, file: string, ctx: DsContext, explicit: (flag: string) => boolean): { set: Settings; rows: Row[] } {
   if (!isObj(json)) throw new ConfigError(`--deepspeed ${file}: expected a JSON object (a DeepSpeed config)`);
-  const r = new Reader(file, explicit);
+  const r = new Reader('--deepspeed', file, explicit);
   if (json.zero_optimization !== undefined) {
     if (!isObj(json.zero_optimization)) throw new ConfigError(`--deepspeed ${file}: key "zero_optimization": expected an object`);
     zeroOptimization(r, json.zero_optimization, ctx);
@@ -216,21 +150,9 @@ export function readDeepspeedConfig(json: unknown, file: string, ctx: DsContext,
   return { set: r.set, rows: r.rows };
 }
 
-/** --deepspeed's table as a run prints it. */
-function deepspeedText(file: string, rows: Row[]): string {
-  const [k, v] = [Math.max(...rows.map((x) => x.key.length)), Math.max(...rows.map((x) => x.value.length))];
-  return [`${file} read as (key, value, what it became):`, ...rows.map((x) => `  ${x.key.padEnd(k)}  ${x.value.padEnd(v)}  ${x.became}`)].join('\n');
-}
-
-/** A flag given on the command line (or as its ZEROWIRE_ variable): it wins over a config file. */
-function givenOnCommandLine(flag: string, argv = process.argv.slice(2)): boolean {
-  const env = `ZEROWIRE_${flag.slice(2).replace(/-/g, '_').toUpperCase()}`;
-  return argv.some((x) => x === flag || x.startsWith(`${flag}=`)) || process.env[env] !== undefined;
-}
-
-function readDeepspeed(path: string, ctx: DsContext): { set: Set; text: string } {
+function readDeepspeed(path: string, ctx: DsContext): { set: Settings; text: string } {
   const { set, rows } = readDeepspeedConfig(readJson(path, '--deepspeed'), path, ctx, (f) => givenOnCommandLine(f));
-  return { set, text: deepspeedText(path, rows) };
+  return { set, text: mappingText(path, rows) };
 }
 
 /** The options `a` with a --deepspeed file's settings on them (the command line's flags kept), and its table;

@@ -8,6 +8,7 @@ import { deviceNamed } from '../shared/whatif/devices.js';
 import { makeRunConfig, type RunOptions } from './run-config-options.js';
 import { resolveModel } from './model-options.js';
 import { hiddenOf, withDeepspeed } from './deepspeed.js';
+import { withFsdp } from './fsdp.js';
 import { readHostfile, worldOf } from './hostfile.js';
 import { envWorld } from './options.js';
 import { joinToken } from './secrets.js';
@@ -52,9 +53,12 @@ export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto:
   const model = resolveModel(argv);
   const given = argv.hostfile === undefined ? argv.world : String(worldOf(readHostfile(argv.hostfile), argv.world));
   const world = parseWorld(given ?? envWorld ?? '4', allowAuto);
-  if (argv.deepspeed !== undefined && world === 'auto') throw new ConfigError('--deepspeed with --world auto: give the world (its batch sizes are per GPU)');
+  if ((argv.deepspeed ?? argv.fsdp) !== undefined && world === 'auto')
+    throw new ConfigError(`${argv.deepspeed !== undefined ? '--deepspeed' : '--fsdp'} with --world auto: give the world (its sizes are per GPU)`);
+  if (argv.deepspeed !== undefined && argv.fsdp !== undefined) throw new ConfigError('--deepspeed and --fsdp: give one of them (one job, one framework)');
   const ds = withDeepspeed(argv, hiddenOf(model.model), world === 'auto' ? 0 : world);
-  const a = ds.options;
+  const fsdp = withFsdp(ds.options, world === 'auto' ? 0 : world);
+  const a = fsdp.options;
   const config = makeRunConfig(a, model);
   const recompute = checkRecompute(modelSpec(config), config.recompute);
   if (recompute) throw new ConfigError(recompute);
@@ -92,7 +96,7 @@ export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto:
     world,
     config,
     model, // how it was named, and a config.json's mapping (printed before the run)
-    deepspeed: ds.text, // a DeepSpeed config's mapping (printed before the run), or null
+    deepspeed: ds.text ?? fsdp.text, // a DeepSpeed or FSDP config's mapping (printed before the run), or null
     resumeDir: a.resume === undefined ? undefined : resolve(a.resume),
     token: joinToken(a.token, a.tokenFile),
     ...heartbeat(a.heartbeatTimeout),

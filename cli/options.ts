@@ -129,12 +129,6 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
       default: 'auto',
       describe: `where forward/backward run: inline (the rank's own thread, the event loop turning between units), thread (a worker thread), auto (a thread with overlap on and two cores per rank, or where one unit would keep the rank from its heartbeats; each rank decides), or model:PRESET (no values: each layer takes a modeled accelerator's time while every collective really runs; presets ${DEVICES.map((d) => d.name).join(', ')}; docs/what-if.md)`,
     })
-    .option('device', { type: 'string', describe: DEVICE_HELP })
-    .option('deepspeed', {
-      type: 'string',
-      describe:
-        "a DeepSpeed config (ds_config.json): its stage, buckets, overlap, batches, precision and ZeRO++ as these options (the command line's flags win); every key printed with what it became",
-    })
     .option('tflops', { type: 'number', describe: "with --compute model:PRESET: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
     .option('mfu', {
       type: 'number',
@@ -153,9 +147,25 @@ export function runOptions<T>(y: Argv<T>, auto = false) {
     });
 }
 
+/** The job as other tools wrote it: a GPU's datasheet, a DeepSpeed or an accelerate FSDP config. */
+function jobFileOptions<T>(y: Argv<T>) {
+  return y
+    .option('device', { type: 'string', describe: DEVICE_HELP })
+    .option('deepspeed', {
+      type: 'string',
+      describe:
+        "a DeepSpeed config (ds_config.json): its stage, buckets, overlap, batches, precision and ZeRO++ as these options (the command line's flags win); every key printed with what it became",
+    })
+    .option('fsdp', {
+      type: 'string',
+      describe:
+        "an accelerate FSDP config (YAML): its sharding strategy, prefetch, activation checkpointing and precision as these options (the command line's flags win); every key printed",
+    });
+}
+
 /** How a run trains: where compute runs, on how many threads, with what overlap and recomputation. */
 function computeOptions<T>(y: Argv<T>) {
-  return zeroPPOptions(fineTuneOptions(y))
+  return zeroPPOptions(fineTuneOptions(jobFileOptions(y)))
     .option('recompute', {
       type: 'boolean',
       default: false,

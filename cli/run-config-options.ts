@@ -43,6 +43,7 @@ export interface RunOptions {
   compute: string; // auto|inline|thread|model:PRESET
   device?: string; // a device's datasheet, JSON (modeled compute on it)
   deepspeed?: string; // a DeepSpeed config whose settings become these options (cli/deepspeed.ts)
+  fsdp?: string; // an accelerate FSDP config, the same way (cli/fsdp.ts)
   linkScale?: number; // with model:PRESET: collectives carry 1/K of their bytes
   tflops?: number; // with model:PRESET: its dense peak instead of the preset's
   mfu?: number; // with model:PRESET: the fraction of the peak its products reach

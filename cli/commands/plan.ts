@@ -7,6 +7,7 @@ import { defaultBatch, modelSpec } from '../../shared/models/registry.js';
 import { DEVICE_HELP } from '../device-option.js';
 import { planPlacement } from '../hostfile.js';
 import { hiddenOf, withDeepspeed } from '../deepspeed.js';
+import { withFsdp } from '../fsdp.js';
 import { modelOptions, readingText, resolveModel, type ModelArgs, type ResolvedModel } from '../model-options.js';
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
@@ -96,6 +97,7 @@ function whatIfOptions<T>(y: Argv<T>) {
       describe: "model:PRESET: predict each scheme's step on that modeled device (with --model) and say what fits its memory",
     })
     .option('device', { type: 'string', describe: `instead of --compute model:PRESET: ${DEVICE_HELP}` })
+    .option('fsdp', { type: 'string', describe: 'an accelerate FSDP config (YAML), read as --deepspeed is; plan shows every scheme, its strategy among them' })
     .option('deepspeed', {
       type: 'string',
       describe:
@@ -224,10 +226,13 @@ function printReading(a: ModelArgs): ResolvedModel {
 
 /** plan's options with a --deepspeed file's settings on them (its table printed first); the stage itself is one
  *  of the schemes plan compares anyway. */
-function withPlanDeepspeed<T extends ModelArgs & { deepspeed?: string; world: number; batch?: number; accumulate: number; wireDtype: string }>(a: T): T {
-  if (a.deepspeed === undefined) return a;
+function withPlanDeepspeed<T extends ModelArgs & { deepspeed?: string; fsdp?: string; world: number; batch?: number; accumulate: number; wireDtype: string }>(
+  a: T,
+): T {
+  if (a.deepspeed === undefined && a.fsdp === undefined) return a;
+  if (a.deepspeed !== undefined && a.fsdp !== undefined) throw new ConfigError('--deepspeed and --fsdp: give one of them (one job, one framework)');
   const hidden = a.model === undefined && a.hfConfig === undefined ? null : hiddenOf(resolveModel(a).model);
-  const ds = withDeepspeed({ ...a, batch: a.batch ?? a.world, lr: 1e-3 }, hidden, a.world);
+  const ds = a.deepspeed !== undefined ? withDeepspeed({ ...a, batch: a.batch ?? a.world, lr: 1e-3 }, hidden, a.world) : withFsdp(a, a.world);
   process.stdout.write(`${ds.text}\n\n`);
   const { scheme: _scheme, ...set } = ds.options as T & { scheme?: string };
   return { ...a, ...set };

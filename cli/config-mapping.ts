@@ -1,0 +1,89 @@
+// What a job's config file (--deepspeed, --fsdp) sets, as the command line would say it, and the table a run
+// prints: each key, its value, what it became or why it was left aside. A flag given on the command line
+// wins over the file, and the table says so.
+import { ConfigError } from '../shared/control/run-config.js';
+import type { RunOptions } from './run-config-options.js';
+
+export interface Row {
+  key: string;
+  value: string;
+  became: string;
+}
+
+/** What a config sets, as the command line would say it. */
+export type Settings = Partial<
+  Pick<
+    RunOptions,
+    'scheme' | 'overlap' | 'bucketMib' | 'gatherAhead' | 'qwz' | 'hpz' | 'qgz' | 'shardGroup' | 'accumulate' | 'batch' | 'wireDtype' | 'lr' | 'recompute'
+  >
+>;
+
+/** The flag of each option a config can set. */
+const FLAG: Record<keyof Settings, string> = {
+  scheme: '--scheme',
+  overlap: '--overlap',
+  bucketMib: '--bucket-mib',
+  gatherAhead: '--gather-ahead',
+  qwz: '--qwz',
+  hpz: '--hpz',
+  qgz: '--qgz',
+  shardGroup: '--shard-group',
+  accumulate: '--accumulate',
+  batch: '--batch',
+  wireDtype: '--wire-dtype',
+  lr: '--lr',
+  recompute: '--recompute',
+};
+
+/** Reads a value of `o` at `key`, typed, the file and the key named on failure; "auto" passed through. */
+export class Reader {
+  readonly rows: Row[] = [];
+  readonly set: Settings = {};
+  readonly notes: string[] = [];
+  constructor(
+    readonly option: string, // --deepspeed, --fsdp
+    readonly file: string,
+    private readonly explicit: (flag: string) => boolean,
+  ) {}
+
+  check<T>(key: string, v: unknown, ok: (x: unknown) => x is T, want: string): T | 'auto' {
+    if (v === 'auto') return 'auto';
+    if (!ok(v)) throw new ConfigError(`${this.option} ${this.file}: key "${key}": expected ${want}, got ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  /** `key` (its file value `v`) sets `field` to `to`, unless the command line gave that flag (then it wins). */
+  put<K extends keyof Settings>(key: string, v: unknown, field: K, to: Settings[K], how = ''): void {
+    const flag = FLAG[field];
+    const became = `${flag} ${String(to)}${how ? ` (${how})` : ''}`;
+    if (this.explicit(flag)) this.rows.push({ key, value: show(v), became: `${became}: the command line's ${flag} won` });
+    else {
+      this.set[field] = to;
+      this.rows.push({ key, value: show(v), became });
+    }
+  }
+
+  aside(key: string, v: unknown, why: string): void {
+    this.rows.push({ key, value: show(v), became: `left aside: ${why}` });
+  }
+}
+
+const show = (v: unknown): string => {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+};
+export const isInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
+export const isBool = (x: unknown): x is boolean => typeof x === 'boolean';
+export const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** A config file's table as a run prints it. */
+export function mappingText(file: string, rows: Row[]): string {
+  const [k, v] = [Math.max(...rows.map((x) => x.key.length)), Math.max(...rows.map((x) => x.value.length))];
+  return [`${file} read as (key, value, what it became):`, ...rows.map((x) => `  ${x.key.padEnd(k)}  ${x.value.padEnd(v)}  ${x.became}`)].join('\n');
+}
+
+/** A flag given on the command line (or as its ZEROWIRE_ variable): it wins over a config file. */
+export function givenOnCommandLine(flag: string, argv = process.argv.slice(2)): boolean {
+  const env = `ZEROWIRE_${flag.slice(2).replace(/-/g, '_').toUpperCase()}`;
+  return argv.some((x) => x === flag || x.startsWith(`${flag}=`)) || process.env[env] !== undefined;
+}
