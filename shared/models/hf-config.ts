@@ -177,7 +177,8 @@ function llamaFamily(k: Keys, arch: string, seq: number | undefined, notes: stri
   const qkvBias = LLAMA_FAMILY[arch].biases;
   k.aside('rope_scaling', 'rotary frequencies for long contexts: the same cost per step (a CPU run uses plain rotary)');
   k.aside('sliding_window', 'attention over the whole sequence (the same within the window)');
-  return { arch: 'llama', layers, dim, heads, kvHeads, ff, seq: trainingSeq(context, seq, notes), vocab, ropeTheta, rmsEps, qkvBias, tied };
+  const flags = { ...(qkvBias ? { qkvBias } : {}), ...(tied ? { tied } : {}) }; // as the entry writes them: only when on
+  return { arch: 'llama', layers, dim, heads, kvHeads, ff, seq: trainingSeq(context, seq, notes), vocab, ropeTheta, rmsEps, ...flags };
 }
 
 function gpt2(k: Keys, seq: number | undefined, notes: string[]): RunConfig['model'] {
@@ -190,7 +191,7 @@ function gpt2(k: Keys, seq: number | undefined, notes: string[]): RunConfig['mod
   if (k.has('n_inner') && k.int('n_inner', 'the MLP width') !== 4 * dim) throw new ConfigError(`GPT2LMHeadModel: key "n_inner": only 4 × n_embd is read`);
   k.aside('activation_function', 'GELU (a CPU run uses the exact erf form; the cost is the same)');
   k.aside('layer_norm_epsilon', "LayerNorm's epsilon (a CPU run uses 1e-5)");
-  return { arch: 'gpt', layers, dim, heads, seq: trainingSeq(context, seq, notes), vocab, tied };
+  return { arch: 'gpt', layers, dim, heads, seq: trainingSeq(context, seq, notes), vocab, ...(tied ? { tied } : {}) };
 }
 
 /** A parsed config.json (`file` names it in errors) as one of our models, with every key accounted for. */

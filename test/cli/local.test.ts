@@ -304,7 +304,7 @@ describe('zerowire plan', () => {
     );
     const both = await runCli(['plan', '--params', '1e9', '--model', '4,4']);
     expect(both.code).toBe(2);
-    expect(both.stderr).toMatch(/plan: give --params or --model \(one of them\)/);
+    expect(both.stderr).toMatch(/plan: give --params or --model \(or --hf-config\): one of them/);
   });
 
   it('refuses a parameter count that is not a number', async () => {
