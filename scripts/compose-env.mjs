@@ -16,7 +16,7 @@ const compose = `${root}deploy/docker-compose.yml`;
 export const SET_BY_COMPOSE = {
   coordinator: {
     world: 'compose counts the rank containers (--world auto --discover rank)',
-    hostfile: 'compose counts the rank containers: the world is not a hostfile\'s',
+    hostfile: "compose counts the rank containers: the world is not a hostfile's",
     discover: 'the rank service (--discover rank)',
     port: "7070 in the container; ZEROWIRE_PORT is the host's side of it",
     host: 'every interface of the container (its port is published on 127.0.0.1 unless ZEROWIRE_PUBLISH)',
