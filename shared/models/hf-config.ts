@@ -66,7 +66,7 @@ class Keys {
   private readonly used = new Set<string>();
   constructor(
     private readonly json: Record<string, unknown>,
-    private readonly file: string,
+    readonly file: string,
   ) {}
 
   has(key: string): boolean {
@@ -166,14 +166,13 @@ function llamaFamily(k: Keys, arch: string, seq: number | undefined, notes: stri
   const ropeTheta = k.num('rope_theta', 'ropeTheta', 10000);
   const rmsEps = k.num('rms_norm_eps', 'rmsEps', 1e-6);
   const tied = k.bool('tie_word_embeddings', 'tied (the head is the embeddings)', false);
-  if (k.str('hidden_act', 'silu') !== 'silu') throw new ConfigError(`${arch}: key "hidden_act": only silu (SwiGLU) is read, got ${k.str('hidden_act')}`);
+  if (k.str('hidden_act', 'silu') !== 'silu') throw new ConfigError(`${k.file}: key "hidden_act": only silu (SwiGLU) is read, got ${k.str('hidden_act')}`);
   k.rows.push({ key: 'hidden_act', value: '"silu"', became: 'SwiGLU' });
-  if (k.has('head_dim') && k.int('head_dim', 'the head width') !== dim / heads)
-    throw new ConfigError(
-      `${arch}: key "head_dim": ${k.str('head_dim', '')} differs from hidden_size / num_attention_heads (${dim / heads}), which is not read`,
-    );
+  const headDim = k.has('head_dim') ? k.int('head_dim', 'the head width') : dim / heads;
+  if (headDim !== dim / heads)
+    throw new ConfigError(`${k.file}: key "head_dim": ${headDim} differs from hidden_size / num_attention_heads (${dim / heads}), which is not read`);
   for (const key of ['attention_bias', 'mlp_bias'])
-    if (k.has(key) && k.bool(key, 'no biases', false)) throw new ConfigError(`${arch}: key "${key}": true is not read (biases on every projection)`);
+    if (k.has(key) && k.bool(key, 'no biases', false)) throw new ConfigError(`${k.file}: key "${key}": true is not read (biases on every projection)`);
   const qkvBias = LLAMA_FAMILY[arch].biases;
   k.aside('rope_scaling', 'rotary frequencies for long contexts: the same cost per step (a CPU run uses plain rotary)');
   k.aside('sliding_window', 'attention over the whole sequence (the same within the window)');
@@ -188,7 +187,7 @@ function gpt2(k: Keys, seq: number | undefined, notes: string[]): RunConfig['mod
   const vocab = k.int('vocab_size', 'vocab');
   const context = k.int('n_positions', 'the context (the sequence when --seq is not given)', 1024);
   const tied = k.bool('tie_word_embeddings', 'tied (the head is the embeddings)', true);
-  if (k.has('n_inner') && k.int('n_inner', 'the MLP width') !== 4 * dim) throw new ConfigError(`GPT2LMHeadModel: key "n_inner": only 4 × n_embd is read`);
+  if (k.has('n_inner') && k.int('n_inner', 'the MLP width') !== 4 * dim) throw new ConfigError(`${k.file}: key "n_inner": only 4 × n_embd is read`);
   k.aside('activation_function', 'GELU (a CPU run uses the exact erf form; the cost is the same)');
   k.aside('layer_norm_epsilon', "LayerNorm's epsilon (a CPU run uses 1e-5)");
   return { arch: 'gpt', layers, dim, heads, seq: trainingSeq(context, seq, notes), vocab, ...(tied ? { tied } : {}) };

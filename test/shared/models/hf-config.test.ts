@@ -64,6 +64,7 @@ describe('Hugging Face config.json', () => {
     expect(bad({ num_hidden_layers: undefined })).toThrow(/^x\/config.json: key "num_hidden_layers" is missing$/);
     expect(bad({ tie_word_embeddings: 'yes' })).toThrow(/key "tie_word_embeddings": expected true or false/);
     expect(bad({ hidden_act: 'gelu' })).toThrow(/key "hidden_act": only silu/);
+    expect(bad({ head_dim: 64 })).toThrow(/^x\/config.json: key "head_dim": 64 differs from hidden_size \/ num_attention_heads \(128\)/);
     expect(() => readHfConfig([], 'x')).toThrow(/^x: expected a JSON object/);
   });
 
