@@ -1,8 +1,9 @@
 // --fsdp PATH: an accelerate config (YAML, as `accelerate config` writes it) with FSDP, read as zerowire's
 // options: the sharding strategy as the scheme, the prefetches as the gather window, activation
 // checkpointing, mixed precision, the processes as the world. Every key printed with what it became.
-import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { ConfigError } from '../shared/control/run-config.js';
 import { givenOnCommandLine, isBool, isObj, mappingText, Reader, type Row, type Settings } from './config-mapping.js';
 
@@ -100,10 +101,12 @@ function readYaml(path: string): unknown {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(`--fsdp ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
   }
+  // Loaded here, not at start-up: every zerowire process would pay ~30 ms for a library only --fsdp uses.
+  const yaml = createRequire(import.meta.url)('yaml') as typeof Yaml;
   try {
-    return parseYaml(text);
+    return yaml.parse(text);
   } catch (err) {
-    if (!(err instanceof YAMLParseError)) throw err;
+    if (!(err instanceof yaml.YAMLParseError)) throw err;
     const at = err.linePos?.[0];
     throw new ConfigError(
       `--fsdp ${path}: not YAML (${at ? `line ${at.line}, column ${at.col}: ` : ''}${err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')})`,
