@@ -1,10 +1,10 @@
 // --fsdp PATH: an accelerate config (YAML, as `accelerate config` writes it) with FSDP, read as zerowire's
 // options: the sharding strategy as the scheme, the prefetches as the gather window, activation
 // checkpointing, mixed precision, the processes as the world. Every key printed with what it became.
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { ConfigError } from '../shared/control/run-config.js';
+import { readText } from '../shared/io/json-file.js';
 import { givenOnCommandLine, isBool, isObj, mappingText, Reader, type Row, type Settings } from './config-mapping.js';
 
 /** FSDP's sharding strategies (by name, or torch's ShardingStrategy number) as the schemes that do the same. */
@@ -94,13 +94,7 @@ export function readFsdpConfig(doc: unknown, file: string, world: number, explic
 
 /** The YAML of `path`, or one line naming it and where it broke. */
 function readYaml(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(`--fsdp ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
-  }
+  const text = readText(path, '--fsdp');
   // Loaded here, not at start-up: every zerowire process would pay ~30 ms for a library only --fsdp uses.
   const yaml = createRequire(import.meta.url)('yaml') as typeof Yaml;
   try {

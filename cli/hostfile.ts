@@ -1,7 +1,7 @@
 // --hostfile PATH in DeepSpeed's format: one host per line, `worker-1 slots=8` (slots: its GPUs), `#` comments.
 // It says how many ranks a job has and how they sit on hosts: `plan`'s world, hosts and shard group (a host's
 // ranks), and the coordinator's expected world.
-import { readFileSync } from 'node:fs';
+import { readText } from '../shared/io/json-file.js';
 import { ConfigError } from '../shared/control/run-config.js';
 
 export interface Hostfile {
@@ -30,14 +30,7 @@ export function parseHostfile(text: string, path: string): Hostfile {
 }
 
 export function readHostfile(path: string): Hostfile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(`--hostfile ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
-  }
-  return parseHostfile(text, path);
+  return parseHostfile(readText(path, '--hostfile'), path);
 }
 
 /** The world a hostfile gives, checked against a --world given too. */

@@ -1,5 +1,5 @@
-// A JSON file read for the user (--hf-config, --deepspeed, --device): a missing or unreadable file, or text
-// that does not parse, is one line naming the file (and the line and column where parsing stopped).
+// A user's file read (--hf-config, --deepspeed, --device, --fsdp, --hostfile): a missing or unreadable file,
+// or JSON that does not parse, is one line naming the file (and the line and column where parsing stopped).
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../control/run-config.js';
@@ -19,16 +19,20 @@ function lineColumn(text: string, at: number): string {
   return `line ${before.length}, column ${before[before.length - 1].length + 1}`;
 }
 
-export function readJson(path: string, option: string): unknown {
-  let text: string;
+/** A user's file as text (a JSON or YAML config, a hostfile), or one line naming the option, the file and why. */
+export function readText(path: string, option: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'not readable (permission denied)' : code === 'EISDIR' ? 'a folder' : (err as Error).message;
     throw new ConfigError(`${option} ${path}: ${why}`);
   }
+}
+
+export function readJson(path: string, option: string): unknown {
+  const text = readText(path, option);
   try {
     return JSON.parse(text);
   } catch (err) {

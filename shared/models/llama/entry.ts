@@ -3,9 +3,8 @@
 import * as v from 'valibot';
 import { finite, int } from '../../control/schema.js';
 import { ConfigError } from '../../control/run-config.js';
-import { TextData, textVocabProblem } from '../../training/text-data.js';
 import { integerFields, sequence, type ModelEntry } from '../model-entry.js';
-import { DEFAULT_VOCAB, TIED_MODELED_ONLY } from '../gpt/entry.js';
+import { decoderEntry, DEFAULT_VOCAB } from '../decoder-entry.js';
 import { Llama } from './compute.js';
 import { llamaPasses } from './passes.js';
 import { LlamaSpec, llamaShapeProblem, RMS_EPS, ROPE_THETA, type LlamaOptions, type LlamaShape } from './spec.js';
@@ -47,16 +46,8 @@ export const LLAMA: ModelEntry<LlamaSpec, LlamaConfig> = {
     ...(spec.qkvBias ? { qkvBias: true } : {}),
     ...(spec.tied ? { tied: true } : {}),
   }),
-  arena: (spec, threads, recompute) => {
-    if (spec.tied) throw new Error(TIED_MODELED_ONLY);
-    return new Llama(spec, { threads, recompute });
-  },
-  data: (spec, c) => new TextData(spec.shape.seq, spec.shape.vocab, c.samples, c.seed),
-  row: (spec) => ({ inputs: spec.shape.seq, labels: spec.shape.seq, noun: 'sequences' }),
+  ...decoderEntry((spec, opts) => new Llama(spec, opts)),
   passes: llamaPasses,
-  recomputes: true,
-  defaultBatch: (world) => world, // one sequence per rank
-  modeledOnly: (c) => (c.tied ? TIED_MODELED_ONLY : textVocabProblem(c.vocab)),
   // [L, D, H, KV, FF, T, V, rope theta, 1/rms eps]
   legacy: ([layers = 0, dim = 0, heads = 0, kvHeads = 0, ff = 0, seq = 0, vocab = 0, ropeTheta = ROPE_THETA, inverse = 0]) => ({
     ...{ arch: 'llama' as const, layers, dim, heads, kvHeads, ff, seq, vocab },
