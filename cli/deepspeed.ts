@@ -66,6 +66,12 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
         r.put(key(k), v, 'hpz', true, "ZeRO++'s hpZ");
         r.put(key(k), v, 'shardGroup', n, 'its partition: the ranks of a host');
       } else r.aside(key(k), v, 'no secondary partition (1)');
+    } else if (k === 'mics_shard_size') {
+      const n = r.check(key(k), v, (x): x is number => Number.isInteger(x), 'a count of ranks (-1: off)');
+      if (n !== 'auto' && n > 1 && stage === 3) {
+        r.put(key(k), v, 'scheme', 'dp,hsdp', `MiCS: ZeRO-3 within groups of ${n} ranks, replicas across (zerowire's HSDP)`);
+        r.put(key(k), v, 'shardGroup', n, 'its shard group');
+      } else r.aside(key(k), v, stage === 3 ? 'no MiCS groups (-1 or 1)' : 'MiCS runs on stage 3 only');
     } else if (k === 'zero_quantized_weights') r.put(key(k), v, 'qwz', r.check(key(k), v, isBool, 'true or false') === true, "ZeRO++'s qwZ");
     else if (k === 'zero_quantized_gradients') r.put(key(k), v, 'qgz', r.check(key(k), v, isBool, 'true or false') === true, "ZeRO++'s qgZ");
     else r.aside(key(k), v, ZERO_ASIDE[k] ?? 'not understood');
@@ -150,22 +156,19 @@ export function readDeepspeedConfig(json: unknown, file: string, ctx: DsContext,
   return { set: r.set, rows: r.rows };
 }
 
-function readDeepspeed(path: string, ctx: DsContext): { set: Settings; text: string } {
-  const { set, rows } = readDeepspeedConfig(readJson(path, '--deepspeed'), path, ctx, (f) => givenOnCommandLine(f));
-  return { set, text: mappingText(path, rows) };
-}
-
-/** The options `a` with a --deepspeed file's settings on them (the command line's flags kept), and its table;
- *  `a` as it is without one. `hidden`: the model's, for "auto". */
+/** The options `a` with a --deepspeed file's settings on them (the command line's flags kept), its table, and
+ *  the file as read with the context it was read in (plan reads it again, changed: plan-change.ts); `a` as it
+ *  is without one. `hidden`: the model's, for "auto". */
 export function withDeepspeed<T extends Pick<RunOptions, 'batch' | 'accumulate' | 'lr' | 'wireDtype'> & { deepspeed?: string }>(
   a: T,
   hidden: number | null,
   world: number,
-): { options: T; text: string | null } {
+): { options: T; text: string | null; json?: Record<string, unknown>; context?: DsContext } {
   if (a.deepspeed === undefined) return { options: a, text: null };
-  const ctx: DsContext = { hidden, world, given: { batch: a.batch, accumulate: a.accumulate, lr: a.lr }, bytesPerElement: a.wireDtype === 'fp32' ? 4 : 2 };
-  const { set, text } = readDeepspeed(a.deepspeed, ctx);
-  return { options: { ...a, ...set }, text };
+  const context: DsContext = { hidden, world, given: { batch: a.batch, accumulate: a.accumulate, lr: a.lr }, bytesPerElement: a.wireDtype === 'fp32' ? 4 : 2 };
+  const json = readJson(a.deepspeed, '--deepspeed');
+  const { set, rows } = readDeepspeedConfig(json, a.deepspeed, context, (f) => givenOnCommandLine(f));
+  return { options: { ...a, ...set }, text: mappingText(a.deepspeed, rows), json: json as Record<string, unknown>, context };
 }
 
 /** A decoder's hidden size from its configuration, or null. */

@@ -32,6 +32,13 @@ export interface WhatIfPlanArgs extends ModelArgs {
   loraTargets?: string;
   freeze?: string;
   memory?: string; // --memory: the card's memory instead of the preset's
+  /** One job as its config runs it (plan-change.ts): its scheme, prefetch and ZeRO++ components; absent:
+   *  every scheme, each with the defaults. */
+  scheme?: string;
+  gatherAhead?: number;
+  qwz?: boolean;
+  hpz?: boolean;
+  qgz?: boolean;
 }
 
 const gb = (b: number) => (b / 1e9).toFixed(1);
@@ -48,7 +55,7 @@ export function cardMemory(a: { memory?: string }, device: { memoryGB: number; t
 export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
   return makeRunConfig({
     // ZeRO++ with frozen weights (DeepSpeed's MixZ++) is not built: as `local` refuses it, it is left out here
-    scheme: [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])].join(','),
+    scheme: a.scheme ?? [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])].join(','),
     shardGroup: a.shardGroup,
     model: a.model,
     hfConfig: a.hfConfig,
@@ -67,6 +74,10 @@ export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
     timeout: 60,
     overlap: a.overlap,
     bucketMib: a.bucketMib,
+    gatherAhead: a.gatherAhead,
+    qwz: a.qwz,
+    hpz: a.hpz,
+    qgz: a.qgz,
     compute: a.compute,
     device: a.device,
     threads: '1',

@@ -17,6 +17,8 @@ import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.
 import { DEFAULT_INTRA_GBIT, needPlan, schemeNeeds } from '../plan-need.js';
 import { checkNeeds, checkPossible } from '../plan-check.js';
 import { checkWritableFile } from '../../shared/io/writable.js';
+import { changePlan, DEFAULT_NEED, type ChangeArgs } from '../plan-change.js';
+import { givenOnCommandLine, type Settings } from '../config-mapping.js';
 import type { Link } from '../../shared/predict/step-prediction.js';
 
 /** `plan --compute` and `plan --run`'s options: a prediction's (plan-whatif.ts), with the model and device
@@ -45,8 +47,9 @@ function intraLink(a: WhatIfArgv): Link {
   return { gbit: a.intraGbit, latencyUs: a.latencyUs };
 }
 
-/** --compute model:PRESET (predict a run) or --run REPORT (predicted beside measured). */
-function whatIf(a: WhatIfArgv): void {
+/** --compute model:PRESET (predict a run) or --run REPORT (predicted beside measured); with --deepspeed, the
+ *  job as configured and what to change (plan-change.ts). */
+function whatIf(a: WhatIfArgv & JobArgs): void {
   if (a.gbit !== undefined && !(a.gbit > 0)) throw new RangeError(`--gbit: ${a.gbit} must be a positive rate in Gbit/s`);
   const intra = intraLink(a);
   const link = { gbit: a.gbit ?? DEFAULT_GBIT, latencyUs: a.latencyUs };
@@ -57,15 +60,31 @@ function whatIf(a: WhatIfArgv): void {
   printReading(a);
   const text = whatIfPlan({ ...a, compute: a.compute ?? 'auto', batch: a.batch ?? a.world }, link, intra);
   process.stdout.write(`${text}\n`);
+  if (a.job) {
+    const { raw, dsJson, dsContext } = a.job;
+    const base = { ...raw, compute: raw.compute ?? 'auto', batch: raw.batch ?? a.world, deepspeed: a.deepspeed!, dsJson, dsContext };
+    const { text, refused } = changePlan({ ...base, need: a.need, emitDeepspeed: a.emitDeepspeed }, link, intra, (f) => givenOnCommandLine(f));
+    process.stdout.write(`\n${text}\n`);
+    if (refused) throw new ConfigError(refused);
+  } else if (a.emitDeepspeed !== undefined) throw new ConfigError('--emit-deepspeed: only with --deepspeed FILE (the config it changes)');
+}
+
+/** What plan-change needs beside the prediction's options. */
+interface JobArgs {
+  deepspeed?: string;
+  need?: number;
+  emitDeepspeed?: string;
+  job?: Pick<ChangeArgs, 'dsJson' | 'dsContext'> & { raw: WhatIfArgv };
 }
 
 /** --need PCT: the least link rate between hosts each scheme needs (plan-need.ts). */
 async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: string; check: boolean; checkRate: string; checkSteps: number }): Promise<void> {
-  if (!(a.need > 0 && a.need < 100)) throw new RangeError(`--need: ${a.need} must be a share of the step in percent, above 0 and below 100`);
   if ((a.compute === undefined && a.device === undefined) || (a.model === undefined && a.hfConfig === undefined))
     throw new ConfigError('plan --need: give --compute model:PRESET (or --device) and the --model (or --hf-config) to size the link for');
   if (a.run !== undefined || a.gbit !== undefined)
-    throw new ConfigError(`plan --need: ${a.run !== undefined ? '--run' : '--gbit'} does not go with --need (it searches the link rate)`);
+    throw new ConfigError(
+      `plan --need: ${a.run !== undefined ? '--run' : '--gbit'} does not go with --need (it searches the link rate; with --deepspeed and --gbit it says what to change at that rate)`,
+    );
   const hosts = a.hosts ?? (a.shardGroup ? a.world / a.shardGroup : undefined);
   if (hosts === undefined) throw new ConfigError('plan --need: give --hosts H (or --shard-group G): the link it sizes is the one between hosts');
   if (!(Number.isInteger(hosts) && hosts >= 2 && a.world % hosts === 0))
@@ -118,7 +137,7 @@ function whatIfOptions<T>(y: Argv<T>) {
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'with --compute: collective chunk size' })
     .option('need', {
       type: 'number',
-      describe: 'with --compute and --hosts: for each scheme, the least link rate between hosts at which exposed communication is at most this % of the step',
+      describe: `with --compute and --hosts: for each scheme, the least link rate between hosts at which exposed communication is at most this % of the step; with --deepspeed and --gbit: what to change in the file to get there (default ${DEFAULT_NEED})`,
     })
     .option('check', {
       type: 'boolean',
@@ -132,6 +151,10 @@ function whatIfOptions<T>(y: Argv<T>) {
     })
     .option('check-steps', { type: 'number', default: 3, describe: 'with --check: steps per run (the first left out)' })
     .option('hosts', { type: 'number', describe: 'with --need: hosts the --world ranks are spread over (--shard-group: the ranks per host)' })
+    .option('emit-deepspeed', {
+      type: 'string',
+      describe: 'with --deepspeed and --compute: write the changed config plan suggests (the smallest change that fits and meets --need, default 10%) here',
+    })
     .option('html', { type: 'string', describe: 'with --need: also write the step against the link rate as a page with its figure here' })
     .option('run', {
       type: 'string',
@@ -183,8 +206,13 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
     'model states per rank for each scheme, and whether they fit',
     (y) => planOptions(y).hide('blas'), // plan computes no products
     async (argv) => {
+      if (argv.need !== undefined && !(argv.need > 0 && argv.need < 100))
+        throw new RangeError(`--need: ${argv.need} must be a share of the step in percent, above 0 and below 100`);
       const a = withPlanDeepspeed({ ...argv, ...planPlacement(argv, Number(envWorld ?? 8)) });
-      if (a.need !== undefined) return need({ ...a, need: a.need });
+      if (a.emitDeepspeed !== undefined)
+        await checkWritableFile(a.emitDeepspeed, '--emit-deepspeed').catch((err: Error) => Promise.reject(new ConfigError(err.message)));
+      // --need with a link given and a DeepSpeed config: what to change at that link (whatIf); else the link it needs
+      if (a.need !== undefined && !(a.job && a.gbit !== undefined)) return need({ ...a, need: a.need });
       const needOnly = argv.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
       if (needOnly) throw new ConfigError(`plan: ${needOnly} goes with --need`);
       if (a.run !== undefined || a.compute !== undefined || a.device !== undefined) return whatIf(a);
@@ -225,15 +253,18 @@ function printReading(a: ModelArgs): ResolvedModel {
 }
 
 /** plan's options with a --deepspeed file's settings on them (its table printed first); the stage itself is one
- *  of the schemes plan compares anyway. */
+ *  of the schemes plan compares anyway, and the file's ZeRO++ components and prefetch are the configured job's
+ *  (plan-change.ts), not every scheme's. `job`: what plan-change reads the file again with. */
 function withPlanDeepspeed<T extends ModelArgs & { deepspeed?: string; fsdp?: string; world: number; batch?: number; accumulate: number; wireDtype: string }>(
   a: T,
-): T {
+): T & { job?: Pick<ChangeArgs, 'dsJson' | 'dsContext'> & { raw: T } } {
   if (a.deepspeed === undefined && a.fsdp === undefined) return a;
   if (a.deepspeed !== undefined && a.fsdp !== undefined) throw new ConfigError('--deepspeed and --fsdp: give one of them (one job, one framework)');
   const hidden = a.model === undefined && a.hfConfig === undefined ? null : hiddenOf(resolveModel(a).model);
-  const ds = a.deepspeed !== undefined ? withDeepspeed({ ...a, batch: a.batch ?? a.world, lr: 1e-3 }, hidden, a.world) : withFsdp(a, a.world);
-  process.stdout.write(`${ds.text}\n\n`);
-  const { scheme: _scheme, ...set } = ds.options as T & { scheme?: string };
-  return { ...a, ...set };
+  const ds = a.deepspeed !== undefined ? withDeepspeed({ ...a, batch: a.batch ?? a.world, lr: 1e-3 }, hidden, a.world) : null;
+  const read = ds ?? withFsdp(a, a.world);
+  process.stdout.write(`${read.text}\n\n`);
+  const { scheme: _s, qwz: _q, hpz: _h, qgz: _g, gatherAhead: _a, ...set } = read.options as T & Settings;
+  const job = ds?.json && ds.context ? { raw: a, dsJson: ds.json, dsContext: ds.context } : undefined;
+  return { ...a, ...set, job };
 }
