@@ -3,7 +3,8 @@
 // every rank make one and pass it down, so no one re-derives the model or the layout on the way.
 import { modeledDevice, type RunConfig, type SchemeName } from '../control/run-config.js';
 import { extentOf } from '../tensor/extent.js';
-import { componentsOf } from '../training/schemes/table.js';
+import { componentsOf, gathersParameters } from '../training/schemes/table.js';
+import { persistedLayout, persistedSizes } from '../training/persisted-layout.js';
 import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { gpuModel, modelSpec, type ModelSpec } from '../models/registry.js';
 import type { GpuModel } from '../whatif/model-passes.js';
@@ -59,10 +60,13 @@ export class RunPlan {
     return G === this.world ? this.layout(rank) : new ShardLayout(this.spec, G, rank % G, this.config.unit);
   }
 
-  /** The sizes the theory needs under `scheme` (the hybrid's made once). */
+  /** The sizes the theory needs under `scheme` (the hybrid's made once), with the persisted tensors where
+   *  it gathers parameters and the run has a persistence threshold. */
   sizesFor(scheme: SchemeName): LayoutSizes {
-    if (this.shardWorld(scheme) === this.world) return this.sizes;
-    return (this.groupSizes ??= this.layoutFor(scheme, 0).sizes());
+    const s = this.shardWorld(scheme) === this.world ? this.sizes : (this.groupSizes ??= this.layoutFor(scheme, 0).sizes());
+    if (!this.config.persist || !gathersParameters(scheme)) return s;
+    const persisted = persistedSizes(persistedLayout(this.layoutFor(scheme, 0), this.config.persist));
+    return { ...s, persisted };
   }
 
   /** ZeRO++'s components where this scheme has them (ZeRO-3 with --qwz or --hpz), with the host's ranks. */

@@ -33,7 +33,7 @@ function accumulatorElements(f: SchemeFlags, s: LayoutSizes, accumulate = 1): nu
 }
 
 export interface MemoryTheory {
-  bands: { params16: number; frozen16: number; secondary: number; grads: number; master: number; m: number; v: number; accum: number };
+  bands: { params16: number; frozen16: number; kept16: number; secondary: number; grads: number; master: number; m: number; v: number; accum: number };
   resident: number; // between steps
   transient: number; // what the worst moment inside a step adds
   transientBand: 'gathered' | 'bucket' | null;
@@ -48,6 +48,8 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, o
     params16: n(f.shardParameters) * b,
     // frozen parameters: their 16-bit copy alone, whole or sharded as the working copy is
     frozen16: (frozen ? (f.shardParameters ? frozen.shardTotal : frozen.paddedTotal) : 0) * b,
+    // persisted tensors (a persistence threshold): kept whole on every rank
+    kept16: (s.persisted?.kept ?? 0) * b,
     // hpZ: every unit as gathered, partitioned over the host's G ranks
     secondary: zpp?.hpz ? (s.paddedTotal / zpp.G) * b : 0,
     grads: n(f.shardGradients) * b,
@@ -56,7 +58,7 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, o
     v: n(f.shardOptimizer) * OPTIMIZER_BYTES.v,
     accum: accumulatorElements(f, s, overlap.accumulate) * 4,
   };
-  const resident = bands.params16 + bands.frozen16 + bands.secondary + bands.grads + bands.master + bands.m + bands.v + bands.accum;
+  const resident = bands.params16 + bands.frozen16 + bands.kept16 + bands.secondary + bands.grads + bands.master + bands.m + bands.v + bands.accum;
   // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
   // plus the `gatherAhead` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
@@ -114,6 +116,8 @@ export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, over
   const adamGradient = (f.shardOptimizer ? s.shardTotal : s.paddedTotal) * 4;
   const shardScratch = (overlap.accumulate ?? 1) > 1 ? s.maxUnitPadded * 4 : 0; // a reduced shard widened before it is summed
   const frozenLoad = Math.max(0, ...(s.frozen?.unitPadded ?? [])) * 4; // setup: one frozen half in fp32, rounded into its band
+  // persisted tensors: each gather in flight packs the unit's gathered elements (at most the unit) in staging
+  const persistStaging = s.persisted ? (overlap.gatherAhead + 1) * Math.max(...unitsOf(s).map((u) => u.gathered)) * bytesPerElement(dtype) : 0;
   return (
     memoryTheory(f, s, dtype, overlap, zpp).peak +
     qwzStaging(s, zpp) +
@@ -122,6 +126,7 @@ export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, over
     s.maxUnitPadded * bytesPerElement(dtype) +
     shardScratch +
     frozenLoad +
+    persistStaging +
     (1 << 20)
   );
 }
@@ -147,6 +152,7 @@ export function trafficParts(
   zpp?: ZeroPPTheory,
 ): { trainable: number; frozen: number; host: number; cross: number } {
   if (zpp && f.shardParameters) return { ...zeroPPTraffic(s, dtype, accumulate, linkScale, zpp), frozen: 0 };
+  if (s.persisted && f.shardParameters) return { ...persistedTraffic(s, dtype, accumulate, linkScale), host: 0, cross: 0 };
   const passes = f.shardParameters ? 3 * accumulate : f.shardGradients ? accumulate + 1 : 2;
   // Each unit's ring segment (p/N elements) crosses N-1 links; with --link-scale K, 1/K of it, rounded up.
   const pass = (sizes: number[]) => sizes.reduce((t, p) => t + (s.world - 1) * Math.ceil(p / s.world / linkScale), 0);
@@ -192,4 +198,32 @@ export function crossGroupTraffic(s: LayoutSizes, groups: number, dtype: WireDty
 /** Sizes for a model of `params` parameters in one unit, without padding (for `plan`). */
 export function bareSizes(params: number, world: number): LayoutSizes {
   return { params, paddedTotal: params, shardTotal: params / world, maxUnitPadded: params, unitPadded: [params], world };
+}
+
+/** ZeRO-3's bytes with persisted tensors (persisted-layout.ts), per rank per optimizer step: each gather of a
+ *  half sends the gathered elements of every shard but the next rank's (an all-gather of unequal segments, the
+ *  padding not sent), or the whole padded half where nothing in it is persisted; the gradients reduce-scattered
+ *  as always; after the update, the persisted elements all-gathered once the same way. `rank`: that rank's
+ *  bytes; absent: the mean over the ranks, (N-1)/N of every segment. */
+export function persistedTraffic(s: LayoutSizes, dtype: WireDtype, K = 1, linkScale = 1, rank?: number): { trainable: number; frozen: number } {
+  const N = s.world;
+  const b = bytesPerElement(dtype);
+  const seg = (n: number) => Math.ceil(n / linkScale);
+  const uneven = (counts: number[]) => {
+    const all = counts.reduce((t, c) => t + seg(c), 0);
+    return rank === undefined ? ((N - 1) * all) / N : all - seg(counts[(rank + 1) % N]);
+  };
+  const whole = (padded: number) => (N - 1) * seg(padded / N);
+  const p = s.persisted!;
+  let [trainable, frozen] = [0, 0];
+  s.unitPadded.forEach((padded, i) => {
+    const u = p.units[i];
+    const gather = u.trainable ? uneven(u.trainable) : whole(padded);
+    trainable += K * (2 * gather + whole(padded)) + (u.keptPerRank ? uneven(u.keptPerRank) : 0);
+    const fz = s.frozen;
+    if (!fz || !fz.unitPadded[i]) return;
+    const frozenGather = u.frozen ? uneven(u.frozen) : whole(fz.unitPadded[i]);
+    frozen += K * frozenGather * (fz.backwardUnits[i] ? 2 : 1);
+  });
+  return { trainable: trainable * b, frozen: frozen * b };
 }

@@ -36,13 +36,13 @@ export function allGatherPhase(seat: RingSeat, output: Elems, chunks: Chunks): P
   };
 }
 
-/** One ring step (a shift): this rank's `input` chunk by chunk to the next rank, the previous rank's read
- *  straight into `output` where it lands whole. */
-export function shiftPhase(seat: RingSeat, input: Elems, output: Elems, chunks: Chunks): Phase {
+/** One ring step (a shift): this rank's `input` chunk by chunk to the next rank (cut as `sends`), the previous
+ *  rank's read straight into `output` where it lands whole (cut as `chunks`: their lengths may differ). */
+export function shiftPhase(seat: RingSeat, input: Elems, output: Elems, chunks: Chunks, sends = chunks): Phase {
   const at = (h: ChunkHeader) => chunks.start(h.chunk);
   return {
     start: (send) => {
-      for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
+      for (let j = 0; j < sends.count; j++) send(0, j, sends.of(input, j));
     },
     frame: (f) => {
       const data = payloadView(output, f.payload);

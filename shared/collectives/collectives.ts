@@ -30,7 +30,11 @@ export class Collectives {
   constructor(
     readonly ring: Ring,
     protected opts: CollectiveOptions,
-  ) {}
+  ) {
+    // A variable all-gather takes N-1 numbers at once (all-gather-v.ts), for each half of a unit and each unit
+    // gathered ahead: its first frames may come that far ahead of what this rank has finished.
+    (ring.prev as PeerChannel | null)?.allowAhead?.(8 + 8 * (ring.world - 1));
+  }
 
   get rank(): number {
     return this.ring.rank;
@@ -75,16 +79,32 @@ export class Collectives {
     }
   }
 
-  /** One step of the ring: `input` to the next rank, the previous rank's `input` into `output` (the same
-   *  length on every rank): the point-to-point exchange an all-to-all is made of (all-to-all.ts). */
-  async shift(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
-    if (dtypeOf(input) !== dtypeOf(output) || input.length !== output.length)
-      throw new RangeError(`shift: input and output must be alike, got ${dtypeOf(input)} of ${input.length} and ${dtypeOf(output)} of ${output.length}`);
+  /** One step of the ring: `input` to the next rank, the previous rank's `input` into `output` (its length is
+   *  what the previous rank sends: the same on every rank for an all-to-all, all-to-all.ts; a rank's own for a
+   *  variable all-gather, all-gather-v.ts). */
+  async shift(input: Elems, output: Elems, label = '', coll?: number): Promise<CollectiveRecord> {
+    if (dtypeOf(input) !== dtypeOf(output))
+      throw new RangeError(`shift: input and output must be of one dtype, got ${dtypeOf(input)} of ${input.length} and ${dtypeOf(output)} of ${output.length}`);
+    if (this.world === 1 && input.length !== output.length)
+      throw new RangeError(`shift: one rank sends ${input.length} values to itself, expecting ${output.length}`);
     return this.push(
-      await measure(this.ring, 'shift', label, output, (t) =>
-        this.world === 1 ? Promise.resolve(void output.set(input as never)) : this.shiftRing(t, input, output),
+      await measure(
+        this.ring,
+        'shift',
+        label,
+        output,
+        (t) => (this.world === 1 ? Promise.resolve(void output.set(input as never)) : this.shiftRing(t, input, output, coll)),
+        coll !== undefined, // a number taken ahead must be used, even by an empty step
       ),
     );
+  }
+
+  /** Numbers for `n` collectives run later (shifts that wait on each other: all-gather-v.ts), taken now so
+   *  that collectives started meanwhile are numbered alike on every rank. */
+  reserve(n: number): number[] {
+    const first = this.seq;
+    this.seq += n;
+    return Array.from({ length: n }, (_, k) => first + k);
   }
 
   /** Returns once every rank has entered the barrier. */
@@ -120,8 +140,8 @@ export class Collectives {
     };
   }
 
-  protected run(tally: Tally, chunks: Chunks, steps: number, phase: Phase): Promise<void> {
-    return exchange({ ring: this.ring, coll: this.seq++, tally, timeoutMs: this.opts.timeoutMs, chunks, steps, phase });
+  protected run(tally: Tally, chunks: Chunks, steps: number, phase: Phase, coll = this.seq++): Promise<void> {
+    return exchange({ ring: this.ring, coll, tally, timeoutMs: this.opts.timeoutMs, chunks, steps, phase });
   }
 
   /** The fused all-reduce's ring over `buf` (its length `shardLen` times the world). */
@@ -137,9 +157,10 @@ export class Collectives {
   }
 
   /** The shift's one step: every chunk of `input` out, every chunk from the previous rank into `output`. */
-  protected shiftRing(tally: Tally, input: Elems, output: Elems): Promise<void> {
+  protected shiftRing(tally: Tally, input: Elems, output: Elems, coll?: number): Promise<void> {
     const chunks = new Chunks(output.length, this.opts.chunkBytes, dtypeOf(output));
-    return this.run(tally, chunks, 1, shiftPhase(this.seat(), input, output, chunks));
+    const sends = new Chunks(input.length, this.opts.chunkBytes, dtypeOf(input));
+    return this.run(tally, chunks, 1, shiftPhase(this.seat(), input, output, chunks, sends), coll);
   }
 
   /** The all-gather's ring, once this rank's own segment is in place in `output`. */

@@ -96,19 +96,21 @@ export function exchange({ ring, coll, tally, timeoutMs, chunks, steps, phase }:
     cleanups.push(prev.onFailure(finish), next.onFailure(finish));
     try {
       phase.start(send);
-      cleanups.push(
-        prev.listen(coll, {
-          destination: (h) => (check(h), phase.destination(h)),
-          frame: (f) => {
-            seen[check(f)] = 1;
-            tally.recv.payload += f.payload.byteLength;
-            tally.recv.envelope += f.envelopeBytes;
-            phase.frame(f, send);
-            received++;
-            finish();
-          },
-        }),
-      );
+      const unlisten = prev.listen(coll, {
+        destination: (h) => (check(h), phase.destination(h)),
+        frame: (f) => {
+          seen[check(f)] = 1;
+          tally.recv.payload += f.payload.byteLength;
+          tally.recv.envelope += f.envelopeBytes;
+          phase.frame(f, send);
+          received++;
+          finish();
+        },
+      });
+      // A step that sends nothing can finish inside listen, on frames that came early: marked finished now.
+      if (settled) unlisten();
+      else cleanups.push(unlisten);
+      finish(); // nothing to send or receive (an empty segment of a variable all-gather): done at once
     } catch (err) {
       finish(err as Error);
     }

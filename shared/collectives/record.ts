@@ -39,13 +39,20 @@ export function addTraffic(a: Traffic, b: Traffic): Traffic {
  * for this collective alone; `frame` is the socket's byte count over the collective's lifetime, which is
  * exact when collectives run one at a time and includes a concurrent one's bytes when they overlap (prefetch).
  */
-export async function measure(ring: Ring, kind: CollectiveKind, label: string, sized: Elems, work: (tally: Tally) => Promise<void>): Promise<CollectiveRecord> {
+export async function measure(
+  ring: Ring,
+  kind: CollectiveKind,
+  label: string,
+  sized: Elems,
+  work: (tally: Tally) => Promise<void>,
+  always = false, // run even when `sized` is empty (a numbered shift that sends but receives nothing, or neither)
+): Promise<CollectiveRecord> {
   const { next, prev } = ring;
   const t0 = performance.now();
   const sent0 = next?.socketSent() ?? 0;
   const recv0 = prev?.socketReceived() ?? 0;
   const tally: Tally = { sent: zeroTraffic(), recv: zeroTraffic() };
-  if (sized.length > 0) await work(tally);
+  if (always || sized.length > 0) await work(tally);
   return {
     kind,
     ring: ring.name,

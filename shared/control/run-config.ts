@@ -63,6 +63,9 @@ export const RunConfigSchema = v.object({
   // hsdp: ranks per shard group (0: the ranks of one host; the coordinator resolves it before it assigns)
   shardGroup: int(0, 4096),
   gatherAhead: int(0, 2), // ZeRO-3: unit gathers kept in flight ahead of compute
+  // ZeRO-3 and the hybrid: tensors of at most this many elements kept whole on every rank and never gathered
+  // (DeepSpeed's stage3_param_persistence_threshold; training/persisted-layout.ts); absent or 0: none
+  persist: v.optional(int(0, 2 ** 40)),
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
   // fine-tuning (training/adapters.ts): LoRA adapters on Linear layers (the base frozen), groups frozen by name

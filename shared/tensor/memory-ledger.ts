@@ -7,7 +7,7 @@ import { extentOf } from './extent.js';
 
 /** frozen16: the 16-bit working copy of frozen parameters (LoRA's base), which train not: no gradient, no
  *  master, no moments. secondary: ZeRO++'s hpZ, the gathered weights partitioned over the host's ranks. */
-export const MODEL_BANDS = ['params16', 'frozen16', 'secondary', 'grads', 'master', 'm', 'v', 'accum'] as const;
+export const MODEL_BANDS = ['params16', 'frozen16', 'kept16', 'secondary', 'grads', 'master', 'm', 'v', 'accum'] as const;
 /** Transient bands that exist only inside a step: a gathered unit (ZeRO-3) and a unit's full gradient before
  *  it is reduce-scattered (ZeRO-2/3). They count toward the peak. */
 const TRANSIENT_BANDS = ['gathered', 'bucket'] as const;

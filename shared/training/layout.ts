@@ -21,6 +21,14 @@ export interface LayoutSizes {
   unitPadded: number[]; // every unit's trainable half, padded
   world: number;
   frozen?: FrozenSizes; // absent: nothing frozen
+  persisted?: PersistedSizes; // ZeRO-3 with a persistence threshold (persisted-layout.ts); absent: none
+}
+
+/** What the theory needs of the persisted tensors: the band's elements, and per unit each half's gathered
+ *  elements per rank (null: that half is gathered whole) and the trainable half's persisted ones per rank. */
+export interface PersistedSizes {
+  kept: number;
+  units: { trainable: number[] | null; frozen: number[] | null; keptPerRank: number[] | null }[];
 }
 
 /** The frozen halves' sizes. */

@@ -117,7 +117,8 @@ export class LinkError extends Error {
   }
 }
 
-/** Frames for collectives that have not started yet are held, but only this far ahead. */
+/** Frames for collectives that have not started yet are held, but only this far ahead (unless the ring's
+ *  collectives allow more: allowAhead). */
 const MAX_COLLECTIVES_AHEAD = 8;
 /** Receive buffers a link keeps in its arena (virtual memory: pages are touched only as used). */
 const POOL_RETAINED_BYTES = 64 << 20;
@@ -130,6 +131,7 @@ export class PeerChannel {
   private readonly handlers = new Map<number, FrameHandler>();
   private readonly finished = new Set<number>(); // finished ids at or above the watermark
   private finishedBelow = 0; // every collective below this id has finished
+  private ahead = MAX_COLLECTIVES_AHEAD;
   private failure: Error | null = null;
   private readonly failureListeners = new Set<(err: Error) => void>();
   private liveness: Liveness | null = null;
@@ -198,6 +200,11 @@ export class PeerChannel {
         this.transport.terminate();
       },
     }).start();
+  }
+
+  /** Hold frames for collectives up to `n` ahead of the oldest unfinished one (at least the default 8). */
+  allowAhead(n: number): void {
+    this.ahead = Math.max(MAX_COLLECTIVES_AHEAD, n);
   }
 
   onFailure(fn: (err: Error) => void): () => void {
@@ -278,7 +285,7 @@ export class PeerChannel {
 
   private checkNotStale(coll: number): void {
     if (coll < this.finishedBelow || this.finished.has(coll)) throw new ProtocolError(`frame for collective ${coll}, which has already finished`);
-    if (coll > this.finishedBelow + MAX_COLLECTIVES_AHEAD) throw new ProtocolError(`frame for collective ${coll}, too far ahead of ${this.finishedBelow}`);
+    if (coll > this.finishedBelow + this.ahead) throw new ProtocolError(`frame for collective ${coll}, too far ahead of ${this.finishedBelow}`);
   }
 
   private fail(err: Error): void {

@@ -23,13 +23,15 @@ export class SyntheticCollectives extends Collectives {
     return this.runSynthetic(tally, S, dtype, this.world - 1);
   }
 
-  protected override shiftRing(tally: Tally, _input: Elems, output: Elems): Promise<void> {
-    return this.runSynthetic(tally, output.length, dtypeOf(output), 1);
+  protected override shiftRing(tally: Tally, input: Elems, output: Elems, coll?: number): Promise<void> {
+    return this.runSynthetic(tally, output.length, dtypeOf(output), 1, input.length, coll);
   }
 
-  /** The real algorithm's frames for a segment of S elements (scaled by linkScale). */
-  private runSynthetic(tally: Tally, S: number, dtype: WireDtype, steps: number): Promise<void> {
-    const chunks = new Chunks(Math.ceil(S / (this.opts.linkScale ?? 1)), this.opts.chunkBytes, dtype);
-    return this.run(tally, chunks, steps, syntheticPhase(this.seat(), chunks, steps, this.synthetic));
+  /** The real algorithm's frames for a segment of S elements (scaled by linkScale); a shift sends `sent`
+   *  (its own input's length), which may differ from what it receives. */
+  private runSynthetic(tally: Tally, S: number, dtype: WireDtype, steps: number, sent = S, coll?: number): Promise<void> {
+    const cut = (n: number) => new Chunks(Math.ceil(n / (this.opts.linkScale ?? 1)), this.opts.chunkBytes, dtype);
+    const chunks = cut(S);
+    return this.run(tally, chunks, steps, syntheticPhase(this.seat(), chunks, steps, this.synthetic, cut(sent)), coll);
   }
 }

@@ -22,7 +22,7 @@ export class SyntheticPayload {
 /** Chunks of the first step in flight at once. */
 const SEND_WINDOW = 8;
 
-export function syntheticPhase(seat: RingSeat, chunks: Chunks, steps: number, payload: SyntheticPayload): Phase {
+export function syntheticPhase(seat: RingSeat, chunks: Chunks, steps: number, payload: SyntheticPayload, sends = chunks): Phase {
   const { pool } = seat;
   const like = payload.of(chunks.dtype, 0);
   return {
@@ -33,7 +33,7 @@ export function syntheticPhase(seat: RingSeat, chunks: Chunks, steps: number, pa
       let next = 0;
       const more = () => {
         const j = next++;
-        if (j < chunks.count) send(0, j, payload.of(chunks.dtype, chunks.length(j)), more);
+        if (j < sends.count) send(0, j, payload.of(sends.dtype, sends.length(j)), more);
       };
       for (let k = 0; k < SEND_WINDOW; k++) more();
     },

@@ -3,7 +3,8 @@
 import { REAL_VALUES } from '../../shared/training/values.js';
 import { adamUpdate, type AdamHyper } from '../../shared/training/adam.js';
 import type { WireDtype } from '../../shared/tensor/dtype.js';
-import { ShardLayout } from '../../shared/training/layout.js';
+import { ShardLayout, type LayoutSizes } from '../../shared/training/layout.js';
+import { persistedLayout, persistedSizes } from '../../shared/training/persisted-layout.js';
 import { MlpSpec } from '../../shared/models/mlp/mlp.js';
 import type { SchemeName, UnitMode } from '../../shared/control/run-config.js';
 import type { Base, StepStats } from '../../shared/training/schemes/base.js';
@@ -32,6 +33,7 @@ export interface TrainSetup {
   overlap?: boolean; // default true, as in a run
   bucketBytes?: number; // DP/ZeRO-1 bucket cap (default DDP's 25 MiB)
   accumulate?: number; // micro-batches per optimizer step
+  persist?: number; // ZeRO-3: DeepSpeed's persistence threshold, elements
   compute?: (spec: ModelSpec) => Compute; // default: inline
 }
 
@@ -48,6 +50,13 @@ export interface TrainResult {
 
 const specOf = (s: TrainSetup): ModelSpec => (s.gpt ? new GptSpec(s.gpt) : new MlpSpec(s.widths));
 
+/** A layout's sizes as the theory takes them under `scheme`, with the persisted tensors where it gathers. */
+export function sizesWith(layout: ShardLayout, scheme: SchemeName, persist?: number): LayoutSizes {
+  const sizes = layout.sizes();
+  if (!persist || !SCHEME_TABLE[scheme].shardParameters) return sizes;
+  return { ...sizes, persisted: persistedSizes(persistedLayout(layout, persist)) };
+}
+
 export async function trainDistributed(world: number, scheme: SchemeName, s: TrainSetup): Promise<TrainResult> {
   const spec = specOf(s);
   const theta0 = spec.init(s.seed);
@@ -60,7 +69,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
     for (const [r, rk] of ranks.entries()) {
       rk.ledger = new MemoryLedger(
         WasmHeap.create(
-          heapBytes(SCHEME_TABLE[scheme], layouts[r].sizes(), s.dtype, {
+          heapBytes(SCHEME_TABLE[scheme], sizesWith(layouts[r], scheme, s.persist), s.dtype, {
             gatherAhead: s.gatherAhead ?? 0,
             reduceBehind: s.reduceBehind ?? 0,
             accumulate: s.accumulate,
@@ -81,6 +90,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
         values: REAL_VALUES,
         gatherAhead: s.gatherAhead,
         reduceBehind: s.reduceBehind,
+        persist: s.persist,
         overlap: s.overlap,
         bucketBytes: s.bucketBytes,
         accumulate: s.accumulate,

@@ -274,7 +274,7 @@ export class Base {
   }
 
   /** Bring the 16-bit working copy up to date with the new master weights. */
-  private async refreshWorkingCopy(): Promise<void> {
+  protected async refreshWorkingCopy(): Promise<void> {
     const { coll, layout } = this.ctx;
     if (this.flags.shardParameters || !this.flags.shardOptimizer) {
       this.values.fromF32(this.master, this.working); // same layout on both sides

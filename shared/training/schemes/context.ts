@@ -32,4 +32,5 @@ export interface SchemeContext {
   // place on every host (cross)
   strides?: { group: Collectives[]; cross: Collectives[] } | null;
   ranks?: number; // ranks whose losses are averaged (default: the layout's world)
+  persist?: number; // ZeRO-3: tensors of at most this many elements are kept whole, never gathered (0: none; persisted.ts)
 }

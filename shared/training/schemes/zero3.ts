@@ -1,15 +1,34 @@
 // ZeRO-3: the 16-bit parameters are sharded too, so a unit is all-gathered before each use and released
 // after it: once for the forward pass, and again for the backward pass (never kept in between). That second
-// gather is the third Psi of its traffic. Everything else is ZeRO-2's step.
+// gather is the third Psi of its traffic. Everything else is ZeRO-2's step. With a persistence threshold
+// (DeepSpeed's), small tensors are kept whole and left out of the gathers (persisted.ts).
 import type { SchemeName } from '../../control/run-config.js';
-import type { Unit } from '../layout.js';
-import type { UnitParams } from './base.js';
+import type { Half, Unit } from '../layout.js';
+import type { Elems } from '../../tensor/dtype.js';
+import type { PersistedHalf } from '../persisted-layout.js';
+import type { SchemeContext, UnitParams } from './base.js';
 import { Zero2 } from './zero2.js';
+import { Persisted } from './persisted.js';
+import { persistedLayout } from '../persisted-layout.js';
 
 export class Zero3 extends Zero2 {
   override readonly name: SchemeName = 'zero3';
   /** Gathers already started, by pass and unit: the prefetch window. */
   private readonly inflight = new Map<string, Promise<UnitParams>>();
+  private persisted: Persisted | null = null;
+
+  override setup(ctx: SchemeContext): this {
+    super.setup(ctx);
+    if (ctx.persist) this.persisted = new Persisted(ctx, persistedLayout(ctx.layout, ctx.persist));
+    return this;
+  }
+
+  /** ZeRO-1/2's refresh is none here (the working copy is the shard); the persisted tensors' values are
+   *  all-gathered into their band. */
+  protected override async refreshWorkingCopy(): Promise<void> {
+    await super.refreshWorkingCopy();
+    await this.persisted?.refresh(this.working);
+  }
 
   protected override async acquireUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     const { layout, gatherAhead = 0 } = this.ctx;
@@ -36,16 +55,25 @@ export class Zero3 extends Zero2 {
   /** Both halves of unit `u` into one buffer, [frozen | trainable], each padded: frozen weights are gathered
    *  for every use as the trainable ones are (the backward pass needs them for the input's gradient). */
   protected async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
-    const { coll, ledger, dtype } = this.ctx;
+    const { ledger, dtype } = this.ctx;
     const f = u.frozen;
     const gathered = ledger.alloc('gathered', dtype, f.padded + u.padded);
     const [frozen, trainable] = [gathered.subarray(0, f.padded), gathered.subarray(f.padded)];
     // Both issued now, in one order on every rank (a gather started ahead must not slip between them).
+    const p = this.persisted?.plan.units[u.index];
     const both = [
-      f.size ? coll.allGather(this.frozenWorking.subarray(f.shardOffset, f.shardOffset + f.shard), frozen, `${pass} gather u${u.index} frozen`) : null,
-      u.size ? coll.allGather(this.working.subarray(u.shardOffset, u.shardOffset + u.shard), trainable, `${pass} gather u${u.index}`) : null,
+      f.size ? this.gatherHalf(f, this.frozenWorking, frozen, p?.frozen ?? null, `${pass} gather u${u.index} frozen`) : null,
+      u.size ? this.gatherHalf(u, this.working, trainable, p?.trainable ?? null, `${pass} gather u${u.index}`) : null,
     ];
     await Promise.all(both);
     return { frozen: frozen.subarray(0, f.size), trainable: trainable.subarray(0, u.size), gathered };
+  }
+
+  /** One half of a unit gathered from the shards of `working` into `out`: whole, or without its persisted
+   *  tensors (`kept`), which the band fills in. */
+  private gatherHalf(h: Half, working: Elems, out: Elems, kept: PersistedHalf | null, label: string): Promise<unknown> {
+    const own = working.subarray(h.shardOffset, h.shardOffset + h.shard);
+    if (kept && this.persisted) return this.persisted.gather(h, kept, own, out.subarray(0, h.size), label);
+    return this.ctx.coll.allGather(own, out, label);
   }
 }

@@ -63,6 +63,7 @@ describe('accounting: bytes on the wire and memory per band, measured against th
             expect({
               params16: live.params16,
               frozen16: live.frozen16,
+              kept16: live.kept16,
               secondary: live.secondary,
               grads: live.grads,
               master: live.master,
