@@ -14,7 +14,7 @@ export interface Row {
 export type Settings = Partial<
   Pick<
     RunOptions,
-    'scheme' | 'overlap' | 'bucketMib' | 'gatherAhead' | 'qwz' | 'hpz' | 'qgz' | 'shardGroup' | 'accumulate' | 'batch' | 'wireDtype' | 'lr' | 'recompute'
+    'scheme' | 'overlap' | 'bucketMib' | 'gatherAhead' | 'persistThreshold' | 'qwz' | 'hpz' | 'qgz' | 'shardGroup' | 'accumulate' | 'batch' | 'wireDtype' | 'lr' | 'recompute'
   >
 >;
 
@@ -24,6 +24,7 @@ const FLAG: Record<keyof Settings, string> = {
   overlap: '--overlap',
   bucketMib: '--bucket-mib',
   gatherAhead: '--gather-ahead',
+  persistThreshold: '--persist-threshold',
   qwz: '--qwz',
   hpz: '--hpz',
   qgz: '--qgz',

@@ -20,7 +20,6 @@ const ZERO_ASIDE: Record<string, string> = {
   allgather_partitions: 'the working copy is always all-gathered after the update',
   reduce_scatter: 'sharded gradients are always reduce-scattered',
   contiguous_gradients: 'gradients are laid out contiguously already',
-  stage3_param_persistence_threshold: 'not modeled yet: every parameter is gathered, small ones too (DeepSpeed keeps them whole)',
   stage3_max_live_parameters: 'gathers are bounded by --gather-ahead units instead',
   stage3_max_reuse_distance: 'a unit is released after each use',
   stage3_gather_16bit_weights_on_model_save: 'checkpoints are sharded (zerowire consolidate writes one file)',
@@ -39,9 +38,10 @@ export interface DsContext {
   bytesPerElement: number;
 }
 
-function autoSize(r: Reader, key: string, factor: number, ctx: DsContext): number {
+/** What the Trainer makes of an "auto" size: `of(hidden)`, rounded. */
+function autoSize(r: Reader, key: string, of: (hidden: number) => number, ctx: DsContext): number {
   if (ctx.hidden === null) throw new ConfigError(`--deepspeed ${r.file}: key "${key}": "auto" needs a model with a hidden size (a decoder)`);
-  return Math.round(factor * ctx.hidden * ctx.hidden);
+  return Math.round(of(ctx.hidden));
 }
 
 function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext): void {
@@ -54,11 +54,11 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
     if (k === 'overlap_comm') r.put(key(k), v, 'overlap', r.check(key(k), v, isBool, 'true or false') === false ? 'off' : 'on');
     else if (k === 'reduce_bucket_size') {
       const n = r.check(key(k), v, isInt, 'a count of elements');
-      const elems = n === 'auto' ? autoSize(r, key(k), 1, ctx) : n;
+      const elems = n === 'auto' ? autoSize(r, key(k), (h) => h * h, ctx) : n;
       r.put(key(k), v, 'bucketMib', (elems * ctx.bytesPerElement) / 2 ** 20, `${elems} elements${n === 'auto' ? ': "auto" is hidden² (the Trainer)' : ''}`);
     } else if (k === 'stage3_prefetch_bucket_size') {
       const n = r.check(key(k), v, isInt, 'a count of elements');
-      const elems = n === 'auto' ? autoSize(r, key(k), 0.9, ctx) : n;
+      const elems = n === 'auto' ? autoSize(r, key(k), (h) => 0.9 * h * h, ctx) : n;
       r.put(key(k), v, 'gatherAhead', elems > 0 ? 1 : 0, `a unit ahead${n === 'auto' ? ': "auto" is 0.9·hidden² (the Trainer)' : ''}`);
     } else if (k === 'zero_hpz_partition_size') {
       const n = r.check(key(k), v, isInt, 'a count of ranks');
@@ -66,6 +66,11 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
         r.put(key(k), v, 'hpz', true, "ZeRO++'s hpZ");
         r.put(key(k), v, 'shardGroup', n, 'its partition: the ranks of a host');
       } else r.aside(key(k), v, 'no secondary partition (1)');
+    } else if (k === 'stage3_param_persistence_threshold') {
+      const n = r.check(key(k), v, isInt, 'a count of elements');
+      const elems = n === 'auto' ? autoSize(r, key(k), (h) => 10 * h, ctx) : n;
+      if (stage !== 3) r.aside(key(k), v, 'stage 3 only (nothing is gathered below it)');
+      else r.put(key(k), v, 'persistThreshold', elems, `tensors of at most ${elems} elements kept whole, never gathered${n === 'auto' ? ': "auto" is 10·hidden (the Trainer)' : ''}`);
     } else if (k === 'mics_shard_size') {
       const n = r.check(key(k), v, (x): x is number => Number.isInteger(x), 'a count of ranks (-1: off)');
       if (n !== 'auto' && n > 1 && stage === 3) {

@@ -74,7 +74,7 @@ const HELP_GROUPS: [string, string[]][] = [
   ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
   ["ZeRO++'s components (on zero3):", ['qwz', 'hpz', 'qgz', 'quant-block']],
   ['Where it computes (and GPU what-ifs, docs/what-if.md):', ['compute', 'threads', 'tflops', 'mfu', 'link-scale']],
-  ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'chunk-kib']],
+  ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'persist-threshold', 'chunk-kib']],
   ['Checkpoints:', ['checkpoint-every', 'checkpoint-dir', 'resume']],
   [
     'Network, liveness and security:',
@@ -195,6 +195,11 @@ function computeOptions<T>(y: Argv<T>) {
       describe: "ZeRO-2/3: let this many units' gradient reduce-scatters run behind the backward pass (0, 1, 2; default 1 with --overlap on)",
     })
     .option('prefetch', { type: 'number', describe: 'both --gather-ahead and --reduce-behind (the older name for the two)' })
+    .option('persist-threshold', {
+      type: 'number',
+      describe:
+        "ZeRO-3 and HSDP: tensors of at most this many elements kept whole on every rank and never gathered (DeepSpeed's stage3_param_persistence_threshold; not with ZeRO++'s components)",
+    })
     .option('chunk-kib', { type: 'number', default: 1024, describe: 'collective chunk size' })
     .option('timeout', { type: 'number', default: 60, describe: 'seconds a collective or ring set-up may wait' })
     .option('join-timeout', { type: 'number', default: 120, describe: 'seconds to wait for all ranks to join' })

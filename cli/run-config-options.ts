@@ -40,6 +40,7 @@ export interface RunOptions {
   prefetch?: number; // both of the two below (the older option, kept as their alias)
   gatherAhead?: number;
   reduceBehind?: number;
+  persistThreshold?: number; // ZeRO-3: DeepSpeed's stage3_param_persistence_threshold, elements
   compute: string; // auto|inline|thread|model:PRESET
   device?: string; // a device's datasheet, JSON (modeled compute on it)
   deepspeed?: string; // a DeepSpeed config whose settings become these options (cli/deepspeed.ts)
@@ -79,6 +80,7 @@ const OPTION: Record<string, string> = {
   shardGroup: '--shard-group',
   bucketBytes: '--bucket-mib (in bytes)',
   gatherAhead: '--gather-ahead',
+  persist: '--persist-threshold',
   reduceBehind: '--reduce-behind',
   compute: '--compute',
   linkScale: '--link-scale',
@@ -186,6 +188,7 @@ export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveMo
     bucketBytes: Math.round((o.bucketMib ?? DEFAULT_BUCKET_BYTES / 2 ** 20) * 2 ** 20),
     gatherAhead,
     reduceBehind,
+    ...(o.persistThreshold ? { persist: o.persistThreshold } : {}),
     compute,
     ...(device ? { device } : {}),
     linkScale: o.linkScale ?? 1,

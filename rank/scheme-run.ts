@@ -81,7 +81,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     ...(cross ? { cross, ranks: run.coll.world } : {}),
     ...zeroPPContext(componentsOf(c, scheme), host, strides),
     gatherAhead: c.gatherAhead,
-    persist: c.persist,
+    persist: componentsOf(c, scheme) ? undefined : c.persist, // ZeRO++'s gathers are their own (zeropp/)
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,
     bucketBytes: c.bucketBytes,

@@ -193,7 +193,11 @@ function reportNotes(r: Report): string[] {
     );
   if (z3)
     notes.push(
-      `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
+      `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards${c.persist ? ' and the persisted tensors whole' : ''}; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
+    );
+  if (c.persist)
+    notes.push(
+      `persisted (--persist-threshold ${c.persist}, DeepSpeed's stage3_param_persistence_threshold): in ZeRO-3 and HSDP every tensor of at most ${c.persist} elements is kept whole on every rank, left out of each gather and all-gathered once after the update (ZeRO++'s components gather everything)`,
     );
   const act = r.rows[0]?.activations;
   const base = dp ?? r.rows[0]; // against DP's model states where DP ran, else the first scheme's own

@@ -64,7 +64,7 @@ export class RunPlan {
    *  it gathers parameters and the run has a persistence threshold. */
   sizesFor(scheme: SchemeName): LayoutSizes {
     const s = this.shardWorld(scheme) === this.world ? this.sizes : (this.groupSizes ??= this.layoutFor(scheme, 0).sizes());
-    if (!this.config.persist || !gathersParameters(scheme)) return s;
+    if (!this.config.persist || !gathersParameters(scheme) || componentsOf(this.config, scheme)) return s;
     const persisted = persistedSizes(persistedLayout(this.layoutFor(scheme, 0), this.config.persist));
     return { ...s, persisted };
   }

@@ -1,6 +1,11 @@
 // --deepspeed: a DeepSpeed config read as zerowire's options, every key printed with what it became ("auto" as
 // the Hugging Face Trainer resolves it, unknown keys named), the command line's flags winning over the file.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readReport } from '../../shared/accounting/report-file.js';
+import { RunPlan } from '../../shared/accounting/run-plan.js';
+import { persistedLayout } from '../../shared/training/persisted-layout.js';
 import { describe, expect, it } from 'vitest';
 import { readDeepspeedConfig, type DsContext } from '../../cli/deepspeed.js';
 import { runCli } from '../helpers/cli.js';
@@ -13,9 +18,19 @@ const row = (rows: { key: string; became: string }[], key: string) => rows.find(
 describe('--deepspeed', () => {
   it('maps a ZeRO-3 config (as LlamaFactory ships it), "auto" from the hidden size, every key accounted for', () => {
     const { set, rows } = readDeepspeedConfig({ ...Z3, flux_capacitor: 1 }, 'ds.json', CTX, none);
-    expect(set).toEqual({ scheme: 'dp,zero3', overlap: 'on', bucketMib: (4096 * 4096 * 2) / 2 ** 20, gatherAhead: 1, accumulate: 2, wireDtype: 'bf16' });
+    expect(set).toEqual({
+      scheme: 'dp,zero3',
+      overlap: 'on',
+      bucketMib: (4096 * 4096 * 2) / 2 ** 20,
+      gatherAhead: 1,
+      persistThreshold: 40960,
+      accumulate: 2,
+      wireDtype: 'bf16',
+    });
     expect(row(rows, 'zero_optimization.reduce_bucket_size')).toBe('--bucket-mib 32 (16777216 elements: "auto" is hidden² (the Trainer))');
-    expect(row(rows, 'zero_optimization.stage3_param_persistence_threshold')).toMatch(/^left aside: not modeled yet/);
+    expect(row(rows, 'zero_optimization.stage3_param_persistence_threshold')).toBe(
+      '--persist-threshold 40960 (tensors of at most 40960 elements kept whole, never gathered: "auto" is 10·hidden (the Trainer))',
+    );
     expect(row(rows, 'flux_capacitor')).toBe('left aside: not understood');
     expect(row(rows, 'gradient_clipping')).toMatch(/^left aside: not applied here/);
     const keys = [
@@ -64,5 +79,30 @@ describe('--deepspeed', () => {
     expect(r.stdout).toMatch(/zero_optimization\.stage +3 +--scheme dp,zero3 \(ZeRO-3, beside DP as the baseline\): the command line's --scheme won/);
     expect(r.stdout).toMatch(/^ZeRO-2 /m);
     expect(r.stdout).not.toMatch(/^ZeRO-3 /m);
+  }, 60_000);
+
+  it("stage3_param_persistence_threshold on CPU ranks: ZeRO-3 sends the theory's bytes, none of them for the persisted tensors", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-persist-'));
+    const ds = join(dir, 'ds.json');
+    writeFileSync(ds, JSON.stringify({ zero_optimization: { stage: 3, stage3_param_persistence_threshold: 256 } }));
+    const model = ['--model', 'gpt:2,32,4,16,64', '--batch', '8', '--steps', '2', '--preflight', 'off', '--world', '4'];
+    const r = await runCli(['local', ...model, '--deepspeed', ds, '--out', join(dir, 'r.json')], 60_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/stage3_param_persistence_threshold +256 +--persist-threshold 256 \(tensors of at most 256 elements kept whole, never gathered\)/);
+    const report = readReport(join(dir, 'r.json'), 'test');
+    const z3 = report.rows.find((x) => x.scheme === 'zero3')!;
+    expect(z3.sentPerStep.payload).toBe(z3.sentPerStep.theory);
+    expect(z3.resident.measured).toBe(z3.resident.theory);
+    // Against plain ZeRO-3, per rank (the mean) and unit with persisted tensors: its two gathers no longer carry
+    // them (P) nor the padding (padded - size), and one all-gather of them is added: (N-1)/N · b · (2·pad + P).
+    const plan = new RunPlan(report.config, 4);
+    const plain = new RunPlan({ ...report.config, persist: undefined }, 4);
+    const p = persistedLayout(plan.layout0, 256);
+    expect(p.keptTotal).toBeGreaterThan(0);
+    const saved = plan.layout0.units.reduce((t, u, i) => {
+      const kept = p.units[i].trainable?.kept ?? 0;
+      return t + (kept ? (3 / 4) * 2 * (2 * (u.padded - u.size) + kept) : 0);
+    }, 0);
+    expect(plain.traffic('zero3') - plan.traffic('zero3')).toBeCloseTo(saved, 6);
   }, 60_000);
 });
