@@ -4,19 +4,20 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { arenaModel, batchRow, modelSpec } from '../shared/models/registry.js';
 import type { RunConfig } from '../shared/control/run-config.js';
 import { batchStaging, layerStaging, type ThreadReply, type ThreadRequest } from './worker-compute.js';
+import { loadedSize } from '../shared/training/param-group.js';
 
 const spec = modelSpec(workerData as Pick<RunConfig, 'model' | 'adapt'>);
 const model = arenaModel(spec, workerData.threads as number, workerData.recompute as boolean);
 await model.ready();
 const row = batchRow(spec);
-const largest = Math.max(...spec.layers.map((l) => l.size));
+const largest = Math.max(...spec.layers.map(loadedSize));
 let layerBuf: SharedArrayBuffer | null = null;
 let batchBuf: SharedArrayBuffer | null = null;
 let rows = 0;
 
 function params(layer: number, bf16: boolean): Float32Array | Uint16Array {
   const s = layerStaging(layerBuf!, largest);
-  const n = spec.layers[layer].size;
+  const n = loadedSize(spec.layers[layer]);
   return bf16 ? s.bf16.subarray(0, n) : s.f32.subarray(0, n);
 }
 
@@ -36,7 +37,7 @@ function handle(req: ThreadRequest): ThreadReply {
     case 'loss':
       return { ok: true, loss: model.loss(batchStaging(batchBuf!, row, rows).y, req.gradScale) };
     case 'backward': {
-      const n = spec.layers[req.layer].size - spec.layers[req.layer].frozen; // the trainable rest's gradient
+      const n = loadedSize(spec.layers[req.layer]) - spec.layers[req.layer].frozen; // the trainable rest's gradient (and a borrowed weight's)
       model.backward(req.layer, params(req.layer, req.bf16), layerStaging(layerBuf!, largest).grad.subarray(0, n));
       return { ok: true };
     }

@@ -3,7 +3,7 @@
 // a larger batch arrives (its inputs and labels), never through a fresh copy per message; the requests
 // themselves carry only what to do.
 import { Worker } from 'node:worker_threads';
-import type { GroupParams } from '../shared/training/param-group.js';
+import { loadedSize, type GroupParams } from '../shared/training/param-group.js';
 import type { Compute } from '../shared/training/compute.js';
 import { batchRow, modelConfig, type ModelSpec } from '../shared/models/registry.js';
 
@@ -47,7 +47,7 @@ export class WorkerCompute implements Compute {
     script: URL = new URL('./compute-thread.js', import.meta.url),
     recompute = false,
   ) {
-    this.largest = Math.max(...spec.layers.map((l) => l.size));
+    this.largest = Math.max(...spec.layers.map(loadedSize));
     this.layerBuf = new SharedArrayBuffer(this.largest * 8);
     this.worker = new Worker(script, { workerData: { ...modelConfig(spec), threads, recompute } });
     this.worker.on('message', (r: ThreadReply) => {

@@ -63,7 +63,7 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, o
   // plus the `gatherAhead` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
   const transientBand = f.shardParameters ? 'gathered' : f.shardGradients ? 'bucket' : null;
-  const transient = transientBand ? worstTransient(unitsOf(s), f.shardParameters, overlap) * b : 0;
+  const transient = transientBand ? worstTransient(unitsOf(s), f.shardParameters, overlap, lentTo(s)) * b : 0;
   return { bands, resident, transient, transientBand, peak: resident + transient };
 }
 
@@ -73,6 +73,14 @@ interface UnitSizes {
   gathered: number;
   bucket: number;
   backward: boolean;
+}
+
+/** Per unit: what else it holds gathered while it computes (a tied head: its lending unit, both halves). */
+function lentTo(s: LayoutSizes): number[] {
+  const out = s.unitPadded.map(() => 0);
+  const t = s.tied;
+  if (t && t.lender !== t.borrower) out[t.borrower] = unitsOf(s)[t.lender].gathered;
+  return out;
 }
 
 function unitsOf(s: LayoutSizes): UnitSizes[] {
@@ -86,16 +94,20 @@ function unitsOf(s: LayoutSizes): UnitSizes[] {
  * `reduceBehind` stay in flight behind the next units (a unit with nothing trainable starts none; assumed to
  * finish as late as allowed, so with either this is an upper bound; without, exact).
  */
-function worstTransient(units: UnitSizes[], gathers: boolean, { gatherAhead, reduceBehind }: Overlap): number {
+function worstTransient(units: UnitSizes[], gathers: boolean, { gatherAhead, reduceBehind }: Overlap, lent: number[]): number {
   let worst = 0;
   const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
   const gathered = units.map((u) => u.gathered);
-  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(gathered.slice(i, i + gatherAhead + 1)));
-  const back = units.filter((u) => u.backward).reverse();
+  const also = (i: number) => (gathers ? lent[i] : 0); // a tied head's lending unit, gathered for it
+  if (gathers) for (let i = 0; i < units.length; i++) worst = Math.max(worst, sum(gathered.slice(i, i + gatherAhead + 1)) + also(i));
+  const back = units
+    .map((u, i) => ({ ...u, i }))
+    .filter((u) => u.backward)
+    .reverse();
   const buckets: number[] = [];
   for (let i = 0; i < back.length; i++) {
     const ahead = gathers ? back.slice(i, i + gatherAhead + 1).map((u) => u.gathered) : [];
-    worst = Math.max(worst, sum(ahead) + sum(buckets)); // computing unit i, its successors gathered
+    worst = Math.max(worst, sum(ahead) + sum(buckets) + also(back[i].i)); // computing unit i, its successors gathered
     if (back[i].bucket > 0) buckets.push(back[i].bucket);
     worst = Math.max(worst, sum(ahead.slice(1)) + sum(buckets)); // unit i released, its bucket out
     while (buckets.length > reduceBehind) buckets.shift();
@@ -117,6 +129,7 @@ export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, over
   const shardScratch = (overlap.accumulate ?? 1) > 1 ? s.maxUnitPadded * 4 : 0; // a reduced shard widened before it is summed
   const frozenLoad = Math.max(0, ...(s.frozen?.unitPadded ?? [])) * 4; // setup: one frozen half in fp32, rounded into its band
   // persisted tensors: each gather in flight packs the unit's gathered elements (at most the unit) in staging
+  const tiedScratch = s.tied ? s.tied.scratch * (bytesPerElement(dtype) + 4) + s.tied.table * 4 : 0; // schemes/tied.ts's three buffers
   const persistStaging = s.persisted ? (overlap.gatherAhead + 1) * Math.max(...unitsOf(s).map((u) => u.gathered)) * bytesPerElement(dtype) : 0;
   return (
     memoryTheory(f, s, dtype, overlap, zpp).peak +
@@ -127,6 +140,7 @@ export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, over
     shardScratch +
     frozenLoad +
     persistStaging +
+    tiedScratch +
     (1 << 20)
   );
 }
@@ -150,17 +164,47 @@ export function trafficParts(
   accumulate = 1,
   linkScale = 1,
   zpp?: ZeroPPTheory,
+  rank?: number,
 ): { trainable: number; frozen: number; host: number; cross: number } {
   if (zpp && f.shardParameters) return { ...zeroPPTraffic(s, dtype, accumulate, linkScale, zpp), frozen: 0 };
-  if (s.persisted && f.shardParameters) return { ...persistedTraffic(s, dtype, accumulate, linkScale), host: 0, cross: 0 };
-  const passes = f.shardParameters ? 3 * accumulate : f.shardGradients ? accumulate + 1 : 2;
-  // Each unit's ring segment (p/N elements) crosses N-1 links; with --link-scale K, 1/K of it, rounded up.
-  const pass = (sizes: number[]) => sizes.reduce((t, p) => t + (s.world - 1) * Math.ceil(p / s.world / linkScale), 0);
   const b = bytesPerElement(dtype);
-  const fz = s.frozen;
-  if (!fz || !f.shardParameters) return { trainable: passes * pass(s.unitPadded) * b, frozen: 0, host: 0, cross: 0 };
-  const backward = fz.unitPadded.filter((_, i) => fz.backwardUnits[i]);
-  return { trainable: passes * pass(s.unitPadded) * b, frozen: accumulate * (pass(fz.unitPadded) + pass(backward)) * b, host: 0, cross: 0 };
+  const K = accumulate;
+  const g = gathers(s, linkScale, rank);
+  if (!f.shardParameters)
+    return { trainable: (f.shardGradients ? K + 1 : 2) * s.unitPadded.reduce((t, p) => t + g.whole(p), 0) * b, frozen: 0, host: 0, cross: 0 };
+  let [trainable, frozen] = [0, 0];
+  s.unitPadded.forEach((p, i) => {
+    trainable += K * (2 * g.trainable(i) + g.whole(p)) + g.refresh(i); // forward and backward gathers, the reduce-scatter
+    frozen += K * g.frozen(i) * (s.frozen?.backwardUnits[i] ? 2 : 1); // the backward pass gathers only the units it reaches
+  });
+  const t = s.tied;
+  if (t && t.lender !== t.borrower) {
+    // a tied head gathers the embeddings' unit again for its forward and its backward pass (schemes/tied.ts)
+    trainable += 2 * K * g.trainable(t.lender);
+    frozen += 2 * K * g.frozen(t.lender);
+  }
+  return { trainable: trainable * b, frozen: frozen * b, host: 0, cross: 0 };
+}
+
+/** Elements one rank sends per gather of each unit's halves: a ring's (N-1) segments of the padded half, or,
+ *  where tensors are persisted (persisted-layout.ts), every shard's gathered elements but the next rank's (an
+ *  all-gather of unequal segments, no padding sent; `rank` absent: the mean over the ranks); and, once a step,
+ *  the persisted elements' all-gather. With --link-scale K each segment carries 1/K, rounded up. */
+function gathers(s: LayoutSizes, linkScale: number, rank?: number) {
+  const N = s.world;
+  const seg = (n: number) => Math.ceil(n / linkScale);
+  const whole = (padded: number) => (N - 1) * seg(padded / N);
+  const uneven = (counts: number[]) => {
+    const all = counts.reduce((t, c) => t + seg(c), 0);
+    return rank === undefined ? ((N - 1) * all) / N : all - seg(counts[(rank + 1) % N]);
+  };
+  const p = s.persisted?.units;
+  return {
+    whole,
+    trainable: (i: number) => (p?.[i].trainable ? uneven(p[i].trainable) : whole(s.unitPadded[i])),
+    frozen: (i: number) => (!s.frozen?.unitPadded[i] ? 0 : p?.[i].frozen ? uneven(p[i].frozen) : whole(s.frozen.unitPadded[i])),
+    refresh: (i: number) => (p?.[i].keptPerRank ? uneven(p[i].keptPerRank) : 0),
+  };
 }
 
 /** ZeRO-3's bytes with ZeRO++'s components, per micro-batch: the forward gather (qwZ: each shard of S values as
@@ -198,32 +242,4 @@ export function crossGroupTraffic(s: LayoutSizes, groups: number, dtype: WireDty
 /** Sizes for a model of `params` parameters in one unit, without padding (for `plan`). */
 export function bareSizes(params: number, world: number): LayoutSizes {
   return { params, paddedTotal: params, shardTotal: params / world, maxUnitPadded: params, unitPadded: [params], world };
-}
-
-/** ZeRO-3's bytes with persisted tensors (persisted-layout.ts), per rank per optimizer step: each gather of a
- *  half sends the gathered elements of every shard but the next rank's (an all-gather of unequal segments, the
- *  padding not sent), or the whole padded half where nothing in it is persisted; the gradients reduce-scattered
- *  as always; after the update, the persisted elements all-gathered once the same way. `rank`: that rank's
- *  bytes; absent: the mean over the ranks, (N-1)/N of every segment. */
-export function persistedTraffic(s: LayoutSizes, dtype: WireDtype, K = 1, linkScale = 1, rank?: number): { trainable: number; frozen: number } {
-  const N = s.world;
-  const b = bytesPerElement(dtype);
-  const seg = (n: number) => Math.ceil(n / linkScale);
-  const uneven = (counts: number[]) => {
-    const all = counts.reduce((t, c) => t + seg(c), 0);
-    return rank === undefined ? ((N - 1) * all) / N : all - seg(counts[(rank + 1) % N]);
-  };
-  const whole = (padded: number) => (N - 1) * seg(padded / N);
-  const p = s.persisted!;
-  let [trainable, frozen] = [0, 0];
-  s.unitPadded.forEach((padded, i) => {
-    const u = p.units[i];
-    const gather = u.trainable ? uneven(u.trainable) : whole(padded);
-    trainable += K * (2 * gather + whole(padded)) + (u.keptPerRank ? uneven(u.keptPerRank) : 0);
-    const fz = s.frozen;
-    if (!fz || !fz.unitPadded[i]) return;
-    const frozenGather = u.frozen ? uneven(u.frozen) : whole(fz.unitPadded[i]);
-    frozen += K * frozenGather * (fz.backwardUnits[i] ? 2 : 1);
-  });
-  return { trainable: trainable * b, frozen: frozen * b };
 }

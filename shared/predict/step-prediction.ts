@@ -7,7 +7,7 @@
 // holds it against a what-if run's report.
 import { bytesPerElement } from '../tensor/dtype.js';
 import { gradientBuckets } from '../training/buckets.js';
-import type { Unit } from '../training/layout.js';
+import type { ShardLayout, Unit } from '../training/layout.js';
 import { SCHEME_TABLE } from '../training/schemes/table.js';
 import type { SchemeName } from '../control/run-config.js';
 import type { GpuCost } from '../whatif/gpu-cost.js';
@@ -26,6 +26,12 @@ export interface StepPrediction {
   exposedMs: number; // step - compute
 }
 
+/** A tied head's unit and the embeddings' unit gathered again for it (schemes/tied.ts), where they differ. */
+function tiedLender(layout: ShardLayout): { to: Unit; unit: Unit } | null {
+  const t = layout.sizes().tied;
+  return t && t.lender !== t.borrower ? { to: layout.units[t.borrower], unit: layout.units[t.lender] } : null;
+}
+
 export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, link: Link, intraHost: Link = link): StepPrediction {
   const c = plan.config;
   const f = SCHEME_TABLE[scheme];
@@ -38,15 +44,14 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   const ring = new RingQueue(hybrid ? intraHost : link, layout.world, c.chunkBytes, c.linkScale);
   const M = plan.world / layout.world; // the hybrid's groups: its cross ring's world
   // A group is a host's ranks, each on a cross ring of its own, all leaving through its one link: 1/G each.
-  const shared = { ...link, gbit: link.gbit / layout.world };
-  const cross = hybrid ? new RingQueue(shared, M, c.chunkBytes, c.linkScale) : null;
+  const cross = hybrid ? new RingQueue({ ...link, gbit: link.gbit / layout.world }, M, c.chunkBytes, c.linkScale) : null;
   const optimizerMs = cost.chainMs(optimizerWork(f.shardOptimizer ? layout.shardTotal : layout.paddedTotal, b));
   const units = layout.units;
   const trained = units.filter((u) => u.size > 0); // fine-tuning: units with nothing trainable reduce nothing
+  const lends = tiedLender(layout);
   const closes = new Map((f.shardGradients ? [] : gradientBuckets(trained, c.bucketBytes, b)).map((bk) => [bk[bk.length - 1], bk]));
   const window = !c.overlap ? 0 : f.shardGradients ? c.reduceBehind : Infinity;
-  let now = 0;
-  let compute = 0;
+  let [now, compute] = [0, 0];
   const work = (ms: number) => ((now += ms), (compute += ms));
   const zpp = zeroPPQueues(plan, scheme, cost, link, intraHost, work); // ZeRO++'s rings; its kernels' time as work
   /** ZeRO-3: this pass's gathers, started `gatherAhead` units ahead of the one computing. */
@@ -60,6 +65,7 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
       start(i);
       for (let k = 1; k <= c.gatherAhead; k++) start(i + k);
       now = Math.max(now, done.get(order[i])!);
+      if (lends?.to === order[i]) now = Math.max(now, gather(lends.unit)); // on demand, after the head's own
     };
   };
   for (let k = 0; k < K; k++) {

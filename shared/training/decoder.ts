@@ -4,7 +4,7 @@
 // and its six passes.
 import { ArenaModel } from './arena-model.js';
 import type { Elems } from '../tensor/dtype.js';
-import { groupParts, type GroupParams, type NamedTensor, type ParamGroup } from './param-group.js';
+import { groupParts, loadedSize, type GroupParams, type NamedTensor, type ParamGroup } from './param-group.js';
 import { crossEntropy } from './ops.js';
 import { Rng } from './rng.js';
 import { adaptedInit, adaptGroups, adapterAt, type Adaptation, type Adapter, type BaseGroup } from './adapters.js';
@@ -63,11 +63,20 @@ export abstract class DecoderUnits {
   readonly params: number;
   private readonly base: BaseGroup[];
 
+  /** `tiedHead`: the head's weight as its passes name it, where the head is the token embeddings (the first
+   *  tensor of the embeddings): borrowed from them (param-group.ts's Borrowed), not a parameter of its own. */
   constructor(
     units: UnitList,
     readonly adapt?: Adaptation,
+    tiedHead?: string,
   ) {
     const { groups, params, base } = decoderGroups(units, adapt);
+    if (tiedHead) {
+      const [emb, head] = [groups[0], groups[groups.length - 1]];
+      const table = emb.tensors[0];
+      const size = table.shape.reduce((a, b) => a * b, 1);
+      head.borrows = { from: emb.index, size, tensor: { name: tiedHead, offset: head.offset + head.size, shape: table.shape } };
+    }
     this.layers = groups;
     this.params = params;
     this.base = base;
@@ -216,7 +225,7 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
    *  moves on. Frozen weights get no gradient computed (lora-ops.ts). */
   backward(u: number, given: Elems | GroupParams, grad: Float32Array): void {
     const [g, params] = this.group(u, given);
-    const all = this.v.g.subarray(0, g.size);
+    const all = this.v.g.subarray(0, loadedSize(g));
     all.fill(0);
     switch (g.kind) {
       case 'embeddings':
@@ -266,9 +275,9 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
     const g = this.spec.layers[u];
     if (!g) throw new RangeError(`${this.spec.kind}: unit ${u} does not exist`);
     const [frozen, trainable] = groupParts(g, given);
-    if (frozen.length !== g.frozen || trainable.length !== g.size - g.frozen)
+    if (frozen.length !== g.frozen || trainable.length !== loadedSize(g) - g.frozen)
       throw new RangeError(
-        `${this.spec.kind}: unit ${u} has ${g.frozen} frozen and ${g.size - g.frozen} trainable parameters, got ${frozen.length} and ${trainable.length}`,
+        `${this.spec.kind}: unit ${u} has ${g.frozen} frozen and ${loadedSize(g) - g.frozen} trainable parameters${g.borrows ? ' (with those it borrows)' : ''}, got ${frozen.length} and ${trainable.length}`,
       );
     return [g, [frozen, trainable]];
   }
@@ -286,7 +295,8 @@ export abstract class Decoder<G extends DecoderGroup, V extends BaseViews> exten
   }
 
   private tensor(g: G, name: string): NamedTensor {
-    const t = g.tensors.find((x) => x.name === name || x.name.endsWith(`.${name}`));
+    const all = g.borrows ? [...g.tensors, g.borrows.tensor] : g.tensors;
+    const t = all.find((x) => x.name === name || x.name.endsWith(`.${name}`));
     if (!t) throw new Error(`${this.spec.kind}: unit ${g.index} has no tensor ${name}`);
     return t;
   }

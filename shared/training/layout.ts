@@ -22,6 +22,16 @@ export interface LayoutSizes {
   world: number;
   frozen?: FrozenSizes; // absent: nothing frozen
   persisted?: PersistedSizes; // ZeRO-3 with a persistence threshold (persisted-layout.ts); absent: none
+  tied?: TiedSizes; // a head that borrows the token table (schemes/tied.ts); absent: none
+}
+
+/** A tied head: the unit that borrows and the one that lends (ZeRO-3 gathers the lender again for the head's
+ *  passes), and the scratch the step hands the head's passes (its trainable rest and the table). */
+export interface TiedSizes {
+  borrower: number;
+  lender: number;
+  scratch: number;
+  table: number;
 }
 
 /** What the theory needs of the persisted tensors: the band's elements, and per unit each half's gathered
@@ -159,6 +169,8 @@ export class ShardLayout {
       unitPadded: this.units.map((u) => u.padded),
       world: this.world,
     };
+    const tied = this.tiedSizes();
+    if (tied) s.tied = tied;
     if (this.frozenParams === 0) return s;
     const frozen = {
       params: this.frozenParams,
@@ -168,6 +180,13 @@ export class ShardLayout {
       backwardUnits: this.units.map((u) => u.index >= this.backwardFrom),
     };
     return { ...s, frozen };
+  }
+
+  private tiedSizes(): TiedSizes | undefined {
+    const unitOf = (group: number) => this.units.findIndex((u) => u.layers.some((l) => l.index === group));
+    const l = this.units.flatMap((u) => u.layers).find((x) => x.borrows);
+    if (!l?.borrows) return undefined;
+    return { borrower: unitOf(l.index), lender: unitOf(l.borrows.from), scratch: l.size - l.frozen + l.borrows.size, table: l.borrows.size };
   }
 
   /** The model's flat vector -> its trainable flat vector (`theta` itself when nothing is frozen). */

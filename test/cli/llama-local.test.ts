@@ -77,20 +77,22 @@ describe('local --model llama', () => {
     }
   }, 180_000);
 
-  it('a Qwen2 config.json (q/k/v biases) through --hf-config: every scheme ends where torch.optim.Adam does', async (ctx) => {
+  it('a Qwen2 config.json (q/k/v biases, tied embeddings) through --hf-config: every scheme ends where torch.optim.Adam does', async (ctx) => {
     const dir = mkdtempSync(join(tmpdir(), 'zerowire-qwen2-'));
     try {
       const qwen2 = { architectures: ['Qwen2ForCausalLM'], hidden_act: 'silu', hidden_size: 64, intermediate_size: 172, num_attention_heads: 4 };
       const rest = { num_key_value_heads: 2, num_hidden_layers: 2, max_position_embeddings: 32, vocab_size: 64, rms_norm_eps: 1e-6, rope_theta: 10000 };
-      writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...qwen2, ...rest, tie_word_embeddings: false, torch_dtype: 'bfloat16' }));
+      writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...qwen2, ...rest, tie_word_embeddings: true, torch_dtype: 'bfloat16' }));
       const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 3];
-      const run = ['local', '--world', '2', '--hf-config', dir, '--scheme', 'dp,zero1,zero2,zero3', '--wire-dtype', 'fp32', '--batch', '4'];
+      const schemes = ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'];
+      const run = ['local', '--world', '4', '--shard-group', '2', '--hf-config', dir, '--scheme', schemes.join(','), '--wire-dtype', 'fp32', '--batch', '4'];
       const r = await runCli([...run, '--samples', '32', '--steps', String(steps), '--preflight', 'off', '--out', out, '--dump', dump], 120_000);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(
         /config\.json read as llama \(key, value, what it became\):\n {2}architectures +\["Qwen2ForCausalLM"\] +llama, q\/k\/v with biases/,
       );
       expect(r.stdout).toMatch(/torch_dtype +"bfloat16" +left aside: no bearing on a training step/);
+      expect(r.stdout).toMatch(/tie_word_embeddings +true +tied/);
       const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
       for (const x of report.rows) expect(x.sentPerStep.payload, x.scheme).toBe(x.sentPerStep.theory);
       requireTorch(ctx, 'the Qwen2 replay (test/helpers/torch_llama.py)');
@@ -107,9 +109,10 @@ describe('local --model llama', () => {
       ];
       const py = spawnSync('/usr/bin/python3', args, { encoding: 'utf8', timeout: 120_000 });
       expect(py.status, py.stderr).toBe(0);
-      const spec = new LlamaSpec({ layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 }, { qkvBias: true });
+      const spec = new LlamaSpec({ layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 }, { qkvBias: true, tied: true });
+      expect(report.rows.map((x) => x.scheme)).toEqual(schemes);
       const byTorch = fromStateDict(spec, parseSafetensors(readFileSync(torchOut)));
-      for (const scheme of ['dp', 'zero1', 'zero2', 'zero3']) {
+      for (const scheme of schemes) {
         const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
         const diff = maxAbsDiff(final, byTorch);
         console.log(`qwen2 ${scheme}: max |zerowire - torch.optim.Adam| after ${steps} steps = ${diff.toExponential(2)}`);

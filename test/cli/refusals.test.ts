@@ -38,7 +38,7 @@ describe('impossible runs are refused up front', () => {
     [['local', '--bogus'], /^zerowire: Unknown argument: bogus \(see zerowire local --help\)$/],
     [
       ['local', '--hf-config', 'test/fixtures/hf/qwen2-1.5b.json'],
-      /^zerowire: --hf-config: tied embeddings \(tie_word_embeddings\) train only on a modeled device yet/,
+      /^zerowire: --hf-config: vocabulary 151936 is more than 65536: train it with --compute model:PRESET/,
     ],
     [['plan', '--hf-config', '/no/such/config.json', '--world', '8'], /^zerowire: --hf-config \/no\/such\/config.json: no such file$/],
     [['local', '--model', '64,10', '--hf-config', 'test/fixtures/hf/gpt2.json'], /^zerowire: --model and --hf-config: give one of them$/],

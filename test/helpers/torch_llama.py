@@ -1,7 +1,7 @@
 """PyTorch's side of the Llama workload's test, written from Hugging Face's LlamaForCausalLM conventions and
 not from zerowire's code: RMSNorm in fp32 (eps 1e-6), rotary embeddings with rotate_half (theta 10000),
 grouped-query attention by repeating k and v to the query heads, causal softmax, SwiGLU, a projection's bias
-where the weights hold one (Qwen2's q, k and v), untied lm_head. Reads the weights (HF names) and a batch, writes the logits, the mean loss, every parameter's
+where the weights hold one (Qwen2's q, k and v), lm_head untied or (no lm_head.weight) tied to the token table. Reads the weights (HF names) and a batch, writes the logits, the mean loss, every parameter's
 gradient (grad.NAME) and the weights after one torch.optim.Adam step (step.NAME).
 
 usage: torch_llama.py IN OUT LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ,VOCAB LR
@@ -63,7 +63,10 @@ def forward(params, tokens, L, D, H, KV, T, V, lin=plain):
         g = lin(params, f"model.layers.{i}.mlp.gate_proj", m)
         u = lin(params, f"model.layers.{i}.mlp.up_proj", m)
         x = x + lin(params, f"model.layers.{i}.mlp.down_proj", torch.nn.functional.silu(g) * u)
-    return lin(params, "lm_head", rms_norm(x, params["model.norm.weight"]))
+    h = rms_norm(x, params["model.norm.weight"])
+    if "lm_head.weight" not in params:  # tied (tie_word_embeddings): the head is the token table itself
+        return h @ params["model.embed_tokens.weight"].T
+    return lin(params, "lm_head", h)
 
 
 def one_step(in_path, out_path, shape, lr):

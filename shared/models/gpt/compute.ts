@@ -29,7 +29,8 @@ export class Gpt extends Decoder<GptGroup, GptViews> {
 
   /** Where each of the unit's tensors starts inside the unit (in elements), by short name. */
   private offsets(g: GptGroup): Record<string, number> {
-    return Object.fromEntries(g.tensors.map((t) => [t.name.replace(/^h\.\d+\./, ''), t.offset - g.offset]));
+    const all = g.borrows ? [...g.tensors, g.borrows.tensor] : g.tensors; // a tied head's weight after its own
+    return Object.fromEntries(all.map((t) => [t.name.replace(/^h\.\d+\./, ''), t.offset - g.offset]));
   }
 
   /** The region of block b's activation `name`. */

@@ -2,6 +2,7 @@
 // activations: the embeddings' output, each block's insides and output, ln_f and the logits) and the scratch
 // the passes work in. The names are types, so a misspelled region does not compile.
 import type { GptSpec } from './spec.js';
+import { loadedSize } from '../../training/param-group.js';
 
 /** What one block keeps for its backward pass; `out` is its output, the next unit's input. */
 export type BlockName = 'ln1' | 'st1' | 'qkv' | 'P' | 'y' | 'xmid' | 'ln2' | 'st2' | 'hpre' | 'hact' | 'out';
@@ -46,7 +47,7 @@ export function gptRegions(
   for (let b = 0; b < L; b++) for (const k of names) if (k === 'out' || !recompute) activations[`b${b}.${k}`] = block[k];
   if (recompute) for (const k of names) if (k !== 'out') activations[`r.${k}`] = block[k];
   Object.assign(activations, { lnf: N * D, stf: 2 * N, logits: N * V });
-  const largest = Math.max(...spec.layers.map((g) => g.size));
+  const largest = Math.max(...spec.layers.map(loadedSize));
   const hd = D / H;
   const head = { hq: T * hd, hk: T * hd, hv: T * hd, hy: T * hd, hdy: T * hd, hdq: T * hd, hdk: T * hd, hdv: T * hd, hdP: T * T };
   const scratch = { p: largest, g: largest, d: N * D, dx: N * D, d3: 3 * N * D, d4: 4 * N * D, dl: N * V, zero: Math.max(V, T), ...head };

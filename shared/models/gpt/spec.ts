@@ -59,7 +59,7 @@ export class GptSpec extends DecoderUnits {
     adapt?: Adaptation,
     readonly tied = false,
   ) {
-    super(gptUnits(shape, tied), adapt);
+    super(gptUnits(shape, tied), adapt, tied ? 'head.weight' : undefined);
   }
 
   describe(): string {

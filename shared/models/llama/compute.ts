@@ -7,6 +7,7 @@ import { attentionBackward, attentionForward, type AttentionHost } from './atten
 import { LLAMA_BLOCK as BLOCK, type LlamaBlockName as BlockName, type LlamaGroup, type LlamaSpec } from './spec.js';
 import { rmsNorm, rmsNormBackward, rope, ropeTables, swiglu, swigluBackward } from './ops.js';
 import { linearBackward, linearForward } from '../../training/lora-ops.js';
+import { loadedSize } from '../../training/param-group.js';
 
 /** Every region's view by name (llama regions are named by strings: `b3.q`, `r.gate`, `dx`, ...). */
 type LlamaViews = Record<'p' | 'g' | 'd' | 'dl' | 'logits', Float32Array> & Record<string, Float32Array>;
@@ -34,7 +35,7 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     for (let b = 0; b < L; b++) for (const k of BLOCK) if (k === 'out' || !this.recompute) activations[`b${b}.${k}`] = size[k];
     if (this.recompute) for (const k of BLOCK) if (k !== 'out') activations[`r.${k}`] = size[k];
     Object.assign(activations, { nf: N * D, rf: N, logits: N * V });
-    const largest = Math.max(...this.spec.layers.map((g) => g.size));
+    const largest = Math.max(...this.spec.layers.map(loadedSize));
     const head = { hq: T * hd, hk: T * hd, hv: T * hd, hy: T * hd, hdy: T * hd, hdq: T * hd, hdk: T * hd, hdv: T * hd, hdP: T * T };
     const scratch = {
       p: largest,

@@ -83,7 +83,7 @@ export class LlamaSpec extends DecoderUnits {
     adapt?: Adaptation,
   ) {
     const [qkvBias, tied] = [opts.qkvBias ?? false, opts.tied ?? false];
-    super(llamaUnits(shape, { qkvBias, tied }), adapt);
+    super(llamaUnits(shape, { qkvBias, tied }), adapt, tied ? 'lm_head.weight' : undefined);
     this.ropeTheta = opts.ropeTheta ?? ROPE_THETA;
     this.rmsEps = opts.rmsEps ?? RMS_EPS;
     [this.qkvBias, this.tied] = [qkvBias, tied];

@@ -2,7 +2,7 @@
 // the gradient reduction and the Adam update. What differs between the schemes is read from their row of
 // SCHEME_TABLE (table.ts); ZeRO-3 alone overrides how a unit's parameters are fetched (zero3.ts).
 import type { OptimizerState } from '../adam.js';
-import { bytesPerElement, isExtent, type Elems } from '../../tensor/dtype.js';
+import { bytesPerElement, type Elems } from '../../tensor/dtype.js';
 import type { Piece, Unit } from '../layout.js';
 import type { GroupParams } from '../param-group.js';
 import type { Compute } from '../compute.js';
@@ -13,6 +13,8 @@ import { StepProbe, type StepStats } from './step-probe.js';
 import { Gradients } from './gradients.js';
 import type { SchemeContext } from './context.js';
 import type { QuantError, Values } from '../values.js';
+import { TiedWeights } from './tied.js';
+import { loadWeights } from './initial-weights.js';
 
 export type { SchemeContext } from './context.js';
 
@@ -57,6 +59,7 @@ export class Base {
   private t = 0;
   private lastMicro = true; // the micro-batch running is the optimizer step's last
   private probe!: StepProbe; // this step's measurements
+  private tied: TiedWeights | null = null; // a head that borrows the token table (tied.ts)
   private readonly activationsKey = {}; // the ledger's key for the activations band
 
   /** Allocate this rank's bands and load the initial parameters. No communication. */
@@ -72,46 +75,9 @@ export class Base {
     this.v = ledger.allocF32('v', this.master.length);
     this.gradients = new Gradients(ctx, this.flags, this.master.length);
     this.unitGrad = ledger.allocF32('compute', layout.maxUnitPadded);
-    this.loadWeights(theta0);
+    this.tied = TiedWeights.of(ctx);
+    loadWeights(ctx, this.flags, { master: this.master, working: this.working, frozenWorking: this.frozenWorking, scratch: this.unitGrad }, theta0);
     return this;
-  }
-
-  /** The initial weights into the masters and the working copies, straight into the heap's bands (the SIMD
-   *  kernels round them; no full-size temporary: at 10^7 parameters a JavaScript loop stalls the rank). */
-  private loadWeights(theta: Float32Array): void {
-    const { layout } = this.ctx;
-    const frozen = layout.frozenParams > 0;
-    if (frozen && isExtent(theta)) return; // a what-if rank's extent: no values to load
-    const theta0 = layout.trainableOf(theta);
-    if (frozen) this.loadFrozen(theta);
-    if (this.flags.shardOptimizer) layout.shardInto(theta0, this.master);
-    else layout.padInto(theta0, this.master);
-    if (this.flags.shardParameters === this.flags.shardOptimizer) return this.values.fromF32(this.master, this.working); // same layout
-    // ZeRO-1/2: the working copy is whole while the masters are a shard: unit by unit through the scratch.
-    for (const u of layout.units) {
-      const unit = this.unitGrad.subarray(0, u.padded);
-      unit.set(theta0.subarray(u.offset, u.offset + u.size));
-      unit.fill(0, u.size);
-      this.values.fromF32(unit, this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded));
-    }
-  }
-
-  /** The frozen parameters into their working copy (whole, or this rank's shard), unit by unit through a
-   *  scratch of one frozen half, rounded once: they never change. */
-  private loadFrozen(theta: Float32Array): void {
-    const { layout, ledger } = this.ctx;
-    const sharded = this.flags.shardParameters;
-    const scratch = ledger.allocF32('compute', Math.max(...layout.units.map((u) => u.frozen.padded)));
-    for (const u of layout.units) {
-      const f = u.frozen;
-      if (!f.size) continue;
-      const unit = scratch.subarray(0, f.padded);
-      layout.frozenHalfInto(theta, u, unit);
-      unit.fill(0, f.size);
-      const [from, n, to] = sharded ? [layout.rank * f.shard, f.shard, f.shardOffset] : [0, f.padded, f.paddedOffset];
-      this.values.fromF32(unit.subarray(from, from + n), this.frozenWorking.subarray(to, to + n));
-    }
-    ledger.free(scratch);
   }
 
   /** This scheme's row of the table: all that DP, ZeRO-1 and ZeRO-2 differ in. */
@@ -208,12 +174,33 @@ export class Base {
 
   private async forwardUnit(u: Unit): Promise<void> {
     const p = await this.waitFor(this.acquireUnit(u, 'forward'));
+    const lent = await this.lentTo(u, p, 'forward');
     this.probe.sample();
     await this.probe.unit(u.index, 'forward', async () => {
-      for (const piece of u.pieces) await this.compute.forward(piece.layer.index, groupParams(p, piece));
+      for (const piece of u.pieces) await this.compute.forward(piece.layer.index, this.paramsOf(p, piece, lent));
     });
     this.releaseUnit(p);
+    if (lent && lent !== p) this.releaseUnit(lent);
     await settle();
+  }
+
+  /** The parameters of the unit that lends `u` the token table (a tied head's), or null: `p` itself where
+   *  it is the same unit, else acquired for this one use (a gather under ZeRO-3). */
+  private async lentTo(u: Unit, p: UnitParams, pass: 'forward' | 'backward'): Promise<UnitParams | null> {
+    const from = this.tied?.lenderFor(u);
+    if (!from) return null;
+    return from === u ? p : this.waitFor(this.lendUnit(from, pass));
+  }
+
+  /** A piece's parameters for compute: its own, and a tied head's with the table after them. */
+  private paramsOf(p: UnitParams, piece: Piece, lent: UnitParams | null): GroupParams {
+    const own = groupParams(p, piece);
+    return lent && this.tied?.borrows(piece) ? this.tied.paramsFor(own, lent) : own;
+  }
+
+  /** Unit `u`'s parameters for a tied head's one use. Here they are resident. */
+  protected lendUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+    return Base.prototype.acquireUnit.call(this, u, pass);
   }
 
   /** Reductions that may run behind the backward pass: none without overlap; a bucket costs no memory of
@@ -227,16 +214,22 @@ export class Base {
   /** Unit `u` backward; resolves once it is computed, with the reduction its gradient started (if any), still running. */
   private async backwardUnit(u: Unit): Promise<{ reduced: Promise<void> | null }> {
     const p = await this.waitFor(this.acquireUnit(u, 'backward'));
+    const lent = await this.lentTo(u, p, 'backward');
     this.probe.sample();
     const g = this.unitGrad;
     g.fill(0, u.size, u.padded); // the layers fill the unit; its padding must reduce as zeros
     await this.probe.unit(u.index, 'backward', async () => {
       for (const piece of [...u.pieces].reverse()) {
-        const l = piece.layer;
-        await this.compute.backward(l.index, groupParams(p, piece), g.subarray(piece.trainAt, piece.trainAt + l.size - l.frozen));
+        const [l, tied] = [piece.layer, lent ? this.tied : null];
+        const own = l.size - l.frozen;
+        const into = tied?.borrows(piece) ? tied.gradFor(own) : g.subarray(piece.trainAt, piece.trainAt + own);
+        await this.compute.backward(l.index, this.paramsOf(p, piece, lent), into);
+        if (tied?.borrows(piece)) tied.settle(g);
       }
     });
+    this.tied?.addCarried(u, g);
     this.releaseUnit(p);
+    if (lent && lent !== p) this.releaseUnit(lent);
     const reduced = this.gradients.unitReady(u, g.subarray(0, u.padded), this.lastMicro); // copies g out at once
     reduced?.catch(() => undefined); // awaited by the step, where its error surfaces
     await settle();

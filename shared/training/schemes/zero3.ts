@@ -52,9 +52,14 @@ export class Zero3 extends Zero2 {
     return mine;
   }
 
+  /** A tied head's table: the lending unit gathered for this one use, apart from the prefetch window. */
+  protected override lendUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+    return this.gather(u, pass, ' for the tied head');
+  }
+
   /** Both halves of unit `u` into one buffer, [frozen | trainable], each padded: frozen weights are gathered
    *  for every use as the trainable ones are (the backward pass needs them for the input's gradient). */
-  protected async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+  protected async gather(u: Unit, pass: 'forward' | 'backward', why = ''): Promise<UnitParams> {
     const { ledger, dtype } = this.ctx;
     const f = u.frozen;
     const gathered = ledger.alloc('gathered', dtype, f.padded + u.padded);
@@ -62,8 +67,8 @@ export class Zero3 extends Zero2 {
     // Both issued now, in one order on every rank (a gather started ahead must not slip between them).
     const p = this.persisted?.plan.units[u.index];
     const both = [
-      f.size ? this.gatherHalf(f, this.frozenWorking, frozen, p?.frozen ?? null, `${pass} gather u${u.index} frozen`) : null,
-      u.size ? this.gatherHalf(u, this.working, trainable, p?.trainable ?? null, `${pass} gather u${u.index}`) : null,
+      f.size ? this.gatherHalf(f, this.frozenWorking, frozen, p?.frozen ?? null, `${pass} gather u${u.index} frozen${why}`) : null,
+      u.size ? this.gatherHalf(u, this.working, trainable, p?.trainable ?? null, `${pass} gather u${u.index}${why}`) : null,
     ];
     await Promise.all(both);
     return { frozen: frozen.subarray(0, f.size), trainable: trainable.subarray(0, u.size), gathered };
