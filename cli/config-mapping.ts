@@ -14,7 +14,20 @@ export interface Row {
 export type Settings = Partial<
   Pick<
     RunOptions,
-    'scheme' | 'overlap' | 'bucketMib' | 'gatherAhead' | 'persistThreshold' | 'qwz' | 'hpz' | 'qgz' | 'shardGroup' | 'accumulate' | 'batch' | 'wireDtype' | 'lr' | 'recompute'
+    | 'scheme'
+    | 'overlap'
+    | 'bucketMib'
+    | 'gatherAhead'
+    | 'persistThreshold'
+    | 'qwz'
+    | 'hpz'
+    | 'qgz'
+    | 'shardGroup'
+    | 'accumulate'
+    | 'batch'
+    | 'wireDtype'
+    | 'lr'
+    | 'recompute'
   >
 >;
 

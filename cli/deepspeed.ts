@@ -70,7 +70,14 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
       const n = r.check(key(k), v, isInt, 'a count of elements');
       const elems = n === 'auto' ? autoSize(r, key(k), (h) => 10 * h, ctx) : n;
       if (stage !== 3) r.aside(key(k), v, 'stage 3 only (nothing is gathered below it)');
-      else r.put(key(k), v, 'persistThreshold', elems, `tensors of at most ${elems} elements kept whole, never gathered${n === 'auto' ? ': "auto" is 10·hidden (the Trainer)' : ''}`);
+      else
+        r.put(
+          key(k),
+          v,
+          'persistThreshold',
+          elems,
+          `tensors of at most ${elems} elements kept whole, never gathered${n === 'auto' ? ': "auto" is 10·hidden (the Trainer)' : ''}`,
+        );
     } else if (k === 'mics_shard_size') {
       const n = r.check(key(k), v, (x): x is number => Number.isInteger(x), 'a count of ranks (-1: off)');
       if (n !== 'auto' && n > 1 && stage === 3) {

@@ -219,10 +219,13 @@ function zeroPPTraffic(s: LayoutSizes, dtype: WireDtype, K: number, linkScale: n
   const seg = (elems: number) => Math.ceil(elems / linkScale);
   const q8 = (n: number) => quantizedElems(n, { bits: 8, block: z.block });
   const q4 = (n: number) => quantizedElems(n, { bits: 4, block: z.block });
-  const sum = (f: (S: number) => number) => s.unitPadded.reduce((t, p) => t + f(p / N), 0);
-  const forward = sum((S) => (z.qwz ? 2 * (N - 1) * seg(q8(S)) : b * (N - 1) * seg(S)));
+  const sum = (f: (S: number) => number, units = s.unitPadded) => units.reduce((t, p) => t + f(p / N), 0);
+  // the gathers: every unit's, and a tied head's embeddings unit's again (schemes/tied.ts)
+  const t = s.tied;
+  const gathered = t && t.lender !== t.borrower ? [...s.unitPadded, s.unitPadded[t.lender]] : s.unitPadded;
+  const forward = sum((S) => (z.qwz ? 2 * (N - 1) * seg(q8(S)) : b * (N - 1) * seg(S)), gathered);
   const backward = z.hpz ? 0 : forward;
-  const hpzHost = z.hpz ? sum((S) => b * (z.G - 1) * seg(M * S)) : 0;
+  const hpzHost = z.hpz ? sum((S) => b * (z.G - 1) * seg(M * S), gathered) : 0;
   const reduce = z.qgz ? 0 : sum((S) => b * (N - 1) * seg(S));
   const qgzHost = z.qgz ? sum((S) => 2 * (z.G - 1) * seg(q4(M * S))) : 0;
   const qgzCross = z.qgz ? sum((S) => 2 * (M - 1) * seg(q4(S))) : 0;

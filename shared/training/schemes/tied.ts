@@ -66,7 +66,9 @@ export class TiedWeights {
   paramsFor(own: GroupParams, lending: { frozen: Elems; trainable: Elems }): GroupParams {
     const { piece } = this.tie.lender;
     const size = this.tie.borrowed.size;
-    const table = this.tie.trains ? lending.trainable.subarray(piece.trainAt, piece.trainAt + size) : lending.frozen.subarray(piece.frozenAt, piece.frozenAt + size);
+    const table = this.tie.trains
+      ? lending.trainable.subarray(piece.trainAt, piece.trainAt + size)
+      : lending.frozen.subarray(piece.frozenAt, piece.frozenAt + size);
     const n = own[1].length;
     this.params.set(own[1] as never, 0);
     this.params.set(table as never, n);
