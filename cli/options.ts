@@ -3,6 +3,7 @@
 import yargs, { type Argv } from 'yargs';
 import { fineTuneOptions } from './finetune-options.js';
 import { zeroPPOptions } from './zeropp-options.js';
+import { offloadOptions } from './offload-options.js';
 import { LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { DEVICES } from '../shared/whatif/devices.js';
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../shared/control/run-config.js';
@@ -71,8 +72,7 @@ const HELP_GROUPS: [string, string[]][] = [
   ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'rope-theta', 'rms-eps']],
   ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
   ["ZeRO++'s components (on zero3):", ['qwz', 'hpz', 'qgz', 'quant-block']],
-  ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
-  ["ZeRO++'s components (on zero3):", ['qwz', 'hpz', 'qgz', 'quant-block']],
+  ['Offload (host memory, docs/offload.md):', ['offload', 'offload-dpu', 'host-adam-gparams']],
   ['Where it computes (and GPU what-ifs, docs/what-if.md):', ['compute', 'threads', 'tflops', 'mfu', 'link-scale']],
   ['Overlap:', ['overlap', 'bucket-mib', 'gather-ahead', 'reduce-behind', 'prefetch', 'persist-threshold', 'chunk-kib']],
   ['Checkpoints:', ['checkpoint-every', 'checkpoint-dir', 'resume']],
@@ -165,7 +165,7 @@ function jobFileOptions<T>(y: Argv<T>) {
 
 /** How a run trains: where compute runs, on how many threads, with what overlap and recomputation. */
 function computeOptions<T>(y: Argv<T>) {
-  return zeroPPOptions(fineTuneOptions(jobFileOptions(y)))
+  return offloadOptions(zeroPPOptions(fineTuneOptions(jobFileOptions(y))))
     .option('recompute', {
       type: 'boolean',
       default: false,

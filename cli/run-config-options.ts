@@ -13,6 +13,7 @@ import {
 import { issuePath, issueText } from '../shared/control/schema.js';
 import { AdaptationError } from '../shared/training/adapters.js';
 import { parseZeroPP } from './zeropp-options.js';
+import { parseOffload } from './offload-options.js';
 import { modelSpec, modeledOnly } from '../shared/models/registry.js';
 import { resolveModel, type ResolvedModel } from './model-options.js';
 import { computeWith, readDevice } from './device-option.js';
@@ -41,6 +42,9 @@ export interface RunOptions {
   gatherAhead?: number;
   reduceBehind?: number;
   persistThreshold?: number; // ZeRO-3: DeepSpeed's stage3_param_persistence_threshold, elements
+  offload?: string; // optimizer or optimizer,params (cli/offload-options.ts)
+  offloadDpu?: boolean;
+  hostAdamGparams?: number;
   compute: string; // auto|inline|thread|model:PRESET
   device?: string; // a device's datasheet, JSON (modeled compute on it)
   deepspeed?: string; // a DeepSpeed config whose settings become these options (cli/deepspeed.ts)
@@ -163,10 +167,12 @@ export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveMo
   checkAdapt({ model, adapt });
   const schemes = parseSchemes(o.scheme);
   const zeropp = parseZeroPP(o, schemes, adapt);
+  const offload = parseOffload(o, { schemes, adapt, zeropp });
   const candidate = {
     model,
     ...(adapt ? { adapt } : {}),
     ...(zeropp ? { zeropp } : {}),
+    ...(offload ? { offload } : {}),
     recompute: o.recompute ?? false,
     steps: o.steps,
     batch: o.batch,

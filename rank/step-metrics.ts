@@ -40,5 +40,6 @@ export function stepMetrics(t: number, st: StepStats, ledger: MemoryLedger, cloc
     units: st.units.map((u) => ({ ...u, start: onClock(u.start), end: onClock(u.end) })),
     wire: st.wire,
     bandPeaks: { ...ledger.peakPerBand },
+    ...(st.pcie ? { pcie: st.pcie } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { quantError, type QuantErrors } from './quant-error.js';
 import { agreementOf, type Agreement } from './agreement.js';
 import { networkReport, type NetworkReport, type Preflight } from './links.js';
 import { deviceNote, whatIfRow, type DeviceNote, type WhatIfRow } from './whatif-report.js';
+import { offloadRow, type OffloadRow } from './offload-row.js';
 
 export interface RankRecord {
   rank: number;
@@ -45,6 +46,7 @@ export interface SchemeRow {
   // of the payload, what went over links between ranks of one host (theory: the rest of it)
   intraHost: HostBytes;
   ratioToDp: number | null; // payload bytes vs DP's
+  offload?: OffloadRow; // --offload: device-host copies and the host's model states (offload-row.ts)
   // mean per step over ranks (first step excluded when there are more); exposed communication split on the
   // run's common clock into wait (until the last rank entered each collective) and transfer (from then on)
   // compute is split into its forward, backward and optimizer spans; hidden counts only data that really
@@ -229,6 +231,7 @@ function schemeRow(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], fir
       iface: sums.every((s) => s.iface) ? perStep((s) => s.iface!.tx) : null,
     },
     ...hostBytes(plan, scheme, sums, hosts),
+    ...offloadRow(plan, scheme, sums, mem.hostTotal, perStep),
     ratioToDp: null,
     time,
     split,

@@ -9,6 +9,7 @@ import { ShardLayout, type LayoutSizes } from '../training/layout.js';
 import { gpuModel, modelSpec, type ModelSpec } from '../models/registry.js';
 import type { GpuModel } from '../whatif/model-passes.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
+import { pcieTheory } from './offload-theory.js';
 import { crossGroupTraffic, heapBytes, memoryTheory, trafficParts, type MemoryTheory, type ZeroPPTheory } from './theory.js';
 
 export class RunPlan {
@@ -77,7 +78,7 @@ export class RunPlan {
 
   /** Model states per band, resident and at the step's worst moment. */
   memory(scheme: SchemeName): MemoryTheory {
-    return memoryTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config, this.zeroPP(scheme));
+    return memoryTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config, this.zeroPP(scheme), this.config.offload);
   }
 
   /** Payload bytes one rank sends per optimizer step (all its micro-batches), on its ring or (the hybrid) its
@@ -104,6 +105,12 @@ export class RunPlan {
 
   /** The WebAssembly heap a rank of this scheme allocates its bands in. */
   heapBytes(scheme: SchemeName): number {
-    return heapBytes(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config, this.zeroPP(scheme));
+    return heapBytes(SCHEME_TABLE[scheme], this.sizesFor(scheme), this.config.wireDtype, this.config, this.zeroPP(scheme), this.config.offload);
+  }
+
+  /** Offload: bytes one rank copies between device and host per optimizer step (offload-theory.ts); null without. */
+  pcie(scheme: SchemeName): { d2h: number; h2d: number } | null {
+    const c = this.config;
+    return c.offload ? pcieTheory(SCHEME_TABLE[scheme], this.sizesFor(scheme), c.wireDtype, c.accumulate, c.offload) : null;
   }
 }

@@ -4,6 +4,7 @@ import { bytesPerElement, type WireDtype } from '../tensor/dtype.js';
 import type { LayoutSizes } from '../training/layout.js';
 import type { SchemeFlags } from '../training/schemes/table.js';
 import { quantizedElems } from '../tensor/quantize.js';
+import { offloadBands, type OffloadTheory } from './offload-theory.js';
 
 const OPTIMIZER_BYTES = { master: 4, m: 4, v: 4 } as const;
 
@@ -34,13 +35,22 @@ function accumulatorElements(f: SchemeFlags, s: LayoutSizes, accumulate = 1): nu
 
 export interface MemoryTheory {
   bands: { params16: number; frozen16: number; kept16: number; secondary: number; grads: number; master: number; m: number; v: number; accum: number };
+  host: Record<string, number>; // offload: the model states the host holds (offload-theory.ts); empty without
+  hostTotal: number;
   resident: number; // between steps
   transient: number; // what the worst moment inside a step adds
   transientBand: 'gathered' | 'bucket' | null;
   peak: number;
 }
 
-export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP, zpp?: ZeroPPTheory): MemoryTheory {
+export function memoryTheory(
+  f: SchemeFlags,
+  s: LayoutSizes,
+  dtype: WireDtype,
+  overlap: Overlap = NO_OVERLAP,
+  zpp?: ZeroPPTheory,
+  offload?: OffloadTheory,
+): MemoryTheory {
   const b = bytesPerElement(dtype);
   const n = (sharded: boolean) => (sharded ? s.shardTotal : s.paddedTotal);
   const frozen = s.frozen;
@@ -58,13 +68,15 @@ export function memoryTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, o
     v: n(f.shardOptimizer) * OPTIMIZER_BYTES.v,
     accum: accumulatorElements(f, s, overlap.accumulate) * 4,
   };
+  const host: Record<string, number> = offload ? offloadBands(bands, f, s, offload) : {};
+  const hostTotal = Object.values(host).reduce((t, x) => t + x, 0);
   const resident = bands.params16 + bands.frozen16 + bands.kept16 + bands.secondary + bands.grads + bands.master + bands.m + bands.v + bands.accum;
   // ZeRO-3 holds one gathered unit while it computes (released before the unit's gradient is bucketed),
   // plus the `gatherAhead` units gathered ahead of it: the worst window of consecutive units.
   // ZeRO-2 holds one unit's full gradient until its reduce-scatter ends. DP and ZeRO-1 never hold more.
   const transientBand = f.shardParameters ? 'gathered' : f.shardGradients ? 'bucket' : null;
   const transient = transientBand ? worstTransient(unitsOf(s), f.shardParameters, overlap, lentTo(s)) * b : 0;
-  return { bands, resident, transient, transientBand, peak: resident + transient };
+  return { bands, host, hostTotal, resident, transient, transientBand, peak: resident + transient };
 }
 
 /** Per unit in forward order: what one gather of it holds (both halves, padded), its gradient bucket (the
@@ -124,15 +136,24 @@ function qwzStaging(s: LayoutSizes, zpp?: ZeroPPTheory): number {
 /** Bytes of WebAssembly heap a scheme's rank needs so that every band it allocates lives there (where the
  *  kernels work on it in place): the model states at their peak, the fp32 compute scratch (a unit's
  *  gradient; the gradient Adam reads) and room for the collectives' few staging copies. */
-export function heapBytes(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, overlap: Overlap = NO_OVERLAP, zpp?: ZeroPPTheory): number {
+export function heapBytes(
+  f: SchemeFlags,
+  s: LayoutSizes,
+  dtype: WireDtype,
+  overlap: Overlap = NO_OVERLAP,
+  zpp?: ZeroPPTheory,
+  offload?: OffloadTheory,
+): number {
   const adamGradient = (f.shardOptimizer ? s.shardTotal : s.paddedTotal) * 4;
   const shardScratch = (overlap.accumulate ?? 1) > 1 ? s.maxUnitPadded * 4 : 0; // a reduced shard widened before it is summed
   const frozenLoad = Math.max(0, ...(s.frozen?.unitPadded ?? [])) * 4; // setup: one frozen half in fp32, rounded into its band
   // persisted tensors: each gather in flight packs the unit's gathered elements (at most the unit) in staging
   const tiedScratch = s.tied ? s.tied.scratch * (bytesPerElement(dtype) + 4) + s.tied.table * 4 : 0; // schemes/tied.ts's three buffers
   const persistStaging = s.persisted ? (overlap.gatherAhead + 1) * Math.max(...unitsOf(s).map((u) => u.gathered)) * bytesPerElement(dtype) : 0;
+  const mem = memoryTheory(f, s, dtype, overlap, zpp, offload);
   return (
-    memoryTheory(f, s, dtype, overlap, zpp).peak +
+    mem.peak +
+    mem.hostTotal + // the host's bands live in the same heap here
     qwzStaging(s, zpp) +
     s.maxUnitPadded * 4 +
     adamGradient +

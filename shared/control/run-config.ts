@@ -66,6 +66,11 @@ export const RunConfigSchema = v.object({
   // ZeRO-3 and the hybrid: tensors of at most this many elements kept whole on every rank and never gathered
   // (DeepSpeed's stage3_param_persistence_threshold; training/persisted-layout.ts); absent or 0: none
   persist: v.optional(int(0, 2 ** 40)),
+  // DeepSpeed's offload (training/schemes/offload.ts): the fp32 masters and Adam's moments in host memory, the
+  // optimizer run there; `params`: ZeRO-3's 16-bit shard there too; `dpu`: the update delayed one step (the
+  // next step's passes use the weights from before the last update, as ZeRO-Offload's DPU); `hostAdamGparams`:
+  // a modeled host's Adam rate, billions of parameters a second per rank (absent: measured on this host)
+  offload: v.optional(v.object({ params: v.boolean(), dpu: v.boolean(), hostAdamGparams: v.optional(v.pipe(finite, v.gtValue(0))) })),
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
   // fine-tuning (training/adapters.ts): LoRA adapters on Linear layers (the base frozen), groups frozen by name

@@ -8,6 +8,10 @@ import { extentOf } from './extent.js';
 /** frozen16: the 16-bit working copy of frozen parameters (LoRA's base), which train not: no gradient, no
  *  master, no moments. secondary: ZeRO++'s hpZ, the gathered weights partitioned over the host's ranks. */
 export const MODEL_BANDS = ['params16', 'frozen16', 'kept16', 'secondary', 'grads', 'master', 'm', 'v', 'accum'] as const;
+/** DeepSpeed's offload (training/schemes/offload.ts): model states the host holds instead of the device (the
+ *  masters, Adam's moments, the fp32 gradient Adam reads and sums; with offload_param, the 16-bit shard).
+ *  Apart from the device's: not in the peak, which is the device's. */
+export const HOST_BANDS = ['host master', 'host m', 'host v', 'host grads', 'host accum', 'host params16', 'host frozen16'] as const;
 /** Transient bands that exist only inside a step: a gathered unit (ZeRO-3) and a unit's full gradient before
  *  it is reduce-scattered (ZeRO-2/3). They count toward the peak. */
 const TRANSIENT_BANDS = ['gathered', 'bucket'] as const;
@@ -28,6 +32,7 @@ const DATA_BAND = 'data' as const;
 const RECEIVE_BAND = 'receive' as const;
 export type Band =
   | (typeof MODEL_BANDS)[number]
+  | (typeof HOST_BANDS)[number]
   | (typeof TRANSIENT_BANDS)[number]
   | typeof COMM_BAND
   | typeof COMPUTE_BAND
@@ -35,7 +40,17 @@ export type Band =
   | typeof HEAP_IDLE_BAND
   | typeof DATA_BAND
   | typeof ACTIVATIONS_BAND;
-const ALL_BANDS: readonly Band[] = [...MODEL_BANDS, ...TRANSIENT_BANDS, COMM_BAND, COMPUTE_BAND, RECEIVE_BAND, HEAP_IDLE_BAND, DATA_BAND, ACTIVATIONS_BAND];
+const ALL_BANDS: readonly Band[] = [
+  ...MODEL_BANDS,
+  ...HOST_BANDS,
+  ...TRANSIENT_BANDS,
+  COMM_BAND,
+  COMPUTE_BAND,
+  RECEIVE_BAND,
+  HEAP_IDLE_BAND,
+  DATA_BAND,
+  ACTIVATIONS_BAND,
+];
 
 export type BandBytes = Record<Band, number>;
 
@@ -149,5 +164,10 @@ export class MemoryLedger {
 
   residentBytes(): number {
     return stateBytes(this.live);
+  }
+
+  /** The model states the host holds (offload). */
+  hostBytes(): number {
+    return HOST_BANDS.reduce((t, b) => t + this.live[b], 0);
   }
 }

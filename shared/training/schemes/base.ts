@@ -15,6 +15,7 @@ import type { SchemeContext } from './context.js';
 import type { QuantError, Values } from '../values.js';
 import { TiedWeights } from './tied.js';
 import { loadWeights } from './initial-weights.js';
+import { PcieTally, placed } from './offload.js';
 
 export type { SchemeContext } from './context.js';
 
@@ -64,15 +65,17 @@ export class Base {
 
   /** Allocate this rank's bands and load the initial parameters. No communication. */
   setup(ctx: SchemeContext): this {
+    if (ctx.offload && !ctx.pcie) ctx = { ...ctx, pcie: new PcieTally() };
     const { layout, ledger, dtype, theta0 } = ctx;
     this.ctx = ctx;
+    const [host, hostParams] = [!!ctx.offload, !!ctx.offload?.params && this.flags.shardParameters]; // offload.ts
     this.compute = ctx.compute;
     const n = (sharded: boolean) => (sharded ? layout.shardTotal : layout.paddedTotal);
-    this.working = ledger.alloc('params16', dtype, n(this.flags.shardParameters));
-    this.frozenWorking = ledger.alloc('frozen16', dtype, this.flags.shardParameters ? layout.frozenShardTotal : layout.frozenPaddedTotal);
-    this.master = ledger.allocF32('master', n(this.flags.shardOptimizer));
-    this.m = ledger.allocF32('m', this.master.length);
-    this.v = ledger.allocF32('v', this.master.length);
+    this.working = ledger.alloc(placed('params16', hostParams), dtype, n(this.flags.shardParameters));
+    this.frozenWorking = ledger.alloc(placed('frozen16', hostParams), dtype, this.flags.shardParameters ? layout.frozenShardTotal : layout.frozenPaddedTotal);
+    this.master = ledger.allocF32(placed('master', host), n(this.flags.shardOptimizer));
+    this.m = ledger.allocF32(placed('m', host), this.master.length);
+    this.v = ledger.allocF32(placed('v', host), this.master.length);
     this.gradients = new Gradients(ctx, this.flags, this.master.length);
     this.unitGrad = ledger.allocF32('compute', layout.maxUnitPadded);
     this.tied = TiedWeights.of(ctx);
@@ -134,10 +137,18 @@ export class Base {
       this.lastMicro = k === K - 1;
       loss += (await this.microStep(microBatch(batch, k, K))) / K; // equal micro-batches: the mean of means
     }
-    await this.probe.optimizer(() => this.update());
-    await this.waitFor(this.refreshWorkingCopy());
+    if (this.ctx.offload?.dpu) {
+      // ZeRO-Offload's delayed update: the next step's passes get the weights of the update before this one,
+      // while this one runs (on the host, behind them: offload.ts)
+      await this.waitFor(this.refreshWorkingCopy());
+      await this.probe.optimizer(() => this.update());
+    } else {
+      await this.probe.optimizer(() => this.update());
+      await this.waitFor(this.refreshWorkingCopy());
+    }
     this.probe.sample();
-    return this.probe.finish(loss);
+    const pcie = this.ctx.pcie?.take();
+    return { ...this.probe.finish(loss), ...(pcie ? { pcie } : {}) };
   }
 
   /** One micro-batch's forward and backward passes, its gradients reduced (or, before the last micro-batch
@@ -269,8 +280,11 @@ export class Base {
   /** Bring the 16-bit working copy up to date with the new master weights. */
   protected async refreshWorkingCopy(): Promise<void> {
     const { coll, layout } = this.ctx;
+    const pcie = this.ctx.offload && !(this.ctx.offload.params && this.flags.shardParameters) ? this.ctx.pcie : undefined; // the new shard, host to device
+    const b = bytesPerElement(this.ctx.dtype);
     if (this.flags.shardParameters || !this.flags.shardOptimizer) {
       this.values.fromF32(this.master, this.working); // same layout on both sides
+      if (pcie) pcie.h2d += this.working.length * b;
       return;
     }
     // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters (frozen ones never change).
@@ -278,6 +292,7 @@ export class Base {
       if (u.size === 0) continue;
       const own = layout.ownOffset(u);
       this.values.fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.working.subarray(own, own + u.shard));
+      if (pcie) pcie.h2d += u.shard * b;
       await coll.allGather(this.working.subarray(own, own + u.shard), this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
     }
   }

@@ -6,6 +6,7 @@ import type { ShardLayout } from '../layout.js';
 import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import type { Compute } from '../compute.js';
 import type { Values } from '../values.js';
+import type { PcieTally } from './offload.js';
 
 export interface SchemeContext {
   layout: ShardLayout;
@@ -33,4 +34,6 @@ export interface SchemeContext {
   strides?: { group: Collectives[]; cross: Collectives[] } | null;
   ranks?: number; // ranks whose losses are averaged (default: the layout's world)
   persist?: number; // ZeRO-3: tensors of at most this many elements are kept whole, never gathered (0: none; persisted.ts)
+  offload?: { params: boolean; dpu: boolean }; // DeepSpeed's offload (offload.ts)
+  pcie?: PcieTally; // where offload's copies between device and host are counted
 }

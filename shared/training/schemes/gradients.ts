@@ -36,9 +36,11 @@ export class Gradients {
     this.reduceShard = async (bucket, owned, label) => void (await ctx.coll.reduceScatter(bucket, owned, label));
     this.grads = ledger.alloc('grads', dtype, flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
     const sameLayout = flags.shardGradients === flags.shardOptimizer;
-    this.owned = sameLayout && dtypeOf(this.grads) === 'fp32' ? null : ledger.allocF32('compute', masterLength);
+    // offload: the gradient Adam reads is the host's, and sharded gradients are summed there (schemes/offload.ts)
+    const host = !!ctx.offload;
+    this.owned = sameLayout && dtypeOf(this.grads) === 'fp32' && !host ? null : ledger.allocF32(host ? 'host grads' : 'compute', masterLength);
     if ((ctx.accumulate ?? 1) > 1) {
-      this.accum = ledger.allocF32('accum', flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
+      this.accum = ledger.allocF32(host && flags.shardGradients ? 'host accum' : 'accum', flags.shardGradients ? layout.shardTotal : layout.paddedTotal);
       if (flags.shardGradients) this.widened = ledger.allocF32('compute', layout.maxUnitPadded);
     }
     if (!flags.shardGradients) {
@@ -75,15 +77,18 @@ export class Gradients {
     return this.reduce(async () => {
       await this.reduceShard(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
-      if (this.accum)
+      if (this.accum) {
         this.ctx.values.addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), this.ctx.values.toF32(owned, this.widened!.subarray(0, u.shard)));
+        if (this.ctx.pcie) this.ctx.pcie.d2h += owned.byteLength; // each micro-batch's reduced shard, summed on the host
+      }
     }).finally(() => ledger.free(bucket));
   }
 
   /** fp32 gradients laid out like the master weights this rank updates. */
   forAdam(): Float32Array {
-    const { layout } = this.ctx;
+    const { layout, pcie } = this.ctx;
     if (this.accum && this.flags.shardGradients) return this.accum; // summed over the micro-batches
+    if (pcie) pcie.d2h += this.master() * bytesPerElement(this.ctx.dtype); // the reduced shard, device to host
     const out = this.owned;
     if (!out) return this.grads as Float32Array; // fp32, laid out like the masters already
     if (this.flags.shardGradients === this.flags.shardOptimizer) return this.ctx.values.toF32(this.grads, out);
@@ -94,6 +99,11 @@ export class Gradients {
       this.ctx.values.toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
     }
     return out;
+  }
+
+  /** Elements of the gradient Adam reads: the rank's shard, or (DP) the whole padded model. */
+  private master(): number {
+    return this.flags.shardOptimizer ? this.ctx.layout.shardTotal : this.ctx.layout.paddedTotal;
   }
 
   /** Adam has read them: the next step's micro-batches sum afresh. */

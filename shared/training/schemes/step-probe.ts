@@ -21,6 +21,7 @@ export interface StepStats {
   units: UnitSpan[]; // each unit's forward and backward compute, then the optimizer, in order
   wire: WireUse; // bytes that really arrived from the previous rank, and how much of that overlapped compute
   processBytesPeak: number; // ArrayBuffers + WebAssembly memories, sampled at the worst moments
+  pcie?: { d2h: number; h2d: number }; // offload: bytes copied between device and host (schemes/offload.ts)
 }
 
 export type ComputePass = 'forward' | 'backward' | 'optimizer';

@@ -23,21 +23,24 @@ export interface SchemeEntry extends SchemeFlags {
   noCheckpoints?: string;
   /** Why it cannot train with frozen weights yet (--lora, --freeze; absent: it can). */
   noFrozen?: string;
+  /** What of DeepSpeed's offload it takes (--offload): nothing (DP is DeepSpeed's stage 0), the optimizer, or
+   *  the parameters too (ZeRO-3's offload_param). */
+  offload: 'none' | 'optimizer' | 'params';
 }
 
 const NOT_QUANTIZED = 'it does not quantize frozen weights yet (--lora, --freeze)';
 
 // prettier-ignore
 export const SCHEME_TABLE: Readonly<Record<SchemeName, Readonly<SchemeEntry>>> = {
-  dp:     { title: 'DP',     shardOptimizer: false, shardGradients: false, shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false },
-  zero1:  { title: 'ZeRO-1', shardOptimizer: true,  shardGradients: false, shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false },
-  zero2:  { title: 'ZeRO-2', shardOptimizer: true,  shardGradients: true,  shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false },
-  zero3:  { title: 'ZeRO-3', shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: false, zeropp: 'asked', needsGroups: false, noFrozen: NOT_QUANTIZED },
+  dp:     { title: 'DP',     shardOptimizer: false, shardGradients: false, shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false, offload: 'none' },
+  zero1:  { title: 'ZeRO-1', shardOptimizer: true,  shardGradients: false, shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false, offload: 'optimizer' },
+  zero2:  { title: 'ZeRO-2', shardOptimizer: true,  shardGradients: true,  shardParameters: false, replicas: false, zeropp: 'none',  needsGroups: false, offload: 'optimizer' },
+  zero3:  { title: 'ZeRO-3', shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: false, zeropp: 'asked', needsGroups: false, offload: 'params', noFrozen: NOT_QUANTIZED },
   // ZeRO-3's flags within a shard group of G ranks; the groups are replicas
-  hsdp:   { title: 'HSDP',   shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: true,  zeropp: 'none',  needsGroups: true,
+  hsdp:   { title: 'HSDP',   shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: true,  zeropp: 'none',  needsGroups: true,  offload: 'params',
             noCheckpoints: 'its checkpoints are not written yet (--checkpoint-every, --resume)' },
   // ZeRO-3's flags; its gathers and reductions change on the wire
-  zeropp: { title: 'ZeRO++', shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: false, zeropp: 'all',   needsGroups: true,  noFrozen: NOT_QUANTIZED },
+  zeropp: { title: 'ZeRO++', shardOptimizer: true,  shardGradients: true,  shardParameters: true,  replicas: false, zeropp: 'all',   needsGroups: true,  offload: 'optimizer', noFrozen: NOT_QUANTIZED },
 };
 
 export const schemeTitle = (name: SchemeName): string => SCHEME_TABLE[name].title;
@@ -78,10 +81,16 @@ export function ringsNeeded(c: Pick<RunConfig, 'zeropp' | 'schemes'>): { replica
   return { replicas: c.schemes.some(isHybrid), hpz: all.some((x) => x.hpz), qgz: all.some((x) => x.qgz) };
 }
 
-/** Why `scheme` cannot run with this config whatever the world (frozen weights, checkpoints), or null. */
-export function schemeRefusal(scheme: SchemeName, c: Pick<RunConfig, 'adapt' | 'checkpoint' | 'resume' | 'zeropp'>): string | null {
+/** Why `scheme` cannot run with this config whatever the world (frozen weights, checkpoints, offload), or null. */
+export function schemeRefusal(
+  scheme: SchemeName,
+  c: Pick<RunConfig, 'adapt' | 'checkpoint' | 'resume' | 'zeropp'> & Partial<Pick<RunConfig, 'offload'>>,
+): string | null {
   const e = SCHEME_TABLE[scheme];
   if (e.noCheckpoints && (c.checkpoint || c.resume)) return e.noCheckpoints;
   if (e.noFrozen && c.adapt && componentsOf(c, scheme)) return e.noFrozen;
+  if (c.offload && e.offload === 'none') return "it cannot offload: its optimizer state is whole on every rank (DeepSpeed's stage 0 cannot either)";
+  if (c.offload?.params && (e.offload !== 'params' || componentsOf(c, scheme)))
+    return "it cannot offload parameters: that is ZeRO-3's (DeepSpeed's offload_param), without ZeRO++'s components";
   return null;
 }
