@@ -154,11 +154,7 @@ export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveMo
   const modeled = modeledDevice({ compute });
   const noData = modeledOnly(model);
   if (noData && !modeled) throw new ConfigError(`${resolved.option}: ${noData}`);
-  if ((o.linkScale ?? 1) !== 1 && !modeled)
-    throw new ConfigError(`--link-scale ${o.linkScale}: only with --compute model:PRESET (a run with values sends all of them)`);
-  const deviceOptions = [o.tflops !== undefined && '--tflops', o.mfu !== undefined && '--mfu'].filter(Boolean);
-  if (deviceOptions.length && !modeled)
-    throw new ConfigError(`${deviceOptions.join(' and ')}: only with --compute model:PRESET (they describe a modeled device)`);
+  if (!modeled) checkNotModeled(o);
   const overlap = parseOverlap(o);
   // Overlap on: ZeRO-3 gathers one unit ahead and one reduce-scatter runs behind, as FSDP's defaults do.
   const gatherAhead = o.gatherAhead ?? o.prefetch ?? (overlap ? 1 : 0);
@@ -208,6 +204,14 @@ export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveMo
   const field = issuePath(issue).split(/[.[]/)[0];
   const alias = o.prefetch !== undefined && (field === 'gatherAhead' || field === 'reduceBehind') && o[field] === undefined;
   throw new ConfigError(`${alias ? '--prefetch' : (OPTION[field] ?? field)}: ${issueText(issue).replace(/^field "[^"]*": /, '')}`);
+}
+
+/** What only a modeled device takes, refused on a run with values. */
+function checkNotModeled(o: RunOptions): void {
+  if ((o.linkScale ?? 1) !== 1) throw new ConfigError(`--link-scale ${o.linkScale}: only with --compute model:PRESET (a run with values sends all of them)`);
+  const deviceOptions = [o.tflops !== undefined && '--tflops', o.mfu !== undefined && '--mfu', o.hostAdamGparams !== undefined && '--host-adam-gparams'];
+  const given = deviceOptions.filter(Boolean);
+  if (given.length) throw new ConfigError(`${given.join(' and ')}: only with --compute model:PRESET (they describe a modeled device)`);
 }
 
 /** --overlap on|off; off cannot be combined with asking for overlap by name. */
