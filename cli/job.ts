@@ -68,6 +68,10 @@ export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto:
       throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
     config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
   }
+  if (config.offload?.dpu && (config.checkpoint || a.resume !== undefined))
+    throw new ConfigError(
+      '--offload-dpu: its working copy is a step behind its masters, which checkpoints do not hold yet: drop --checkpoint-every or --resume',
+    );
   const device = modeledDevice(config);
   if (device) {
     if (!config.device) deviceNamed(device); // an unknown preset is refused with the list of known ones

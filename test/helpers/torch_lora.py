@@ -3,9 +3,12 @@ not from zerowire's code: every Linear whose MODULE.lora_A.weight and MODULE.lor
 computes x W^T + b + (alpha / r) (x A^T) B^T (PEFT's forward, no dropout). Only the tensors whose names match
 TRAINABLE (a Python regex) require grad; full-batch torch.optim.Adam trains them over a zerowire --dump's data.
 
-usage: torch_lora.py INITIAL DATA OUT KIND SHAPE STEPS LR ALPHA TRAINABLE
+usage: torch_lora.py INITIAL DATA OUT KIND SHAPE STEPS LR ALPHA TRAINABLE [dpu]
 KIND mlp (SHAPE the widths, data x, y, batch_rows), gpt (LAYERS,DIM,HEADS,SEQ,VOCAB) or llama
 (LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ,VOCAB; data tokens, batch_rows). Writes every tensor after STEPS steps.
+dpu: ZeRO-Offload's one-step delayed parameter update: each step's gradient is taken at the weights the
+passes hold, which then become the weights of the update before (the masters), and Adam updates the masters
+with the gradient; the masters are written.
 """
 import math
 import re
@@ -64,14 +67,16 @@ def llama(params, tokens, shape, alpha):
     return llama_forward(params, tokens, L, D, H, KV, T, V, lin=lambda p, m, x: lin(p, m, x, alpha, bias=False))
 
 
-def main(initial, data_path, out_path, kind, shape, steps, lr, alpha, trainable):
+def main(initial, data_path, out_path, kind, shape, steps, lr, alpha, trainable, mode="plain"):
     shape = [int(s) for s in shape.split(",")]
     alpha = float(alpha)
     params = {k: v.clone() for k, v in read(initial).items()}
     train = re.compile(trainable)
-    trained = [v.requires_grad_() for k, v in params.items() if train.search(k)]
-    assert trained, f"no tensor matches {trainable}"
-    opt = torch.optim.Adam(trained, lr=float(lr), betas=(0.9, 0.999), eps=1e-8)
+    names = [k for k in params if train.search(k)]
+    assert names, f"no tensor matches {trainable}"
+    trained = [params[k].requires_grad_() for k in names]
+    masters = {k: params[k].detach().clone() for k in names} if mode == "dpu" else None
+    opt = torch.optim.Adam(masters.values() if masters else trained, lr=float(lr), betas=(0.9, 0.999), eps=1e-8)
     data = read(data_path)
     order = data["batch_rows"].long()
     for t in range(int(steps)):
@@ -87,9 +92,17 @@ def main(initial, data_path, out_path, kind, shape, steps, lr, alpha, trainable)
             logits = forward(params, corpus[idx], shape, alpha)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), corpus[idx + 1].reshape(-1))
         loss.backward()
+        if masters:
+            with torch.no_grad():
+                for k in names:
+                    masters[k].grad = params[k].grad.clone()
+                    params[k].copy_(masters[k])  # the next step's passes: the weights of the update before
+                    params[k].grad = None
         opt.step()
+    if masters:
+        params.update(masters)
     write(out_path, params)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:10])
+    main(*sys.argv[1:11])
