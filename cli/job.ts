@@ -1,7 +1,7 @@
 // A run command's options turned into the coordinator's job: the run config, checkpoints, files, liveness,
 // checked once here, with errors that name the option.
 import { resolve } from 'node:path';
-import { checkWorld, ConfigError, modeledDevice } from '../shared/control/run-config.js';
+import { checkWorld, ConfigError, modeledDevice, type RunConfig } from '../shared/control/run-config.js';
 import { checkRecompute, modelSpec } from '../shared/models/registry.js';
 import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { deviceNamed } from '../shared/whatif/devices.js';
@@ -49,6 +49,20 @@ export function heartbeat(seconds: number) {
   return { heartbeatTimeoutMs: Math.round(seconds * 1000) };
 }
 
+/** --checkpoint-every and --checkpoint-dir into the config, checked. */
+function addCheckpoints(config: RunConfig, a: Pick<RunArgv, 'checkpointEvery' | 'checkpointDir' | 'resume'>): void {
+  if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
+  if (a.checkpointEvery !== undefined) {
+    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1)
+      throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
+    config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
+  }
+  if (config.offload?.dpu && (config.checkpoint || a.resume !== undefined))
+    throw new ConfigError(
+      '--offload-dpu: its working copy is a step behind its masters, which checkpoints do not hold yet: drop --checkpoint-every or --resume',
+    );
+}
+
 export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto: boolean) {
   const model = resolveModel(argv);
   const given = argv.hostfile === undefined ? argv.world : String(worldOf(readHostfile(argv.hostfile), argv.world));
@@ -62,16 +76,7 @@ export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto:
   const config = makeRunConfig(a, model);
   const recompute = checkRecompute(modelSpec(config), config.recompute);
   if (recompute) throw new ConfigError(recompute);
-  if ((a.checkpointEvery === undefined) !== (a.checkpointDir === undefined)) throw new ConfigError('--checkpoint-every and --checkpoint-dir go together');
-  if (a.checkpointEvery !== undefined) {
-    if (!Number.isInteger(a.checkpointEvery) || a.checkpointEvery < 1)
-      throw new ConfigError(`--checkpoint-every: ${a.checkpointEvery} must be a positive integer`);
-    config.checkpoint = { every: a.checkpointEvery, dir: resolve(a.checkpointDir!) };
-  }
-  if (config.offload?.dpu && (config.checkpoint || a.resume !== undefined))
-    throw new ConfigError(
-      '--offload-dpu: its working copy is a step behind its masters, which checkpoints do not hold yet: drop --checkpoint-every or --resume',
-    );
+  addCheckpoints(config, a);
   const device = modeledDevice(config);
   if (device) {
     if (!config.device) deviceNamed(device); // an unknown preset is refused with the list of known ones
