@@ -19,6 +19,7 @@ export type Settings = Partial<
     | 'bucketMib'
     | 'gatherAhead'
     | 'persistThreshold'
+    | 'offload'
     | 'qwz'
     | 'hpz'
     | 'qgz'
@@ -38,6 +39,7 @@ const FLAG: Record<keyof Settings, string> = {
   bucketMib: '--bucket-mib',
   gatherAhead: '--gather-ahead',
   persistThreshold: '--persist-threshold',
+  offload: '--offload',
   qwz: '--qwz',
   hpz: '--hpz',
   qgz: '--qgz',

@@ -25,8 +25,6 @@ const ZERO_ASIDE: Record<string, string> = {
   stage3_gather_16bit_weights_on_model_save: 'checkpoints are sharded (zerowire consolidate writes one file)',
   sub_group_size: "Adam runs over the rank's whole shard",
   round_robin_gradients: 'no bearing on bytes or memory here',
-  offload_optimizer: 'optimizer offload is not modeled yet',
-  offload_param: 'parameter offload is not modeled yet',
 };
 
 /** The model's hidden size, which the Trainer's "auto" reads (null: the model has none, an MLP). */
@@ -48,7 +46,10 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
   const key = (k: string) => `zero_optimization.${k}`;
   const stage = r.check(key('stage'), z.stage ?? 0, (x): x is number => isInt(x) && x <= 3, 'a stage 0, 1, 2 or 3');
   if (stage === 'auto') throw new ConfigError(`--deepspeed ${r.file}: key "${key('stage')}": "auto" is not a stage (0, 1, 2 or 3)`);
-  r.put(key('stage'), stage, 'scheme', stage === 0 ? 'dp' : `dp,zero${stage}`, stage === 0 ? 'DDP' : `ZeRO-${stage}, beside DP as the baseline`);
+  // DP cannot offload: with the optimizer on the host the stage runs alone
+  const offloaded = stage !== 0 && isObj(z.offload_optimizer) && String(z.offload_optimizer.device).toLowerCase() === 'cpu';
+  const why = offloaded ? 'alone: DP cannot offload' : 'beside DP as the baseline';
+  r.put(key('stage'), stage, 'scheme', stage === 0 ? 'dp' : `${offloaded ? '' : 'dp,'}zero${stage}`, stage === 0 ? 'DDP' : `ZeRO-${stage}, ${why}`);
   for (const [k, v] of Object.entries(z)) {
     if (k === 'stage') continue;
     if (k === 'overlap_comm') r.put(key(k), v, 'overlap', r.check(key(k), v, isBool, 'true or false') === false ? 'off' : 'on');
@@ -78,7 +79,8 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
           elems,
           `tensors of at most ${elems} elements kept whole, never gathered${n === 'auto' ? ': "auto" is 10·hidden (the Trainer)' : ''}`,
         );
-    } else if (k === 'mics_shard_size') {
+    } else if (k === 'offload_optimizer' || k === 'offload_param') offload(r, z, k, stage);
+    else if (k === 'mics_shard_size') {
       const n = r.check(key(k), v, (x): x is number => Number.isInteger(x), 'a count of ranks (-1: off)');
       if (n !== 'auto' && n > 1 && stage === 3) {
         r.put(key(k), v, 'scheme', 'dp,hsdp', `MiCS: ZeRO-3 within groups of ${n} ranks, replicas across (zerowire's HSDP)`);
@@ -88,6 +90,27 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
     else if (k === 'zero_quantized_gradients') r.put(key(k), v, 'qgz', r.check(key(k), v, isBool, 'true or false') === true, "ZeRO++'s qgZ");
     else r.aside(key(k), v, ZERO_ASIDE[k] ?? 'not understood');
   }
+}
+
+/** offload_optimizer / offload_param: `device: cpu` as --offload optimizer[,params] (one row each). */
+function offload(r: Reader, z: Record<string, unknown>, k: 'offload_optimizer' | 'offload_param', stage: number | 'auto'): void {
+  const key = `zero_optimization.${k}`;
+  const device = (x: unknown) => (isObj(x) ? String(x.device ?? 'none').toLowerCase() : 'none');
+  const [opt, par] = [device(z.offload_optimizer), device(z.offload_param)];
+  const mine = k === 'offload_optimizer' ? opt : par;
+  if (mine === 'none') return r.aside(key, z[k], 'device none: not offloaded');
+  if (mine !== 'cpu') return r.aside(key, z[k], `device ${mine}: only the host's memory (cpu) is modeled, not ZeRO-Infinity's NVMe`);
+  if (stage === 0) return r.aside(key, z[k], "stage 0 cannot offload (DeepSpeed's rule)");
+  if (k === 'offload_param' && stage !== 3) return r.aside(key, z[k], 'parameter offload is stage 3 only');
+  if (k === 'offload_param' && opt !== 'cpu') return r.aside(key, z[k], 'offloaded here with the optimizer only (offload_optimizer.device cpu)');
+  const what = opt === 'cpu' && par === 'cpu' && stage === 3 ? 'optimizer,params' : 'optimizer';
+  r.put(
+    key,
+    z[k],
+    'offload',
+    what,
+    k === 'offload_optimizer' ? "the masters and Adam's moments in host memory, Adam run there" : "ZeRO-3's 16-bit shard in host memory too",
+  );
 }
 
 function batches(r: Reader, o: Record<string, unknown>, ctx: DsContext): void {

@@ -20,7 +20,6 @@ const BY_NUMBER = ['', 'FULL_SHARD', 'SHARD_GRAD_OP', 'NO_SHARD', 'HYBRID_SHARD'
 const ASIDE: Record<string, string> = {
   fsdp_auto_wrap_policy: 'a unit is a transformer block (TRANSFORMER_BASED_WRAP) already',
   fsdp_transformer_layer_cls_to_wrap: 'a unit is a transformer block already',
-  fsdp_offload_params: 'offload is not modeled yet',
   fsdp_state_dict_type: 'checkpoints are sharded (zerowire consolidate writes one file)',
   fsdp_sync_module_states: 'every rank derives the same initial weights from the seed',
   fsdp_use_orig_params: 'no bearing on bytes or memory here',
@@ -52,7 +51,8 @@ function fsdpConfig(r: Reader, f: Record<string, unknown>): void {
       const name = typeof v === 'number' ? BY_NUMBER[v] : String(v).toUpperCase();
       const s = STRATEGY[name ?? ''];
       if (!s) throw new ConfigError(`--fsdp ${r.file}: key "${key(k)}": FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD, got ${JSON.stringify(v)}`);
-      r.put(key(k), v, 'scheme', s[0], `${s[1]}, beside DP as the baseline`);
+      const alone = f.fsdp_offload_params === true && name !== 'NO_SHARD'; // DP cannot offload
+      r.put(key(k), v, 'scheme', alone ? s[0].replace(/^dp,/, '') : s[0], `${s[1]}, ${alone ? 'alone: DP cannot offload' : 'beside DP as the baseline'}`);
     } else if (k === 'fsdp_backward_prefetch') {
       const p = String(v).toUpperCase();
       if (!['BACKWARD_PRE', 'BACKWARD_POST', 'NO_PREFETCH'].includes(p))
@@ -61,6 +61,22 @@ function fsdpConfig(r: Reader, f: Record<string, unknown>): void {
     } else if (k === 'fsdp_forward_prefetch') {
       r.check(key(k), v, isBool, 'true or false');
       r.aside(key(k), v, 'the gather window is one for both passes: fsdp_backward_prefetch sets it');
+    } else if (k === 'fsdp_offload_params') {
+      const on = r.check(key(k), v, isBool, 'true or false') === true;
+      const raw = f.fsdp_sharding_strategy;
+      const strategy = typeof raw === 'number' ? BY_NUMBER[raw] : String(raw ?? 'FULL_SHARD').toUpperCase();
+      if (!on) r.aside(key(k), v, 'not offloaded');
+      else if (strategy === 'NO_SHARD') r.aside(key(k), v, "NO_SHARD (DDP) offloads nothing here, as DeepSpeed's stage 0 cannot");
+      else {
+        const params = strategy !== 'SHARD_GRAD_OP';
+        r.put(
+          key(k),
+          v,
+          'offload',
+          params ? 'optimizer,params' : 'optimizer',
+          `FSDP's CPU offload: the optimizer on the host${params ? ', the parameter shards there too' : ''}`,
+        );
+      }
     } else if (k === 'fsdp_activation_checkpointing') {
       const on = r.check(key(k), v, isBool, 'true or false') === true;
       r.put(key(k), v, 'recompute', on, on ? 'each block keeps its input only' : '');

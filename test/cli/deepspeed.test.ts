@@ -58,6 +58,18 @@ describe('--deepspeed', () => {
     expect(row(rows, 'fp16.enabled')).toMatch(/fp16 as bf16/);
   });
 
+  it('offload_optimizer and offload_param (device cpu) as --offload, the stage alone (DP cannot offload)', () => {
+    const z = { stage: 3, offload_optimizer: { device: 'cpu', pin_memory: true }, offload_param: { device: 'cpu' } };
+    const { set, rows } = readDeepspeedConfig({ zero_optimization: z }, 'ds.json', CTX, none);
+    expect(set).toMatchObject({ scheme: 'zero3', offload: 'optimizer,params' });
+    expect(row(rows, 'zero_optimization.stage')).toBe('--scheme zero3 (ZeRO-3, alone: DP cannot offload)');
+    const two = readDeepspeedConfig({ zero_optimization: { ...z, stage: 2 } }, 'ds.json', CTX, none);
+    expect(two.set).toMatchObject({ scheme: 'zero2', offload: 'optimizer' });
+    expect(row(two.rows, 'zero_optimization.offload_param')).toBe('left aside: parameter offload is stage 3 only');
+    const nvme = readDeepspeedConfig({ zero_optimization: { stage: 3, offload_optimizer: { device: 'nvme' } } }, 'ds.json', CTX, none);
+    expect(row(nvme.rows, 'zero_optimization.offload_optimizer')).toMatch(/device nvme: only the host's memory \(cpu\) is modeled/);
+  });
+
   it('refuses what it cannot read, naming the file and the key', () => {
     const bad = (o: Record<string, unknown>) => () => readDeepspeedConfig(o, 'ds.json', CTX, none);
     expect(bad({ zero_optimization: { stage: 4 } })).toThrow(/^--deepspeed ds.json: key "zero_optimization.stage": expected a stage 0, 1, 2 or 3, got 4$/);

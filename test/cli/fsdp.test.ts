@@ -23,7 +23,9 @@ describe('--fsdp', () => {
         rows.some((r) => r.key === key),
         key,
       ).toBe(true);
-    expect(rows.find((r) => r.key === 'fsdp_config.fsdp_offload_params')?.became).toBe('left aside: offload is not modeled yet');
+    expect(rows.find((r) => r.key === 'fsdp_config.fsdp_offload_params')?.became).toBe('left aside: not offloaded');
+    const offloaded = readFsdpConfig({ ...HYBRID, fsdp_config: { ...fsdp, fsdp_offload_params: true } }, FILE, 16, none);
+    expect(offloaded.set).toMatchObject({ scheme: 'hsdp', offload: 'optimizer,params' });
     const other = readFsdpConfig({ ...HYBRID, fsdp_config: { ...fsdp, fsdp_sharding_strategy: 2, fsdp_activation_checkpointing: true } }, FILE, 16, none);
     expect(other.set).toMatchObject({ scheme: 'dp,zero2', recompute: true });
     expect(readFsdpConfig({ ...HYBRID, flux: 1 }, FILE, 16, none).rows.find((r) => r.key === 'flux')?.became).toBe('left aside: not understood');
