@@ -12,6 +12,7 @@ import type { HostBytes, Report, SchemeRow } from './report.js';
 import { textTable } from './table.js';
 import { columnUnit, formatBytes } from './units.js';
 import { whatIfText } from './whatif-text.js';
+import { placementNotes } from './placement-text.js';
 
 const f2 = (x: number) => x.toFixed(2);
 
@@ -195,22 +196,7 @@ function reportNotes(r: Report): string[] {
     notes.push(
       `ZeRO-3 resident ${f2(z3.resident.measured)} vs peak ${f2(z3.peak.measured)} B/param: between steps a rank holds only its shards${c.persist ? ' and the persisted tensors whole' : ''}; while a unit computes it also holds that unit's gathered working-copy (${bytesPerElement(c.wireDtype) * 8}-bit) parameters.`,
     );
-  const off = c.offload;
-  if (off) {
-    const what = `--offload optimizer${off.params ? ',params' : ''}${off.dpu ? ', the update delayed a step (--offload-dpu)' : ''}`;
-    const both = (t: number, m: number) => `${formatBytes(m)}${m === t ? '' : ` (theory ${formatBytes(t)})`}`;
-    const row = (x: SchemeRow) => {
-      const o = x.offload!;
-      return `${x.title} down ${both(o.pcie.theory.d2h, o.pcie.measured.d2h)}, up ${both(o.pcie.theory.h2d, o.pcie.measured.h2d)}, on the host ${both(o.host.theory, o.host.measured)}`;
-    };
-    notes.push(
-      `offload (${what}): the masters and Adam's moments${off.params ? ' and the 16-bit shard' : ''} in host memory; per rank per step, device to host (the reduced gradient shard) and host to device (${off.params ? 'each gathered unit\'s shard' : 'the updated 16-bit shard'}), and what the host holds for the rank, measured (= theory unless said): ${r.rows.filter((x) => x.offload).map(row).join('; ')}`,
-    );
-  }
-  if (c.persist)
-    notes.push(
-      `persisted (--persist-threshold ${c.persist}, DeepSpeed's stage3_param_persistence_threshold): in ZeRO-3 and HSDP every tensor of at most ${c.persist} elements is kept whole on every rank, left out of each gather and all-gathered once after the update (ZeRO++'s components gather everything)`,
-    );
+  notes.push(...placementNotes(r));
   const act = r.rows[0]?.activations;
   const base = dp ?? r.rows[0]; // against DP's model states where DP ran, else the first scheme's own
   if (act && act.measured > 0 && !r.device)
