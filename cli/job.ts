@@ -6,6 +6,7 @@ import { checkRecompute, modelSpec } from '../shared/models/registry.js';
 import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { deviceNamed } from '../shared/whatif/devices.js';
 import { makeRunConfig, type RunOptions } from './run-config-options.js';
+import { withHostAdamRate } from './offload-options.js';
 import { resolveModel } from './model-options.js';
 import { hiddenOf, withDeepspeed } from './deepspeed.js';
 import { withFsdp } from './fsdp.js';
@@ -73,7 +74,8 @@ export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto:
   const ds = withDeepspeed(argv, hiddenOf(model.model), world === 'auto' ? 0 : world);
   const fsdp = withFsdp(ds.options, world === 'auto' ? 0 : world);
   const a = fsdp.options;
-  const config = makeRunConfig(a, model);
+  // a modeled offload's host Adam rate, measured here where not given, its ranks sharing this host's cores
+  const config = withHostAdamRate(makeRunConfig(a, model), world === 'auto' ? 1 : world, world === 'auto' ? 1 : world);
   const recompute = checkRecompute(modelSpec(config), config.recompute);
   if (recompute) throw new ConfigError(recompute);
   addCheckpoints(config, a);

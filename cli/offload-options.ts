@@ -1,7 +1,9 @@
 // DeepSpeed's offload as options (training/schemes/offload.ts): --offload optimizer[,params], --offload-dpu and
 // --host-adam-gparams, one definition for every command that takes them, parsed with errors naming the option.
 import type { Argv } from 'yargs';
-import { ConfigError, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { ConfigError, modeledDevice, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { hostAdamGparams } from '../shared/whatif/host-adam.js';
+import { modelSpec } from '../shared/models/registry.js';
 import { schemeRefusal } from '../shared/training/schemes/table.js';
 
 export function offloadOptions<T>(y: Argv<T>) {
@@ -25,6 +27,16 @@ export interface OffloadOptions {
   offload?: string;
   offloadDpu?: boolean;
   hostAdamGparams?: number;
+}
+
+/** A modeled run's offload with the host's Adam rate: as given, or measured on this host for a rank's shard of
+ *  the model over `world` ranks, `ranksPerHost` of them sharing a host's cores. */
+export function withHostAdamRate(config: RunConfig, world: number, ranksPerHost: number): RunConfig {
+  const off = config.offload;
+  if (!off || off.hostAdamGparams !== undefined || !modeledDevice(config)) return config;
+  const r = hostAdamGparams(modelSpec(config).params / Math.max(1, world), ranksPerHost);
+  const how = `measured here: ${r.perCore.toFixed(2)}e9 parameters/s on a core, ${r.cores} cores shared by ${ranksPerHost} ranks`;
+  return { ...config, offload: { ...off, hostAdamGparams: r.gparams, hostAdamMeasured: how } };
 }
 
 /** The offload asked for, checked against the run's schemes, or undefined. */

@@ -27,7 +27,7 @@ export interface Implementation {
   /** Where a scheme's bands live. */
   ledger(plan: RunPlan, scheme: SchemeName): Promise<MemoryLedger>;
   /** What computes forward and backward, made for each scheme. */
-  compute(spec: ModelSpec, threads: number, c: Pick<RunConfig, 'recompute' | 'tflops' | 'mfu' | 'device'>): Compute;
+  compute(spec: ModelSpec, threads: number, c: Pick<RunConfig, 'recompute' | 'tflops' | 'mfu' | 'device' | 'offload'>): Compute;
   /** The data set. */
   data(spec: ModelSpec, c: Pick<RunConfig, 'samples' | 'seed'>): TrainingData;
 }
@@ -54,7 +54,11 @@ function whatIfImplementation(mode: ComputeMode): Implementation {
     values: NO_VALUES,
     collectives: (ring, opts) => new SyntheticCollectives(ring, opts),
     ledger: () => Promise.resolve(new MemoryLedger(null, true)),
-    compute: (spec, _threads, c) => new ModeledCompute(gpuModel(spec), runDevice({ ...c, compute: mode }).cost, c.recompute),
+    compute: (spec, _threads, c) => {
+      const { device, cost } = runDevice({ ...c, compute: mode });
+      const host = c.offload ? { linkGBps: device.hostLinkGBps, adamGparams: c.offload.hostAdamGparams! } : null; // the rate: given, or measured at launch
+      return new ModeledCompute(gpuModel(spec), cost, c.recompute, host);
+    },
     data: () => new ModeledData(),
   };
 }

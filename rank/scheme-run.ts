@@ -137,8 +137,8 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       if (modeled !== undefined) modeledMs.push(modeled);
       else checkLoss(st.loss, t, scheme);
       memory.observe(st.processBytesPeak);
-      const quant = s.takeQuantError();
-      const m = { ...stepMetrics(t, st, ledger, run.clock()), ...(quant ? { quant } : {}) };
+      const [quant, offloadMs] = [s.takeQuantError(), compute.takeOffloadMs?.()];
+      const m = { ...stepMetrics(t, st, ledger, run.clock()), ...(quant ? { quant } : {}), ...(offloadMs ? { offloadMs } : {}) };
       steps.push(m);
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
       run.onStep(m);

@@ -8,6 +8,7 @@ import type { RunPlan } from './run-plan.js';
 export interface OffloadRow {
   pcie: { theory: { d2h: number; h2d: number }; measured: { d2h: number; h2d: number } }; // bytes per rank per step
   host: { theory: number; measured: number }; // bytes of model states a rank's host holds for it, between steps
+  ms?: { pcie: number; hostAdam: number }; // a modeled device's: the copies' time and the host's Adam's, per step
 }
 
 /** The row's offload figures, where the run offloads. */
@@ -22,5 +23,8 @@ export function offloadRow(
   if (!theory) return {};
   const copied = (dir: 'd2h' | 'h2d') => perStep((s) => s.steps.reduce((t, x) => t + (x.pcie?.[dir] ?? 0), 0));
   const held = Math.max(...sums.map((s) => HOST_BANDS.reduce((t, b) => t + (s.memory.resident[b] ?? 0), 0)));
-  return { offload: { pcie: { theory, measured: { d2h: copied('d2h'), h2d: copied('h2d') } }, host: { theory: hostTheory, measured: held } } };
+  const timed = sums[0].steps.some((x) => x.offloadMs);
+  const ms = (k: 'pcie' | 'hostAdam') => perStep((s) => s.steps.reduce((t, x) => t + (x.offloadMs?.[k] ?? 0), 0));
+  const row: OffloadRow = { pcie: { theory, measured: { d2h: copied('d2h'), h2d: copied('h2d') } }, host: { theory: hostTheory, measured: held } };
+  return { offload: timed ? { ...row, ms: { pcie: ms('pcie'), hostAdam: ms('hostAdam') } } : row };
 }

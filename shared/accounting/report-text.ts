@@ -225,7 +225,7 @@ function holdings(r: Report): string[] {
   const held = (f: (x: SchemeRow) => number) => r.rows.map((x) => `${x.title} ${formatBytes(f(x))}`).join(', ');
   if (r.device)
     return [
-      `what a rank would hold on the ${r.device.title} at its worst moment (the ledger's bands by their sizes; modeled compute holds no values): ${held((x) => x.memory.tracked.bytes)}`,
+      `what a rank would hold on the ${r.device.title} at its worst moment (the ledger's bands by their sizes; modeled compute holds no values${r.config.offload ? "; offloaded states are the host's, not counted here" : ''}): ${held((x) => x.memory.tracked.bytes - (x.offload?.host.measured ?? 0))}`,
       `what this process held (ArrayBuffers + WebAssembly memories: buffers, frames, the ring's pool): ${held((x) => x.memory.process)}`,
     ];
   const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];

@@ -64,6 +64,7 @@ const StepMetricsSchema = v.object({
   wire: v.object({ wireMs: finite, bytes: finite, hiddenMs: finite, hiddenBytes: finite }),
   bandPeaks: numberRecord, // highest live bytes per ledger band during the step
   pcie: v.optional(v.object({ d2h: finite, h2d: finite })), // offload: bytes copied between device and host
+  offloadMs: v.optional(v.object({ pcie: finite, hostAdam: finite })), // ... and, modeled, their time and the host's Adam's
   // ZeRO++: what quantizing lost this step on this rank (values.ts's QuantError): qwZ its weight shards, qgZ the
   // gradients it sent
   quant: v.optional(v.object({ weights: v.optional(QuantErrorSchema), grads: v.optional(QuantErrorSchema) })),

@@ -70,7 +70,14 @@ export const RunConfigSchema = v.object({
   // optimizer run there; `params`: ZeRO-3's 16-bit shard there too; `dpu`: the update delayed one step (the
   // next step's passes use the weights from before the last update, as ZeRO-Offload's DPU); `hostAdamGparams`:
   // a modeled host's Adam rate, billions of parameters a second per rank (absent: measured on this host)
-  offload: v.optional(v.object({ params: v.boolean(), dpu: v.boolean(), hostAdamGparams: v.optional(v.pipe(finite, v.gtValue(0))) })),
+  offload: v.optional(
+    v.object({
+      params: v.boolean(),
+      dpu: v.boolean(),
+      hostAdamGparams: v.optional(v.pipe(finite, v.gtValue(0))),
+      hostAdamMeasured: v.optional(text(200)), // how it was measured here, when not given
+    }),
+  ),
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
   // fine-tuning (training/adapters.ts): LoRA adapters on Linear layers (the base frozen), groups frozen by name

@@ -27,6 +27,17 @@ export interface Compute {
   quantize?(values: number, codeBytes: number): Promise<void>;
   /** A modeled device's optimizer time over `params` owned parameters (this thread runs no update for it). */
   optimizer?(params: number, gradBytes: number): Promise<void>;
+  /** Offload on a modeled device (schemes/offload.ts): `bytes` copied between device and host on the host link,
+   *  queued behind the copies before it; returns when it ends (performance.now() ms), without waiting. */
+  copyBehind?(bytes: number): number;
+  /** The same, waited for (a copy the step cannot go on without). */
+  copy?(bytes: number): Promise<void>;
+  /** The host's Adam over `params` parameters, once the copies before it are down; `delayed` (ZeRO-Offload's
+   *  DPU): the step goes on meanwhile, and hostIdle() waits for it. */
+  hostAdam?(params: number, delayed: boolean): Promise<void>;
+  hostIdle?(): Promise<void>;
+  /** Modeled milliseconds of those copies and of the host's Adam since last asked. */
+  takeOffloadMs?(): { pcie: number; hostAdam: number };
   /** The scheme waited for communication until `at` (performance.now() ms): a modeled device waited too. */
   inputsReady?(at: number): void;
   /** A modeled device's compute time since last asked (ms); absent where compute is real. */

@@ -41,8 +41,18 @@ interface PassTimes {
   backward: number[];
 }
 
+/** Offload on the modeled device: its host link (one direction) and the host's Adam rate for this rank. */
+export interface HostSide {
+  linkGBps: number;
+  adamGparams: number;
+}
+
 export class ModeledCompute implements Compute {
   private rows = 0;
+  private linkEnd = 0; // when the host link finishes the copies given to it
+  private hostEnd = 0; // when the host's Adam finishes
+  /** Modeled milliseconds of copies and of the host's Adam since the last takeOffloadMs(). */
+  private offloadMs = { pcie: 0, hostAdam: 0 };
   private times: PassTimes = { forward: [], backward: [] };
   /** Modeled milliseconds waited since the last take(): what the report calls modeled compute. */
   private waited = 0;
@@ -55,7 +65,40 @@ export class ModeledCompute implements Compute {
     readonly model: GpuModel,
     readonly cost: GpuCost,
     readonly recompute = false,
+    readonly host: HostSide | null = null,
   ) {}
+
+  copyBehind(bytes: number): number {
+    const ms = bytes / (this.host!.linkGBps * 1e6);
+    this.offloadMs.pcie += ms;
+    this.linkEnd = Math.max(this.linkEnd, performance.now()) + ms;
+    return this.linkEnd;
+  }
+
+  async copy(bytes: number): Promise<void> {
+    const end = this.copyBehind(bytes);
+    this.queue.inputsReady(end); // what the device does next needs it
+    await idle(end - performance.now());
+  }
+
+  async hostAdam(params: number, delayed: boolean): Promise<void> {
+    await idle(this.linkEnd - performance.now()); // the gradients are down
+    const ms = params / (this.host!.adamGparams * 1e6);
+    this.offloadMs.hostAdam += ms;
+    this.hostEnd = performance.now() + ms;
+    if (!delayed) await idle(ms);
+  }
+
+  async hostIdle(): Promise<void> {
+    await idle(this.hostEnd - performance.now());
+  }
+
+  /** Modeled milliseconds of host-device copies and of the host's Adam since the last call. */
+  takeOffloadMs(): { pcie: number; hostAdam: number } {
+    const t = this.offloadMs;
+    this.offloadMs = { pcie: 0, hostAdam: 0 };
+    return t;
+  }
 
   async start(_x: Float32Array, rows: number): Promise<void> {
     this.queue.inputsReady(performance.now()); // a batch is given now: nothing of it ran before

@@ -253,7 +253,10 @@ export class Base {
     const owned = this.gradients.forAdam();
     this.probe.sample(true); // the update's moment: every gradient is in, the fp32 gradient Adam reads is filled
     this.values.adam(this.master, this.m, this.v, owned, this.t, this.ctx.hyper);
-    await this.compute.optimizer?.(owned.length, bytesPerElement(this.ctx.dtype));
+    const off = this.ctx.offload;
+    if (off && this.compute.hostAdam)
+      await this.compute.hostAdam(owned.length, off.dpu); // on the host (offload.ts)
+    else await this.compute.optimizer?.(owned.length, bytesPerElement(this.ctx.dtype));
     this.gradients.consumed();
   }
 
@@ -282,9 +285,13 @@ export class Base {
     const { coll, layout } = this.ctx;
     const pcie = this.ctx.offload && !(this.ctx.offload.params && this.flags.shardParameters) ? this.ctx.pcie : undefined; // the new shard, host to device
     const b = bytesPerElement(this.ctx.dtype);
+    if (this.ctx.offload) await this.compute.hostIdle?.(); // the host's Adam has made them
+    if (pcie) {
+      pcie.h2d += this.ctx.layout.shardTotal * b;
+      await this.compute.copy?.(this.ctx.layout.shardTotal * b);
+    }
     if (this.flags.shardParameters || !this.flags.shardOptimizer) {
       this.values.fromF32(this.master, this.working); // same layout on both sides
-      if (pcie) pcie.h2d += this.working.length * b;
       return;
     }
     // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters (frozen ones never change).
@@ -292,7 +299,6 @@ export class Base {
       if (u.size === 0) continue;
       const own = layout.ownOffset(u);
       this.values.fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.working.subarray(own, own + u.shard));
-      if (pcie) pcie.h2d += u.shard * b;
       await coll.allGather(this.working.subarray(own, own + u.shard), this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
     }
   }

@@ -77,9 +77,12 @@ export class Gradients {
     return this.reduce(async () => {
       await this.reduceShard(bucket, owned, `grad u${u.index}`);
       if (this.ctx.cross) await this.ctx.cross.allReduce(owned, `grad u${u.index} across groups`);
-      if (this.accum) {
+      if (this.accum)
         this.ctx.values.addF32(this.accum.subarray(u.shardOffset, u.shardOffset + u.shard), this.ctx.values.toF32(owned, this.widened!.subarray(0, u.shard)));
-        if (this.ctx.pcie) this.ctx.pcie.d2h += owned.byteLength; // each micro-batch's reduced shard, summed on the host
+      if (this.ctx.pcie) {
+        // offload: each reduced shard goes down as soon as it is reduced, behind the backward pass (summed on the host)
+        this.ctx.pcie.d2h += owned.byteLength;
+        this.ctx.compute.copyBehind?.(owned.byteLength);
       }
     }).finally(() => ledger.free(bucket));
   }
@@ -88,7 +91,11 @@ export class Gradients {
   forAdam(): Float32Array {
     const { layout, pcie } = this.ctx;
     if (this.accum && this.flags.shardGradients) return this.accum; // summed over the micro-batches
-    if (pcie) pcie.d2h += this.master() * bytesPerElement(this.ctx.dtype); // the reduced shard, device to host
+    if (pcie && !this.flags.shardGradients) {
+      // ZeRO-1: the reduced shard goes down once, after the last micro-batch's reduction
+      pcie.d2h += this.master() * bytesPerElement(this.ctx.dtype);
+      this.ctx.compute.copyBehind?.(this.master() * bytesPerElement(this.ctx.dtype));
+    }
     const out = this.owned;
     if (!out) return this.grads as Float32Array; // fp32, laid out like the masters already
     if (this.flags.shardGradients === this.flags.shardOptimizer) return this.ctx.values.toF32(this.grads, out);

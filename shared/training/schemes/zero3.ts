@@ -78,8 +78,13 @@ export class Zero3 extends Zero2 {
    *  tensors (`kept`), which the band fills in. */
   private gatherHalf(h: Half, working: Elems, out: Elems, kept: PersistedHalf | null, label: string): Promise<unknown> {
     const own = working.subarray(h.shardOffset, h.shardOffset + h.shard);
-    if (this.ctx.offload?.params && this.ctx.pcie) this.ctx.pcie.h2d += own.byteLength; // offload_param: the shard to the device first
-    if (kept && this.persisted) return this.persisted.gather(h, kept, own, out.subarray(0, h.size), label);
-    return this.ctx.coll.allGather(own, out, label);
+    let up: number | undefined; // offload_param: the shard goes up to the device first
+    if (this.ctx.offload?.params && this.ctx.pcie) {
+      this.ctx.pcie.h2d += own.byteLength;
+      up = this.ctx.compute.copyBehind?.(own.byteLength);
+    }
+    const done = kept && this.persisted ? this.persisted.gather(h, kept, own, out.subarray(0, h.size), label) : this.ctx.coll.allGather(own, out, label);
+    // a modeled device computes the unit no earlier than its shard was up
+    return up === undefined ? done : done.then(() => this.ctx.compute.inputsReady?.(up));
   }
 }
