@@ -10,7 +10,8 @@ import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
 import { ConfigError, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { makeRunConfig } from './run-config-options.js';
-import { schemeTitle } from '../shared/training/schemes/table.js';
+import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
+import { withHostAdamRate } from './offload-options.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
 import { runDevice } from '../shared/whatif/preset.js';
 
@@ -39,6 +40,9 @@ export interface WhatIfPlanArgs extends ModelArgs {
   qwz?: boolean;
   hpz?: boolean;
   qgz?: boolean;
+  offload?: string; // --offload (cli/offload-options.ts): the schemes that can offload, offloading
+  offloadDpu?: boolean;
+  hostAdamGparams?: number;
 }
 
 const gb = (b: number) => (b / 1e9).toFixed(1);
@@ -53,9 +57,13 @@ export function cardMemory(a: { memory?: string }, device: { memoryGB: number; t
 
 /** The run config `local` would make of these options (the schemes and the schedule as a run has them). */
 export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
-  return makeRunConfig({
-    // ZeRO++ with frozen weights (DeepSpeed's MixZ++) is not built: as `local` refuses it, it is left out here
-    scheme: a.scheme ?? [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])].join(','),
+  // ZeRO++ with frozen weights (DeepSpeed's MixZ++) is not built: as `local` refuses it, it is left out here
+  const all = [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])] as SchemeName[];
+  // with --offload, the schemes that can (DP cannot; parameters are ZeRO-3's and HSDP's)
+  const params = a.offload !== undefined && /params/.test(a.offload);
+  const can = (s: SchemeName) => SCHEME_TABLE[s].offload === 'params' || (SCHEME_TABLE[s].offload === 'optimizer' && !params);
+  const config = makeRunConfig({
+    scheme: a.scheme ?? (a.offload === undefined ? all : all.filter(can)).join(','),
     shardGroup: a.shardGroup,
     model: a.model,
     hfConfig: a.hfConfig,
@@ -87,7 +95,11 @@ export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
     lora: a.lora,
     loraTargets: a.loraTargets,
     freeze: a.freeze,
+    offload: a.offload,
+    offloadDpu: a.offloadDpu,
+    hostAdamGparams: a.hostAdamGparams,
   });
+  return withHostAdamRate(config, a.world, a.shardGroup || a.world); // a host's ranks share its cores
 }
 
 interface Predicted {
@@ -95,6 +107,7 @@ interface Predicted {
   step: StepPrediction;
   states: number;
   activations: number;
+  host: number; // offload: the model states a rank's host holds for it
 }
 
 /** `intra`: the links between ranks of one host (the hybrid's group ring). */
@@ -106,6 +119,7 @@ function predictAll(plan: RunPlan, link: Link, intra: Link): Predicted[] {
     scheme,
     step: predictStep(plan, scheme, cost, link, intra),
     states: plan.memory(scheme).peak,
+    host: plan.memory(scheme).hostTotal,
     activations: activationBytes(plan.gpu, rows, c.recompute),
   }));
 }
@@ -121,11 +135,18 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
     ['', `per GPU GB (${label})`, '', '', 'predicted ms per step', '', '', '', ''],
     ['scheme', 'states', 'activations', 'fits', 'compute', 'comm', 'exposed', 'step', 'tokens/s'],
   ];
+  const off = config.offload;
+  const perHost = a.shardGroup || a.world; // ranks sharing a host's memory
+  if (off) {
+    head[0].splice(4, 0, `host GB (${perHost} ranks)`, 'offload ms', '');
+    head[1].splice(4, 0, 'held', 'PCIe', 'host Adam');
+  }
   const body = predicted.map((p) => [
     schemeTitle(p.scheme),
     gb(p.states),
     gb(p.activations),
     p.states + p.activations <= card ? 'yes' : `NO (${gb(p.states + p.activations)})`,
+    ...(off ? [gb(p.host * perHost), p.step.offload!.pcieMs.toFixed(1), p.step.offload!.hostAdamMs.toFixed(1)] : []),
     p.step.computeMs.toFixed(1),
     p.step.commMs.toFixed(1),
     p.step.exposedMs.toFixed(1),
@@ -136,6 +157,11 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
   return [
     `${plan.spec.describe()} (${plan.spec.params.toExponential(3)} parameters) on ${a.world} ${device.title} (modeled${device.calibrated ? '' : ' from its datasheet, not calibrated on it'}; docs/what-if.md), global batch ${config.batch} (${rowsPerRank} per rank${config.accumulate > 1 ? ` in each of ${config.accumulate} micro-batches` : ''}), ring links of ${link.gbit} Gbit/s and ${link.latencyUs} µs, overlap ${config.overlap ? 'on' : 'off'}`,
     textTable(head, body),
+    ...(off
+      ? [
+          `offload (--offload optimizer${off.params ? ',params' : ''}${off.dpu ? ', --offload-dpu' : ''}): states are the device's; held: what a host holds for its ${perHost} ranks (masters, moments, the fp32 gradient${off.params ? ', the 16-bit shard' : ''}); PCIe: the host link's busy time at ${runDevice(config).device.hostLinkGBps} GB/s each way (gradients down behind the backward pass, parameters up); host Adam at ${off.hostAdamGparams!.toPrecision(3)}e9 parameters/s per rank (${off.hostAdamMeasured ?? 'given'})${off.dpu ? ', behind the next step' : ", on the step's path"}.`,
+        ]
+      : []),
     `states: model states at the step's peak (${config.wireDtype} params and grads, fp32 master, m, v); activations as a bf16 framework with flash attention keeps them (no T x T scores; ${config.recompute ? 'checkpointed: each block its input, one block its insides' : "every block's insides"}, plus fp32 logits); compute modeled; comm: each ring collective at steps x latency + bytes (with frame and TCP/IP overhead) at the link rate, one collective at a time per ring.`,
   ].join('\n');
 }

@@ -16,6 +16,7 @@ import { envWorld, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
 import { DEFAULT_INTRA_GBIT, needPlan, schemeNeeds } from '../plan-need.js';
 import { checkNeeds, checkPossible } from '../plan-check.js';
+import { offloadOptions } from '../offload-options.js';
 import { checkWritableFile } from '../../shared/io/writable.js';
 import { changePlan, DEFAULT_NEED, type ChangeArgs } from '../plan-change.js';
 import { givenOnCommandLine, type Settings } from '../config-mapping.js';
@@ -105,7 +106,7 @@ async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: strin
 
 /** The options of a prediction on a modeled device. */
 function whatIfOptions<T>(y: Argv<T>) {
-  return fineTuneOptions(y)
+  return offloadOptions(fineTuneOptions(y))
     .option('tflops', { type: 'number', describe: "with --compute: the device's dense bf16 peak, TFLOPS, instead of the preset's (any device)" })
     .option('mfu', {
       type: 'number',

@@ -8,6 +8,8 @@
 import { bytesPerElement } from '../tensor/dtype.js';
 import { gradientBuckets } from '../training/buckets.js';
 import type { ShardLayout, Unit } from '../training/layout.js';
+import { OffloadQueue } from './offload-prediction.js';
+import { runDevice } from '../whatif/preset.js';
 import { SCHEME_TABLE } from '../training/schemes/table.js';
 import type { SchemeName } from '../control/run-config.js';
 import type { GpuCost } from '../whatif/gpu-cost.js';
@@ -24,6 +26,17 @@ export interface StepPrediction {
   computeMs: number; // modeled: forward, backward and optimizer
   commMs: number; // the collectives' own time, summed
   exposedMs: number; // step - compute
+  offload?: { pcieMs: number; hostAdamMs: number }; // --offload: the host link's busy time and the host's Adam
+}
+
+/** The scheme's ring (the hybrid's: its group's, inside a host) and the hybrid's cross ring over its M groups. */
+function rings(plan: RunPlan, scheme: SchemeName, G: number, link: Link, intraHost: Link): { ring: RingQueue; cross: RingQueue | null; M: number } {
+  const c = plan.config;
+  const hybrid = plan.shardWorld(scheme) !== plan.world;
+  const M = plan.world / G;
+  // A group is a host's ranks, each on a cross ring of its own, all leaving through its one link: 1/G each.
+  const cross = hybrid ? new RingQueue({ ...link, gbit: link.gbit / G }, M, c.chunkBytes, c.linkScale) : null;
+  return { ring: new RingQueue(hybrid ? intraHost : link, G, c.chunkBytes, c.linkScale), cross, M };
 }
 
 /** A tied head's unit and the embeddings' unit gathered again for it (schemes/tied.ts), where they differ. */
@@ -34,17 +47,10 @@ function tiedLender(layout: ShardLayout): { to: Unit; unit: Unit } | null {
 
 export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, link: Link, intraHost: Link = link): StepPrediction {
   const c = plan.config;
-  const f = SCHEME_TABLE[scheme];
-  const layout = plan.layoutFor(scheme, 0);
-  const b = bytesPerElement(c.wireDtype);
-  const K = c.accumulate;
+  const [f, layout, b, K] = [SCHEME_TABLE[scheme], plan.layoutFor(scheme, 0), bytesPerElement(c.wireDtype), c.accumulate];
   const t = passTimes(plan.gpu, cost, c.batch / (plan.world * K), c.recompute);
   const sum = (u: Unit, xs: number[]) => u.layers.reduce((s, l) => s + xs[l.index], 0);
-  const hybrid = plan.shardWorld(scheme) !== plan.world;
-  const ring = new RingQueue(hybrid ? intraHost : link, layout.world, c.chunkBytes, c.linkScale);
-  const M = plan.world / layout.world; // the hybrid's groups: its cross ring's world
-  // A group is a host's ranks, each on a cross ring of its own, all leaving through its one link: 1/G each.
-  const cross = hybrid ? new RingQueue({ ...link, gbit: link.gbit / layout.world }, M, c.chunkBytes, c.linkScale) : null;
+  const { ring, cross, M } = rings(plan, scheme, layout.world, link, intraHost);
   const optimizerMs = cost.chainMs(optimizerWork(f.shardOptimizer ? layout.shardTotal : layout.paddedTotal, b));
   const units = layout.units;
   const trained = units.filter((u) => u.size > 0); // fine-tuning: units with nothing trainable reduce nothing
@@ -54,11 +60,13 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   let [now, compute] = [0, 0];
   const work = (ms: number) => ((now += ms), (compute += ms));
   const zpp = zeroPPQueues(plan, scheme, cost, link, intraHost, work); // ZeRO++'s rings; its kernels' time as work
+  const off = c.offload ? new OffloadQueue(c.offload, runDevice(c).device.hostLinkGBps, c.offload.params && f.shardParameters) : null;
   /** ZeRO-3: this pass's gathers, started `gatherAhead` units ahead of the one computing. */
   const gathered = (order: Unit[]) => {
     const done = new Map<Unit, number>();
     // both halves of a unit (its frozen one too): one gather's bytes (ZeRO++: as its components send them)
-    const gather = (u: Unit) => (zpp ? zpp.gather(u, order !== units, now) : ring.run(now, u.padded + u.frozen.padded, b, 1));
+    const up = (u: Unit) => off?.up(now, (u.shard + u.frozen.shard) * b) ?? now; // offload_param: the shard up first
+    const gather = (u: Unit) => (zpp ? zpp.gather(u, order !== units, now) : ring.run(up(u), u.padded + u.frozen.padded, b, 1));
     const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], gather(order[i]));
     return (i: number) => {
       if (!f.shardParameters) return;
@@ -80,7 +88,8 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
       work(sum(u, t.backward));
       if (f.shardGradients && u.size > 0) {
         const reduced = zpp ? zpp.reduce(u, now) : ring.run(now, u.padded, b, 1);
-        pending.push(cross ? cross.run(reduced, Math.ceil(u.shard / M) * M, b, 2) : reduced); // the hybrid's shard, across groups
+        const across = cross ? cross.run(reduced, Math.ceil(u.shard / M) * M, b, 2) : reduced; // the hybrid's shard, across groups
+        pending.push(off ? off.copy(across, u.shard * b) : across); // offload: the shard down, behind the backward pass
       } else if (last && closes.has(u)) {
         let end = now;
         for (const v of closes.get(u)!) end = ring.run(now, v.padded, b, f.shardOptimizer ? 1 : 2);
@@ -90,8 +99,11 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
     });
     while (pending.length) now = Math.max(now, pending.shift()!);
   }
-  work(optimizerMs);
+  if (off)
+    now = off.finish(now, layout.shardTotal, b, !f.shardGradients); // the host's Adam
+  else work(optimizerMs);
   if (f.shardOptimizer && !f.shardParameters) for (const u of trained) now = ring.run(now, u.padded, b, 1); // the new parameters, gathered
   const commMs = ring.busy + (cross?.busy ?? 0) + (zpp?.busy() ?? 0);
-  return { stepMs: now, computeMs: compute, commMs, exposedMs: now - compute };
+  const offload = off ? { offload: { pcieMs: off.pcieMs, hostAdamMs: off.hostAdamMs } } : {};
+  return { stepMs: now, computeMs: compute, commMs, exposedMs: now - compute, ...offload };
 }
