@@ -56,8 +56,9 @@ export class Collectives {
   }
 
   /** Concatenate every rank's `input` (ceil(L/N) elements each) into `output` (length L; padding dropped). */
-  async allGather(input: Elems, output: Elems, label = ''): Promise<CollectiveRecord> {
-    return this.push(await measure(this.ring, 'all-gather', label, output, (t) => this.ag(t, input, output)));
+  /** `coll`: a number taken ahead with reserve(), where the gather starts later than it is decided. */
+  async allGather(input: Elems, output: Elems, label = '', coll?: number): Promise<CollectiveRecord> {
+    return this.push(await measure(this.ring, 'all-gather', label, output, (t) => this.ag(t, input, output, coll), coll !== undefined));
   }
 
   /** In-place sum over ranks: a reduce-scatter followed by an all-gather, fused into one ring when the
@@ -164,13 +165,13 @@ export class Collectives {
   }
 
   /** The all-gather's ring, once this rank's own segment is in place in `output`. */
-  protected allGatherRing(tally: Tally, input: Elems, output: Elems, S: number, dtype: WireDtype): Promise<void> {
+  protected allGatherRing(tally: Tally, input: Elems, output: Elems, S: number, dtype: WireDtype, coll?: number): Promise<void> {
     const chunks = new Chunks(S, this.opts.chunkBytes, dtype);
     const phase = allGatherPhase(this.seat(), output, chunks);
     const start = (send: Sender) => {
       for (let j = 0; j < chunks.count; j++) send(0, j, chunks.of(input, j));
     };
-    return this.run(tally, chunks, this.world - 1, { ...phase, start });
+    return this.run(tally, chunks, this.world - 1, { ...phase, start }, coll);
   }
 
   private rs(tally: Tally, input: Elems, output: Elems): Promise<void> {
@@ -186,7 +187,7 @@ export class Collectives {
     return this.reduceScatterRing(tally, input, output, S, dtype);
   }
 
-  private ag(tally: Tally, input: Elems, output: Elems): Promise<void> {
+  private ag(tally: Tally, input: Elems, output: Elems, coll?: number): Promise<void> {
     const N = this.world;
     const S = paddedLength(output.length, N) / N;
     const dtype = dtypeOf(output);
@@ -196,6 +197,6 @@ export class Collectives {
     const mine = Math.min(S, output.length - this.rank * S); // the last segments may be cut short, or empty
     if (!aliased && mine > 0) output.set(input.subarray(0, mine) as never, this.rank * S);
     if (N === 1) return Promise.resolve();
-    return this.allGatherRing(tally, input, output, S, dtype);
+    return this.allGatherRing(tally, input, output, S, dtype, coll);
   }
 }

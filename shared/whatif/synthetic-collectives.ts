@@ -19,8 +19,8 @@ export class SyntheticCollectives extends Collectives {
     return this.runSynthetic(tally, S, dtype, this.world - 1);
   }
 
-  protected override allGatherRing(tally: Tally, _input: Elems, _output: Elems, S: number, dtype: WireDtype): Promise<void> {
-    return this.runSynthetic(tally, S, dtype, this.world - 1);
+  protected override allGatherRing(tally: Tally, _input: Elems, _output: Elems, S: number, dtype: WireDtype, coll?: number): Promise<void> {
+    return this.runSynthetic(tally, S, dtype, this.world - 1, S, coll);
   }
 
   protected override shiftRing(tally: Tally, input: Elems, output: Elems, coll?: number): Promise<void> {

@@ -83,8 +83,13 @@ export class Zero3 extends Zero2 {
       this.ctx.pcie.h2d += own.byteLength;
       up = this.ctx.compute.copyBehind?.(own.byteLength);
     }
-    const done = kept && this.persisted ? this.persisted.gather(h, kept, own, out.subarray(0, h.size), label) : this.ctx.coll.allGather(own, out, label);
-    // a modeled device computes the unit no earlier than its shard was up
-    return up === undefined ? done : done.then(() => this.ctx.compute.inputsReady?.(up));
+    if (kept && this.persisted) {
+      const done = this.persisted.gather(h, kept, own, out.subarray(0, h.size), label);
+      return up === undefined ? done : done.then(() => this.ctx.compute.inputsReady?.(up)); // computed no earlier than it was up
+    }
+    if (up === undefined) return this.ctx.coll.allGather(own, out, label);
+    // a modeled device's gather starts once the shard is up, its collective numbered now
+    const [n] = this.ctx.coll.reserve(1);
+    return new Promise((r) => setTimeout(r, Math.max(0, up - performance.now()))).then(() => this.ctx.coll.allGather(own, out, label, n));
   }
 }
