@@ -88,6 +88,31 @@ describe('local --offload', () => {
         }
       }, 180_000);
 
+  it('on a modeled GPU: the copies on the host link and the host Adam measured here, in the report and beside plan', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-offload-whatif-'));
+    try {
+      const out = join(dir, 'r.json');
+      const job = ['--model', 'gpt:2,64,4,32', '--world', '2', '--compute', 'model:a10', '--offload', 'optimizer'];
+      const r = await runCli(['local', ...job, '--scheme', 'zero2,zero3', '--steps', '3', '--preflight', 'off', '--out', out], 120_000);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(
+        /^the host's Adam at [\d.]+e9 parameters\/s per rank \(measured here: [\d.]+e9 parameters\/s on a core, \d+ cores shared by 2 ranks\)$/m,
+      );
+      expect(r.stdout).toMatch(/ZeRO-2 down [\d.]+ KiB, up [\d.]+ KiB \(modeled: copies [\d.]+ ms on the host link, the host's Adam [\d.]+ ms\), on the host/);
+      const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+      for (const x of report.rows) {
+        expect(x.offload!.pcie.measured, x.scheme).toEqual(x.offload!.pcie.theory);
+        expect(x.offload!.ms!.hostAdam, x.scheme).toBeGreaterThan(0);
+      }
+      const plan = await runCli(['plan', ...job, '--gbit', '10']);
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stdout).toMatch(/host GB \(2 ranks\) +offload ms/);
+      expect(plan.stdout).not.toMatch(/^DP /m); // DP cannot offload: left out
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it('refuses what DeepSpeed cannot offload, naming the option, before a rank starts', async () => {
     const cases: [string[], RegExp][] = [
       [
