@@ -15,12 +15,13 @@ import { NAMED_SHAPES } from './named-shapes.js';
 import { GPT } from './gpt/entry.js';
 import { LLAMA } from './llama/entry.js';
 import { MLP } from './mlp/entry.js';
+import { PHI3 } from './phi3/entry.js';
 
 export type { ModelSpec } from '../training/model-spec.js';
 export type { ModelConfig } from './model-entry.js';
 
 /** Every model by its arch, the order `--model` tries them in. */
-const MODELS: Readonly<Record<string, ModelEntry<ModelSpec, ModelConfig>>> = { mlp: MLP, gpt: GPT, llama: LLAMA };
+const MODELS: Readonly<Record<string, ModelEntry<ModelSpec, ModelConfig>>> = { mlp: MLP, gpt: GPT, llama: LLAMA, phi3: PHI3 };
 
 function entry(arch: string): ModelEntry<ModelSpec, ModelConfig> {
   const e = Object.hasOwn(MODELS, arch) ? MODELS[arch] : undefined;

@@ -70,7 +70,7 @@ function llamaUnits(shape: LlamaShape, o: Pick<LlamaOptions, 'qkvBias' | 'tied'>
 }
 
 export class LlamaSpec extends DecoderUnits {
-  readonly kind = 'llama' as const;
+  readonly kind: string = 'llama'; // a model built on it (phi3/) has its own
   declare readonly layers: LlamaGroup[];
   readonly ropeTheta: number;
   readonly rmsEps: number;
