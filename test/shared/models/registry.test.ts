@@ -26,7 +26,7 @@ describe('the model registry', () => {
   it('refuses what it cannot read, naming the model or the field', () => {
     expect(() => parseModel('resnet:50')).toThrow(/^--model: "resnet:50" must be WIDTHS .*gpt:.*llama:.*named shape: gpt2-xl/);
     expect(() => parseModel('gpt:2,64,4')).toThrow(/gpt:LAYERS,DIM,HEADS,SEQ\[,VOCAB\]/);
-    expect(() => modelSpec({ model: { arch: 'resnet' } })).toThrow(/model: "resnet" is not a model zerowire trains \(mlp, gpt, llama\)/);
+    expect(() => modelSpec({ model: { arch: 'resnet' } })).toThrow(/model: "resnet" is not a model zerowire trains \(mlp, gpt, llama, phi3\)/);
     expect(() => modelSpec({ model: { arch: 'gpt', layers: 2, dim: 64, heads: 4.5, seq: 8, vocab: 64 } })).toThrow(/^model\.field "heads"/);
     expect(() => modelSpec({ model: { arch: 'mlp', widths: [4] } })).toThrow(/widths/);
   });
