@@ -10,7 +10,7 @@ import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
 import { ConfigError, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { makeRunConfig } from './run-config-options.js';
-import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
+import { schemeRefusal, schemeTitle } from '../shared/training/schemes/table.js';
 import { withHostAdamRate } from './offload-options.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
 import { runDevice } from '../shared/whatif/preset.js';
@@ -60,8 +60,8 @@ export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
   // ZeRO++ with frozen weights (DeepSpeed's MixZ++) is not built: as `local` refuses it, it is left out here
   const all = [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])] as SchemeName[];
   // with --offload, the schemes that can (DP cannot; parameters are ZeRO-3's and HSDP's)
-  const params = a.offload !== undefined && /params/.test(a.offload);
-  const can = (s: SchemeName) => SCHEME_TABLE[s].offload === 'params' || (SCHEME_TABLE[s].offload === 'optimizer' && !params);
+  const offload = a.offload === undefined ? undefined : { params: /params/.test(a.offload), dpu: false };
+  const can = (s: SchemeName) => schemeRefusal(s, { offload }) === null; // the table's rule, as --offload refuses
   const config = makeRunConfig({
     scheme: a.scheme ?? (a.offload === undefined ? all : all.filter(can)).join(','),
     shardGroup: a.shardGroup,

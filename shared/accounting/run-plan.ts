@@ -5,7 +5,7 @@ import { modeledDevice, type RunConfig, type SchemeName } from '../control/run-c
 import { extentOf } from '../tensor/extent.js';
 import { componentsOf, gathersParameters } from '../training/schemes/table.js';
 import { persistedLayout, persistedSizes } from '../training/persisted-layout.js';
-import { ShardLayout, type LayoutSizes } from '../training/layout.js';
+import { ShardLayout, type LayoutSizes, type PersistedSizes } from '../training/layout.js';
 import { gpuModel, modelSpec, type ModelSpec } from '../models/registry.js';
 import type { GpuModel } from '../whatif/model-passes.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
@@ -32,6 +32,7 @@ export class RunPlan {
 
   private theta?: Float32Array;
   private groupSizes?: LayoutSizes; // the hybrid's, over its shard group
+  private readonly persistedBy = new Map<number, PersistedSizes>(); // the persisted tensors' sizes, by shard world
 
   /** The initial parameters every rank derives from the seed (made once per run, shared by its schemes;
    *  setup copies them into its own bands, so they are never written). */
@@ -66,7 +67,9 @@ export class RunPlan {
   sizesFor(scheme: SchemeName): LayoutSizes {
     const s = this.shardWorld(scheme) === this.world ? this.sizes : (this.groupSizes ??= this.layoutFor(scheme, 0).sizes());
     if (!this.config.persist || !gathersParameters(scheme) || componentsOf(this.config, scheme)) return s;
-    const persisted = persistedSizes(persistedLayout(this.layoutFor(scheme, 0), this.config.persist));
+    const G = this.shardWorld(scheme);
+    let persisted = this.persistedBy.get(G); // laid out once per shard world: the theory asks often
+    if (!persisted) this.persistedBy.set(G, (persisted = persistedSizes(persistedLayout(this.layoutFor(scheme, 0), this.config.persist))));
     return { ...s, persisted };
   }
 

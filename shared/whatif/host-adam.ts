@@ -20,7 +20,7 @@ function adamGparamsPerCore(params: number): number {
   if (known !== undefined) return known;
   const heap = WasmHeap.create(4 * 4 * n + (1 << 20));
   const ledger = new MemoryLedger(heap);
-  const [p, m, v, g] = ['master', 'm', 'v', 'compute'].map((b) => ledger.allocF32(b as 'master', n));
+  const [p, m, v, g] = (['master', 'm', 'v', 'compute'] as const).map((b) => ledger.allocF32(b, n));
   for (let i = 0; i < n; i += 97) [p[i], g[i]] = [0.01 * (i % 13), 1e-3 * ((i % 7) - 3)];
   let best = Infinity;
   for (let t = 1; t <= 3; t++) {

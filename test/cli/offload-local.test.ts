@@ -12,11 +12,13 @@ import { describe, expect, it } from 'vitest';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
 import type { Report } from '../../shared/accounting/report.js';
 import { RunPlan } from '../../shared/accounting/run-plan.js';
+import { fromStateDict } from '../../shared/io/state-dict.js';
+import { modelSpec } from '../../shared/models/registry.js';
 import { runCli } from '../helpers/cli.js';
+import { maxAbsDiff } from '../helpers/train.js';
 import { requireTorch } from '../helpers/torch.js';
 
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_lora.py', import.meta.url));
-const tensors = (path: string) => parseSafetensors(readFileSync(path));
 
 const MODELS = [
   { kind: 'mlp', model: '24,48,32,10', shape: '24,48,32,10', batch: 16 },
@@ -35,8 +37,7 @@ describe('local --offload', () => {
         const dir = mkdtempSync(join(tmpdir(), `zerowire-offload-${m.kind}-`));
         try {
           const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 3];
-          const offload = o.offload;
-          const args = ['local', '--world', '4', '--shard-group', '2', '--model', m.model, '--scheme', o.schemes.join(','), ...offload];
+          const args = ['local', '--world', '4', '--shard-group', '2', '--model', m.model, '--scheme', o.schemes.join(','), ...o.offload];
           const train = ['--accumulate', '2', '--wire-dtype', 'fp32', '--lr', '0.001', '--batch', String(m.batch), '--samples', '64', '--steps', String(steps)];
           const r = await runCli([...args, ...train, '--preflight', 'off', '--out', out, '--dump', dump], 120_000);
           expect(r.code, r.stderr).toBe(0);
@@ -58,28 +59,22 @@ describe('local --offload', () => {
             expect(fp32Grad, x.scheme).toBe(plain.layoutFor(x.scheme, 0).shardTotal);
           }
           requireTorch(ctx, 'the offload replay (test/helpers/torch_lora.py)');
+          const spec = modelSpec(report.config);
+          const weights = (path: string) => fromStateDict(spec, parseSafetensors(readFileSync(path)));
           const replay = (mode: string) => {
             const torchOut = join(dir, `torch-${mode}.safetensors`);
             const args = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, m.kind, m.shape, String(steps), '0.001', '8', '.', mode];
             const py = spawnSync('/usr/bin/python3', [SCRIPT, ...args], { encoding: 'utf8', timeout: 120_000 });
             expect(py.status, py.stderr).toBe(0);
-            return tensors(torchOut);
+            return weights(torchOut);
           };
-          const distance = (scheme: string, byTorch: ReturnType<typeof tensors>) => {
-            const final = tensors(join(dump, `final-${scheme}.safetensors`));
-            let diff = 0;
-            for (const [name, t] of byTorch) {
-              const [a, b] = [final.get(name)!.data as Float32Array, t.data as Float32Array];
-              for (let i = 0; i < a.length; i++) diff = Math.max(diff, Math.abs(a[i] - b[i]));
-            }
-            return diff;
-          };
+          const distance = (scheme: string, byTorch: Float32Array) => maxAbsDiff(weights(join(dump, `final-${scheme}.safetensors`)), byTorch);
           const byTorch = replay(o.mode);
           // the delayed update is told apart from the plain one: the plain replay is far from a DPU run
           const other = o.mode === 'dpu' ? replay('plain') : null;
           for (const scheme of o.schemes) {
             const diff = distance(scheme, byTorch);
-            console.log(`${m.kind} ${offload.join(' ')} ${scheme}: max |zerowire - torch (${o.mode})| after ${steps} steps = ${diff.toExponential(2)}`);
+            console.log(`${m.kind} ${o.offload.join(' ')} ${scheme}: max |zerowire - torch (${o.mode})| after ${steps} steps = ${diff.toExponential(2)}`);
             expect(diff, scheme).toBeLessThanOrEqual(2e-5);
             if (other) expect(distance(scheme, other), `${scheme} against the undelayed replay`).toBeGreaterThan(1e-4);
           }

@@ -286,12 +286,12 @@ export class Base {
     const pcie = this.ctx.offload && !(this.ctx.offload.params && this.flags.shardParameters) ? this.ctx.pcie : undefined; // the new shard, host to device
     const b = bytesPerElement(this.ctx.dtype);
     if (this.ctx.offload) await this.compute.hostIdle?.(); // the host's Adam has made them
-    if (pcie) {
-      pcie.h2d += this.ctx.layout.shardTotal * b;
-      await this.compute.copy?.(this.ctx.layout.shardTotal * b);
-    }
+    if (pcie) await this.compute.copy?.(layout.shardTotal * b); // a modeled device: the shard's time on the host link
+    // Each copy made here is tallied as it is made: what it wrote, host to device where the masters are the host's.
+    const up = (to: Elems) => pcie && (pcie.h2d += to.byteLength);
     if (this.flags.shardParameters || !this.flags.shardOptimizer) {
       this.values.fromF32(this.master, this.working); // same layout on both sides
+      up(this.working);
       return;
     }
     // ZeRO-1/2: round the owned slice, then all-gather every unit's 16-bit parameters (frozen ones never change).
@@ -299,6 +299,7 @@ export class Base {
       if (u.size === 0) continue;
       const own = layout.ownOffset(u);
       this.values.fromF32(this.master.subarray(u.shardOffset, u.shardOffset + u.shard), this.working.subarray(own, own + u.shard));
+      up(this.working.subarray(own, own + u.shard));
       await coll.allGather(this.working.subarray(own, own + u.shard), this.working.subarray(u.paddedOffset, u.paddedOffset + u.padded), `params u${u.index}`);
     }
   }

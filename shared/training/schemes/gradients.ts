@@ -91,11 +91,9 @@ export class Gradients {
   forAdam(): Float32Array {
     const { layout, pcie } = this.ctx;
     if (this.accum && this.flags.shardGradients) return this.accum; // summed over the micro-batches
-    if (pcie && !this.flags.shardGradients) {
-      // ZeRO-1: the reduced shard goes down once, after the last micro-batch's reduction
-      pcie.d2h += this.master() * bytesPerElement(this.ctx.dtype);
-      this.ctx.compute.copyBehind?.(this.master() * bytesPerElement(this.ctx.dtype));
-    }
+    // ZeRO-1 offloading: the reduced shard goes down once, after the last micro-batch's reduction (a modeled
+    // device's time for all of it now; the bytes tallied below, segment by segment, as they are copied)
+    if (pcie && !this.flags.shardGradients) this.ctx.compute.copyBehind?.(this.master() * bytesPerElement(this.ctx.dtype));
     const out = this.owned;
     if (!out) return this.grads as Float32Array; // fp32, laid out like the masters already
     if (this.flags.shardGradients === this.flags.shardOptimizer) return this.ctx.values.toF32(this.grads, out);
@@ -103,7 +101,9 @@ export class Gradients {
     for (const u of layout.units) {
       if (u.size === 0) continue;
       const own = layout.ownOffset(u);
-      this.ctx.values.toF32(this.grads.subarray(own, own + u.shard), out.subarray(u.shardOffset, u.shardOffset + u.shard));
+      const segment = this.grads.subarray(own, own + u.shard);
+      this.ctx.values.toF32(segment, out.subarray(u.shardOffset, u.shardOffset + u.shard));
+      if (pcie) pcie.d2h += segment.byteLength;
     }
     return out;
   }
