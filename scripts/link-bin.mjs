@@ -3,7 +3,7 @@
 // devDependency's own install step leaves unreadable to it on a fresh clone (a nested install the lockfile
 // does not list), and then fail with "zerowire: command not found".
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, URL } from 'node:url';
 
 const bin = fileURLToPath(new URL('../node_modules/.bin/', import.meta.url));
 mkdirSync(bin, { recursive: true });
