@@ -21,6 +21,7 @@ COPY scripts/ scripts/
 COPY shared/ shared/
 COPY coordinator/ coordinator/
 COPY rank/ rank/
+COPY simulator/ simulator/
 COPY cli/ cli/
 COPY bench/ bench/
 RUN node scripts/assemble-wasm.mjs \

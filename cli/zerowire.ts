@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The one entry point: zerowire coordinator | rank | local | links | plan | compare | consolidate | checkpoint. Every option can also come from an
+// The one entry point: zerowire coordinator | rank | local | links | plan | simulate | compare | consolidate | checkpoint. Every option can also come from an
 // environment variable ZEROWIRE_<OPTION> (e.g. ZEROWIRE_COORDINATOR, ZEROWIRE_WORLD); WORLD_SIZE is read
 // for --world like torchrun does.
 import { hideBin } from 'yargs/helpers';
@@ -13,16 +13,18 @@ import { coordinatorCommand } from './commands/coordinator.js';
 import { localCommand } from './commands/local.js';
 import { planCommand } from './commands/plan.js';
 import { rankCommand } from './commands/rank.js';
+import { simulateCommand } from './commands/simulate.js';
 
 async function main(): Promise<number> {
   let exitCode = 0;
   const exit = (code: number) => (exitCode = code);
   let y = baseCli(hideBin(process.argv));
   // local first: a whole run on this machine is where a newcomer starts (the README's npm start).
-  for (const command of [localCommand, coordinatorCommand, rankCommand, planCommand, consolidateCommand, checkpointCommand]) y = command(y, exit);
+  for (const command of [localCommand, coordinatorCommand, rankCommand, planCommand, simulateCommand, consolidateCommand, checkpointCommand])
+    y = command(y, exit);
   y = compareCommand(coordinatorCommand(y, exit, true));
   await y
-    .demandCommand(1, 'name a command: local, coordinator, rank, links, plan, compare, consolidate or checkpoint')
+    .demandCommand(1, 'name a command: local, coordinator, rank, links, plan, simulate, compare, consolidate or checkpoint')
     .example('$0 local', 'start here: a coordinator and 4 ranks on this machine, DP against ZeRO-1/2/3 (what npm start runs)')
     .example('$0 plan --params 13e9 --world 16 --memory 80GB', "each scheme's model states per rank, and whether they fit")
     .example('$0 coordinator --world 4   (then on each machine: $0 rank --coordinator ws://HOST:7070)', 'a run across machines')
@@ -40,7 +42,7 @@ async function main(): Promise<number> {
 
 class UsageError extends Error {}
 
-const COMMANDS = ['coordinator', 'rank', 'local', 'links', 'plan', 'compare', 'consolidate', 'checkpoint'];
+const COMMANDS = ['coordinator', 'rank', 'local', 'links', 'plan', 'simulate', 'compare', 'consolidate', 'checkpoint'];
 
 main().then(
   (code) => process.exit(code),

@@ -18,7 +18,7 @@ export interface HybridRings {
 
 /** The cycle of `members` (in ring order) that steps `stride` at a time through `self`'s place, from its first
  *  place: every member of the cycle lists it alike, so a ring's positions agree (stride 1: `members` as given). */
-function strideCycle(members: readonly number[], self: number, stride: number): number[] {
+export function strideCycle(members: readonly number[], self: number, stride: number): number[] {
   const K = members.length;
   const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
   const start = members.indexOf(self) % gcd(stride, K);

@@ -25,6 +25,7 @@ import { countedSince, countersNow } from './scheme-counters.js';
 import { stepMetrics } from './step-metrics.js';
 import type { Base } from '../shared/training/schemes/base.js';
 import { weightParts } from '../shared/accounting/final-weights.js';
+import { turn } from '../shared/time/clock.js';
 import type { Implementation } from './implementation.js';
 
 export interface SchemeRun {
@@ -42,6 +43,7 @@ export interface SchemeRun {
   clock: () => ClockEstimate; // this rank's offset from the coordinator's clock
   resyncClock: () => Promise<void>; // estimate it again (clocks drift over a long run)
   straggleMs: number; // idle this long before every step (--straggle-ms)
+  collect?: boolean; // a full collection before the scheme (default); off where one process holds many ranks (simulate)
   onStep: (m: StepMetrics) => void;
   onCheckpoint: (step: number, written: WrittenShard) => void;
 }
@@ -60,8 +62,6 @@ function collectGarbage(): void {
 /** During a long scheme the clock offset is estimated again this often: quartz clocks drift apart by up
  *  to ~50 ppm, 1.5 ms in 30 s, already more than the estimate's uncertainty (tenths of a millisecond). */
 const CLOCK_RESYNC_MS = 30_000;
-
-const yieldToEventLoop = () => new Promise<void>((r) => setImmediate(r));
 
 /** The scheme's bands allocated and its initial weights loaded, or its state from a checkpoint. */
 async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLedger): Promise<Base> {
@@ -89,7 +89,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     accumulate: c.accumulate,
     compute,
   });
-  await yieldToEventLoop(); // after the collection, the new heap and the loaded bands: heartbeats first
+  await turn(); // after the collection, the new heap and the loaded bands: heartbeats first
   const resume = c.resume?.[scheme];
   if (resume?.from) {
     // Another scheme's or world size's checkpoint: only the parts of its shards this rank's layout overlaps.
@@ -110,7 +110,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const layout = plan.layoutFor(scheme, ring.rank);
   // What earlier schemes left (their heaps, the data set's teacher network) is garbage by now: collected, so
   // the process's own figure for this scheme counts what is live, not what waits for the collector.
-  collectGarbage();
+  if (run.collect !== false) collectGarbage();
   const processBefore = bufferBytes() + compute.otherThreadBytes; // before this scheme's heap exists
   const ledger = await run.impl.ledger(plan, scheme);
   for (const r of rings) r.useLedger(ledger);

@@ -9,6 +9,7 @@ import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { batchRow, modelSpec } from '../models/registry.js';
 import { gathersParameters, isReplicated, schemeTitle } from '../training/schemes/table.js';
 import type { HostBytes, Report, SchemeRow } from './report.js';
+import { simulatedText } from './simulated.js';
 import { textTable } from './table.js';
 import { columnUnit, formatBytes } from './units.js';
 import { whatIfText } from './whatif-text.js';
@@ -203,8 +204,8 @@ function reportNotes(r: Report): string[] {
     notes.push(
       `activations (what the forward pass keeps for the backward pass) per rank: ${formatBytes(act.measured)} measured in every scheme, ${formatBytes(act.estimate)} by the model's count for ${c.accumulate > 1 ? `one micro-batch, batch/(N*K) = ${c.batch / (r.world * c.accumulate)}` : `batch/N = ${c.batch / r.world}`} ${rowNoun(c)}: ZeRO shards the model states, not the activations (${formatBytes(act.measured)} is ${((100 * act.measured) / Math.max(1, act.measured + base.resident.measured * base.params)).toFixed(0)}% of what ${base.title} holds in model states and activations together)`,
     );
-  notes.push(linksNote(r));
-  if (r.network) notes.push(...networkText(r.network, r.config.linkScale), ...ringNeeds(r));
+  if (!r.simulated) notes.push(linksNote(r)); // a simulation has no links, pre-flight or late hosts of its own
+  if (r.network && !r.simulated) notes.push(...networkText(r.network, r.config.linkScale), ...ringNeeds(r));
   notes.push(...holdings(r));
   return notes;
 }
@@ -226,7 +227,9 @@ function holdings(r: Report): string[] {
   if (r.device)
     return [
       `what a rank would hold on the ${r.device.title} at its worst moment (the ledger's bands by their sizes; modeled compute holds no values${r.config.offload ? "; offloaded states are the host's, not counted here" : ''}): ${held((x) => x.memory.tracked.bytes - (x.offload?.host.measured ?? 0))}`,
-      `what this process held (ArrayBuffers + WebAssembly memories: buffers, frames, the ring's pool): ${held((x) => x.memory.process)}`,
+      ...(r.simulated
+        ? []
+        : [`what this process held (ArrayBuffers + WebAssembly memories: buffers, frames, the ring's pool): ${held((x) => x.memory.process)}`]),
     ];
   const products = [...new Set(Object.values(r.perRank).flatMap((sums) => sums.map((s) => s.products ?? 'not reported')))];
   return [
@@ -265,5 +268,6 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
 
 export function formatReport(r: Report): string {
   const { header, rows, notes } = reportCells(r);
-  return [textTable(header, rows), '', notes.join('\n'), ...(r.device ? ['', ...whatIfText(r)] : [])].join('\n');
+  const simulated = r.simulated ? ['', ...simulatedText(r.simulated)] : [];
+  return [textTable(header, rows), '', notes.join('\n'), ...(r.device ? ['', ...whatIfText(r)] : []), ...simulated].join('\n');
 }

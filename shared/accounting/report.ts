@@ -13,6 +13,7 @@ import { agreementOf, type Agreement } from './agreement.js';
 import { networkReport, type NetworkReport, type Preflight } from './links.js';
 import { deviceNote, whatIfRow, type DeviceNote, type WhatIfRow } from './whatif-report.js';
 import { offloadRow, type OffloadRow } from './offload-row.js';
+import type { SimulationNote } from './simulated.js';
 
 export interface RankRecord {
   rank: number;
@@ -89,6 +90,7 @@ export interface Report {
   rows: SchemeRow[];
   agreement: Agreement; // each scheme against the first, with the bound the pair earns (agreement.ts)
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
+  simulated?: SimulationNote; // `zerowire simulate`: the network modeled, the algorithms chosen (simulated.ts)
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

@@ -82,7 +82,8 @@ function bandwidths(plan: RunPlan, scheme: SchemeName, sums: SchemeSummary[], by
   const G = plan.shardWorld(scheme);
   const ringWorld = (ring?: string) => (ring === 'group' ? G : ring === 'cross' ? plan.world / G : plan.world);
   const by = new Map<string, { N: number; all: boolean; alg: number[] }>();
-  const steps = sums.reduce((n, s) => n + s.steps.length, 0);
+  // steps that list their collectives (a simulation of a large world condenses most ranks' lists)
+  const steps = sums.reduce((n, s) => n + s.steps.filter((st) => st.collectives.some((x) => MOVES_DATA.has(x.kind))).length, 0);
   for (const x of sums.flatMap((s) => s.steps.flatMap((st) => st.collectives))) {
     if (!MOVES_DATA.has(x.kind) || x.ms <= 0) continue;
     const key = x.ring ? `${x.kind} (${x.ring})` : x.kind;

@@ -39,12 +39,14 @@ export function whatIfCells(r: Report): { before: string[]; header: string[][]; 
   return {
     before: [
       ...scaled,
-      `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense ${d.precision ?? 'bf16'}, ${d.memoryGB} GB; ${d.source}); ${calibration(d)}; every collective really ran over this run's sockets`,
+      `what-if: compute modeled on ${d.title} (${d.peakTflops} TFLOPS dense ${d.precision ?? 'bf16'}, ${d.memoryGB} GB; ${d.source}); ${calibration(d)}; ${r.simulated ? "every collective took the simulated network's time" : "every collective really ran over this run's sockets"}`,
     ],
     header,
     rows,
     after: [
-      "step ms (compute modeled) = this run's measured step, whose compute was a wait of the modeled time and whose collectives really ran: not a GPU's step; tokens/s and the second MFU come from that step, so from the modeled compute, and hold only as far as the cost model does",
+      r.simulated
+        ? "step ms (compute modeled) = the simulated step: the ranks' own schedule, the modeled compute and the network model's collectives; tokens/s and the second MFU come from that step, and hold as far as the cost model and the network model do"
+        : "step ms (compute modeled) = this run's measured step, whose compute was a wait of the modeled time and whose collectives really ran: not a GPU's step; tokens/s and the second MFU come from that step, so from the modeled compute, and hold only as far as the cost model does",
       'modeled = the cost model (docs/what-if.md), not measured; MFU = 6·params·tokens + attention FLOPs over time at the dense peak (compute alone: over the modeled compute; compute modeled: over the step above); per GPU memory = model states at the step peak + activations as a bf16 framework with flash attention keeps them, both by theory; algbw = the model bytes of a collective over its time, busbw = algbw·2(N−1)/N for all-reduce, ·(N−1)/N otherwise (as nccl-tests defines them)',
     ],
   };

@@ -123,7 +123,13 @@ export class Collectives {
     return r;
   }
 
-  private push(r: CollectiveRecord): CollectiveRecord {
+  /** An all-to-all among K ranks as one grouped operation, or null: a ring's shifts are K-1 collectives of their
+   *  own (all-to-all.ts); a simulated rank groups them as NCCL does. */
+  groupedAllToAll(_K: number, _me: number, _send: (to: number) => Elems, _into: (from: number) => Elems, _label: string): Promise<CollectiveRecord> | null {
+    return null;
+  }
+
+  protected push(r: CollectiveRecord): CollectiveRecord {
     this.records.push(r);
     // The receive buffers grow on first use and are then reused: accounted after each collective.
     const pool = this.ring.prev?.pool;
@@ -139,6 +145,11 @@ export class Collectives {
       pool: (this.ring.prev as PeerChannel).pool,
       stage: (x) => (ledger ? [ledger.track('comm', x), () => ledger.free(x)] : [x, () => undefined]),
     };
+  }
+
+  /** The next collective's number (a simulated rank's collectives number theirs as the ring's do). */
+  protected nextNumber(): number {
+    return this.seq++;
   }
 
   protected run(tally: Tally, chunks: Chunks, steps: number, phase: Phase, coll = this.seq++): Promise<void> {

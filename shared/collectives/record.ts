@@ -3,6 +3,7 @@
 import type { Traffic } from '../control/messages.js';
 import { dtypeOf, paddedLength, type Elems, type WireDtype } from '../tensor/dtype.js';
 import type { Ring, RingName } from '../transport/ring.js';
+import { now } from '../time/clock.js';
 
 /** shift: one step of a ring, the piece an all-to-all is made of (all-to-all.ts). */
 export type CollectiveKind = 'reduce-scatter' | 'all-gather' | 'all-reduce' | 'barrier' | 'shift';
@@ -16,7 +17,7 @@ export interface CollectiveRecord {
   dtype: WireDtype;
   sent: Traffic; // to the next rank
   recv: Traffic; // from the previous rank
-  startMs: number; // performance.now() at the start
+  startMs: number; // the clock (time/clock.ts) at the start
   ms: number;
 }
 
@@ -48,7 +49,7 @@ export async function measure(
   always = false, // run even when `sized` is empty (a numbered shift that sends but receives nothing, or neither)
 ): Promise<CollectiveRecord> {
   const { next, prev } = ring;
-  const t0 = performance.now();
+  const t0 = now();
   const sent0 = next?.socketSent() ?? 0;
   const recv0 = prev?.socketReceived() ?? 0;
   const tally: Tally = { sent: zeroTraffic(), recv: zeroTraffic() };
@@ -63,7 +64,7 @@ export async function measure(
     sent: { ...tally.sent, frame: next ? next.socketSent() - sent0 : 0 },
     recv: { ...tally.recv, frame: prev ? prev.socketReceived() - recv0 : 0 },
     startMs: t0,
-    ms: performance.now() - t0,
+    ms: now() - t0,
   };
 }
 

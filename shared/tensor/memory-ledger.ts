@@ -66,8 +66,14 @@ function stateBytes(b: BandBytes): number {
   return s;
 }
 
+const STATE_BANDS: ReadonlySet<Band> = new Set([...MODEL_BANDS, ...TRANSIENT_BANDS]);
+
 export class MemoryLedger {
   readonly live: BandBytes = zeros();
+  /** Sums of `live` kept as it changes: every band, and stateBytes()'s (a peak is checked at every change, and a
+   *  simulation of a thousand ranks changes them millions of times). */
+  private liveAll = 0;
+  private liveState = 0;
   /** Highest stateBytes() seen since the last resetPeak(), and the bands at that moment. */
   peak = 0;
   peakBands: BandBytes = zeros();
@@ -107,19 +113,19 @@ export class MemoryLedger {
   /** Start accounting for an array made elsewhere (for example a received payload kept as state). */
   track<T extends Elems>(band: Band, arr: T): T {
     this.owned.set(arr, band);
-    this.live[band] += arr.byteLength;
+    this.add(band, arr.byteLength);
     this.notePeak(band);
     return arr;
   }
 
   private notePeak(band: Band): void {
     if (this.live[band] > this.peakPerBand[band]) this.peakPerBand[band] = this.live[band];
-    const all = this.totalBytes();
+    const all = this.liveAll;
     if (all > this.peakAll) {
       this.peakAll = all;
       this.peakAllBands = { ...this.live };
     }
-    const now = stateBytes(this.live);
+    const now = this.liveState;
     if (now > this.peak) {
       this.peak = now;
       this.peakBands = { ...this.live };
@@ -130,9 +136,9 @@ export class MemoryLedger {
    *  replacing what was accounted for `owner` before. */
   account(band: Band, owner: object, bytes: number): void {
     const before = this.external.get(owner);
-    if (before) this.live[before.band] -= before.bytes;
+    if (before) this.add(before.band, -before.bytes);
     this.external.set(owner, { band, bytes });
-    this.live[band] += bytes;
+    this.add(band, bytes);
     this.notePeak(band);
   }
 
@@ -141,7 +147,7 @@ export class MemoryLedger {
     const band = this.owned.get(arr);
     if (band === undefined) throw new Error('MemoryLedger.free: array was not allocated by this ledger (or freed twice)');
     this.owned.delete(arr);
-    this.live[band] -= arr.byteLength;
+    this.add(band, -arr.byteLength);
     if (this.heap && arr.buffer === this.heap.memory.buffer) {
       this.heap.give(arr.byteOffset, arr.byteLength);
       this.account(HEAP_IDLE_BAND, this.heap, this.heap.idleBytes);
@@ -157,13 +163,17 @@ export class MemoryLedger {
   }
 
   totalBytes(): number {
-    let s = 0;
-    for (const k of ALL_BANDS) s += this.live[k];
-    return s;
+    return this.liveAll;
   }
 
   residentBytes(): number {
-    return stateBytes(this.live);
+    return this.liveState;
+  }
+
+  private add(band: Band, bytes: number): void {
+    this.live[band] += bytes;
+    this.liveAll += bytes;
+    if (STATE_BANDS.has(band)) this.liveState += bytes;
   }
 
   /** The model states the host holds (offload). */

@@ -1,22 +1,15 @@
 // Compute on a modeled GPU (--compute model:PRESET): each layer's forward and backward take the time the cost
-// model gives them, and nothing else happens. The wait is a timer, so the event loop keeps moving ring frames
+// model gives them, and nothing else happens. The wait is on the clock (time/clock.ts): a timer on a rank, so the event loop keeps moving ring frames
 // meanwhile, as a GPU leaves the NIC running. No parameters, activations or gradients exist: the scheme's
 // bands are extents (tensor/extent.ts), and the loss is not computed (NaN).
+import { now, sleep } from '../time/clock.js';
 import type { GroupParams } from '../training/param-group.js';
 import type { Compute } from '../training/compute.js';
 import { addWork, type GpuCost, type Work } from './gpu-cost.js';
 import { activationBytes, layerWork, optimizerWork, quantizeWork, recomputes, type GpuModel } from './model-passes.js';
 
-/** Wait `ms` without holding the event loop: a timer for all but the last millisecond, then turns of the loop
- *  (I/O included) until the deadline, since timers round to whole milliseconds. */
-async function idle(ms: number): Promise<void> {
-  const end = performance.now() + ms;
-  if (ms > 1.5) await new Promise((r) => setTimeout(r, ms - 1));
-  while (performance.now() < end) await new Promise((r) => setImmediate(r));
-}
-
 /**
- * The modeled device's timeline (performance.now() ms): work starts when the work before it ends or when its
+ * The modeled device's timeline (now() ms): work starts when the work before it ends or when its
  * inputs arrived, whichever is later, as kernels queued behind a stream's wait do. This thread's own lateness
  * (a timer's overshoot, the ring's frames handled between units) is the emulation's, not the device's: the
  * queue does not wait for it.
@@ -71,26 +64,26 @@ export class ModeledCompute implements Compute {
   copyBehind(bytes: number): number {
     const ms = bytes / (this.host!.linkGBps * 1e6);
     this.offloadMs.pcie += ms;
-    this.linkEnd = Math.max(this.linkEnd, performance.now()) + ms;
+    this.linkEnd = Math.max(this.linkEnd, now()) + ms;
     return this.linkEnd;
   }
 
   async copy(bytes: number): Promise<void> {
     const end = this.copyBehind(bytes);
     this.queue.inputsReady(end); // what the device does next needs it
-    await idle(end - performance.now());
+    await sleep(end - now());
   }
 
   async hostAdam(params: number, delayed: boolean): Promise<void> {
-    await idle(this.linkEnd - performance.now()); // the gradients are down
+    await sleep(this.linkEnd - now()); // the gradients are down
     const ms = params / (this.host!.adamGparams * 1e6);
     this.offloadMs.hostAdam += ms;
-    this.hostEnd = performance.now() + ms;
-    if (!delayed) await idle(ms);
+    this.hostEnd = now() + ms;
+    if (!delayed) await sleep(ms);
   }
 
   async hostIdle(): Promise<void> {
-    await idle(this.hostEnd - performance.now());
+    await sleep(this.hostEnd - now());
   }
 
   /** Modeled milliseconds of host-device copies and of the host's Adam since the last call. */
@@ -101,7 +94,7 @@ export class ModeledCompute implements Compute {
   }
 
   async start(_x: Float32Array, rows: number): Promise<void> {
-    this.queue.inputsReady(performance.now()); // a batch is given now: nothing of it ran before
+    this.queue.inputsReady(now()); // a batch is given now: nothing of it ran before
     if (rows === this.rows) return;
     this.rows = rows;
     this.times = passTimes(this.model, this.cost, rows, this.recompute);
@@ -147,7 +140,7 @@ export class ModeledCompute implements Compute {
 
   private wait(ms: number): Promise<void> {
     this.waited += ms;
-    return idle(this.queue.run(ms) - performance.now());
+    return sleep(this.queue.run(ms) - now());
   }
 }
 

@@ -1,4 +1,4 @@
-// docs/architecture.md is a map: every source file of shared/, coordinator/, rank/ and cli/ is named in the
+// docs/architecture.md is a map: every source file of shared/, coordinator/, rank/, simulator/ and cli/ is named in the
 // section of its folder (a file added without a word there fails here), and no line runs on past 300
 // characters (a map is read, not scrolled sideways).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -32,7 +32,7 @@ describe('docs/architecture.md', () => {
   it('names every source file in the section of its folder', () => {
     const map = sections();
     const missing: string[] = [];
-    for (const file of ['shared', 'coordinator', 'rank', 'cli'].flatMap((d) => sources(join(ROOT, d)))) {
+    for (const file of ['shared', 'coordinator', 'rank', 'simulator', 'cli'].flatMap((d) => sources(join(ROOT, d)))) {
       const path = file.replace(/^shared\//, '');
       const folder = [...map.keys()].filter((f) => path.startsWith(f)).sort((a, b) => b.length - a.length)[0];
       const named = folder !== undefined && map.get(folder)!.includes(`\`${path.slice(folder.length)}\``);

@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CODE = ['shared', 'coordinator', 'rank', 'cli', 'bench'];
+const CODE = ['shared', 'coordinator', 'rank', 'simulator', 'cli', 'bench'];
 /** Rooms of shared/, bottom first: a room may import its own files and rooms below it. */
-const ROOMS = ['tensor', 'control', 'transport', 'collectives', 'training', 'whatif', 'models', ['io', 'accounting'], 'predict'] as const;
+const ROOMS = ['time', 'tensor', 'control', 'transport', 'collectives', 'training', 'whatif', 'models', ['io', 'accounting'], 'predict'] as const;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -16,6 +16,7 @@ import type { QuantError, Values } from '../values.js';
 import { TiedWeights } from './tied.js';
 import { loadWeights } from './initial-weights.js';
 import { PcieTally, placed } from './offload.js';
+import { now, turn } from '../../time/clock.js';
 
 export type { SchemeContext } from './context.js';
 
@@ -23,7 +24,6 @@ export type { StepStats } from './step-probe.js';
 
 /** Between units the event loop turns once: collectives in flight read what the kernel received meanwhile
  *  and send their next chunks, so communication progresses between units even when compute runs inline. */
-const settle = () => new Promise<void>((r) => setImmediate(r));
 
 /** Longer than awaiting a promise that has already settled takes: communication was really waited for. */
 const REAL_WAIT_MS = 0.2;
@@ -192,7 +192,7 @@ export class Base {
     });
     this.releaseUnit(p);
     if (lent && lent !== p) this.releaseUnit(lent);
-    await settle();
+    await turn();
   }
 
   /** The parameters of the unit that lends `u` the token table (a tied head's), or null: `p` itself where
@@ -243,7 +243,7 @@ export class Base {
     if (lent && lent !== p) this.releaseUnit(lent);
     const reduced = this.gradients.unitReady(u, g.subarray(0, u.padded), this.lastMicro); // copies g out at once
     reduced?.catch(() => undefined); // awaited by the step, where its error surfaces
-    await settle();
+    await turn();
     return { reduced }; // wrapped: an async function returning the promise itself would wait for it
   }
 
@@ -263,9 +263,9 @@ export class Base {
   /** Await communication, counting the time the step stands still for it (and telling a modeled device,
    *  which stood still too, when it really waited). */
   protected async waitFor<T>(p: Promise<T>): Promise<T> {
-    const t0 = performance.now();
+    const t0 = now();
     const v = await this.probe.wait(p);
-    const t1 = performance.now();
+    const t1 = now();
     if (t1 - t0 > REAL_WAIT_MS) this.compute.inputsReady?.(t1);
     return v;
   }

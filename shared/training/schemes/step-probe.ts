@@ -7,10 +7,11 @@ import type { MemoryLedger } from '../../tensor/memory-ledger.js';
 import { arrayBufferBytes, wasmMemoryBytes } from '../../tensor/wasm/memories.js';
 import { arrivalMs, wireUse, type QueuedArrival, type WireUse } from '../../transport/wire-log.js';
 import type { PeerChannel } from '../../transport/channel.js';
+import { now } from '../../time/clock.js';
 
 export interface StepStats {
   loss: number; // this rank's mean loss on its rows, before the update
-  startMs: number; // performance.now() when the step began
+  startMs: number; // now() when the step began
   stepMs: number;
   commMs: number; // wall time during which at least one collective was running
   exposedMs: number; // time the step stood waiting for a collective
@@ -26,7 +27,7 @@ export interface StepStats {
 
 export type ComputePass = 'forward' | 'backward' | 'optimizer';
 
-/** One unit's forward or backward compute, or the optimizer update (unit 0), performance.now() ms (waiting
+/** One unit's forward or backward compute, or the optimizer update (unit 0), now() ms (waiting
  *  for parameters excluded). */
 export interface UnitSpan {
   unit: number;
@@ -36,7 +37,7 @@ export interface UnitSpan {
 }
 
 export class StepProbe {
-  private readonly t0 = performance.now();
+  private readonly t0 = now();
   private readonly sock0: { sent: number; recv: number };
   private exposedMs = 0;
   private processPeak = 0;
@@ -59,11 +60,11 @@ export class StepProbe {
 
   /** Await communication, counting the time the step stands still for it. */
   async wait<T>(p: Promise<T>): Promise<T> {
-    const t = performance.now();
+    const t = now();
     try {
       return await p;
     } finally {
-      this.exposedMs += performance.now() - t;
+      this.exposedMs += now() - t;
     }
   }
 
@@ -81,9 +82,9 @@ export class StepProbe {
    *  compute holds the event loop) and the kernel can be asked, what its receive queues gained is what arrived. */
   async unit(unit: number, pass: ComputePass, compute: () => Promise<void>): Promise<void> {
     const before = this.inbound.map((l) => (l.receiveQueue ? { queue: l.receiveQueue(), read: l.socketReceived() } : null));
-    const start = performance.now();
+    const start = now();
     await compute();
-    const end = performance.now();
+    const end = now();
     this.units.push({ unit, pass, start, end });
     let bytes = 0;
     let ms = 0; // the links deliver side by side: the longest of their arrivals
@@ -105,7 +106,7 @@ export class StepProbe {
   finish(loss: number): StepStats {
     // One ring: in the order they ended, as always; several: merged by start, the order every rank issues them.
     const records = this.colls.length === 1 ? this.colls[0].takeRecords() : this.colls.flatMap((c) => c.takeRecords()).sort((a, b) => a.startMs - b.startMs);
-    const stepMs = performance.now() - this.t0;
+    const stepMs = now() - this.t0;
     const sock = this.socketBytes();
     return {
       loss,

@@ -10,6 +10,7 @@ import type { SchemeContext, UnitParams } from './base.js';
 import { Zero2 } from './zero2.js';
 import { Persisted } from './persisted.js';
 import { persistedLayout } from '../persisted-layout.js';
+import { now, sleep } from '../../time/clock.js';
 
 export class Zero3 extends Zero2 {
   override readonly name: SchemeName = 'zero3';
@@ -90,6 +91,6 @@ export class Zero3 extends Zero2 {
     if (up === undefined) return this.ctx.coll.allGather(own, out, label);
     // a modeled device's gather starts once the shard is up, its collective numbered now
     const [n] = this.ctx.coll.reserve(1);
-    return new Promise((r) => setTimeout(r, Math.max(0, up - performance.now()))).then(() => this.ctx.coll.allGather(own, out, label, n));
+    return sleep(up - now()).then(() => this.ctx.coll.allGather(own, out, label, n));
   }
 }
