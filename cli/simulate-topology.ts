@@ -12,7 +12,7 @@ export interface TopologyArgs {
   hosts?: number;
   hostfile?: string;
   nics: number;
-  nicGbit: number;
+  nicGbit?: number; // default 100
   hopUs: number;
   transport: string;
 }
@@ -31,7 +31,8 @@ function hostsOf(a: TopologyArgs, config: RunConfig, world: number): number {
 export function topologyFromOptions(a: TopologyArgs, config: RunConfig, world: number): Topology {
   if (a.transport !== 'nccl' && a.transport !== 'ring') throw new ConfigError(`--transport: "${a.transport}" is not nccl or ring`);
   if (!(a.nics >= 1 && Number.isInteger(a.nics))) throw new ConfigError(`--nics: ${a.nics} must be a whole number of NICs, at least 1`);
-  if (!(a.nicGbit > 0)) throw new ConfigError(`--nic-gbit: ${a.nicGbit} must be above 0`);
+  const nicGbit = a.nicGbit ?? 100;
+  if (!(nicGbit > 0)) throw new ConfigError(`--nic-gbit: ${nicGbit} must be above 0`);
   if (!(a.hopUs >= 0)) throw new ConfigError(`--hop-us: ${a.hopUs} must be 0 or more`);
   const hosts = hostsOf(a, config, world);
   if (!(Number.isInteger(hosts) && hosts >= 1 && world % hosts === 0)) throw new ConfigError(`--hosts: ${hosts} must divide --world ${world} into whole hosts`);
@@ -48,15 +49,16 @@ export function topologyFromOptions(a: TopologyArgs, config: RunConfig, world: n
     transport: a.transport,
     intra: { kind: nvlink ? 'nvlink' : 'pcie', GBps: link.GBps, latencyUs: nvlink ? 0.5 : 1 },
     nics: a.nics,
-    nicGBps: a.nicGbit / 8,
+    nicGBps: nicGbit / 8,
     hopUs: a.hopUs,
     ampere: /a100|a800/i.test(device.name),
     source: `${device.title}'s link from its datasheet`,
   };
 }
 
-/** The network a LAN run measured: its hosts as seated, each link's rate and round trip from its pre-flight. */
-export function topologyFromRun(report: Report, file: string): Topology {
+/** The network a LAN run measured: its hosts as seated, each link's rate and round trip from its pre-flight;
+ *  `nicGbit`: the rate between hosts given instead (a pre-flight whose probes shared a busy CPU reads low). */
+export function topologyFromRun(report: Report, file: string, nicGbit?: number): Topology {
   const hosts = report.ranks.map((r) => r.host);
   const names = [...new Set(hosts)];
   const perHost = report.world / names.length;
@@ -64,11 +66,14 @@ export function topologyFromRun(report: Report, file: string): Topology {
     throw new ConfigError(`--run ${file}: its ranks are not seated host by host in equal numbers; simulate takes hosts of one size`);
   const links = report.network?.preflight?.links ?? [];
   if (!links.length) throw new ConfigError(`--run ${file}: its run had no pre-flight (--preflight off): nothing measured the links`);
-  const rate = (l: (typeof links)[number]) => Math.max(l.mbit, l.mbitMulti) / 8000; // GB/s
+  // GB/s: the better of one stream and several, as the report reads a link (a probe beside the loopback
+  // probes on a busy host can come out low on one of them)
+  const rate = (l: (typeof links)[number]) => Math.max(l.mbit, l.mbitMulti) / 8000;
   const cross = links.filter((l) => hosts[l.from] !== hosts[l.to]);
   const inside = links.filter((l) => hosts[l.from] === hosts[l.to]);
   if (names.length > 1 && !cross.length) throw new ConfigError(`--run ${file}: its pre-flight measured no link between hosts`);
-  const nicGBps = cross.length ? Math.min(...cross.map(rate)) : 1;
+  if (nicGbit !== undefined && !(nicGbit > 0)) throw new ConfigError(`--nic-gbit: ${nicGbit} must be above 0`);
+  const nicGBps = nicGbit !== undefined ? nicGbit / 8 : cross.length ? Math.min(...cross.map(rate)) : 1;
   return {
     hosts: names.length,
     perHost,
@@ -82,6 +87,6 @@ export function topologyFromRun(report: Report, file: string): Topology {
     nicGBps,
     hopUs: cross.length ? (median(cross.map((l) => l.rttMs)) * 1000) / 2 : 0,
     ampere: false,
-    source: `rates and round trips from ${file}'s pre-flight`,
+    source: `rates and round trips from ${file}'s pre-flight${nicGbit !== undefined ? ` (between hosts: --nic-gbit ${nicGbit})` : ''}`,
   };
 }

@@ -15,6 +15,7 @@ import type { Argv } from 'yargs';
 import { envWorld, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
 import { DEFAULT_INTRA_GBIT, needPlan, schemeNeeds } from '../plan-need.js';
+import { simulatedNeeds } from '../plan-need-simulated.js';
 import { checkNeeds, checkPossible } from '../plan-check.js';
 import { offloadOptions } from '../offload-options.js';
 import { checkWritableFile } from '../../shared/io/writable.js';
@@ -79,7 +80,9 @@ interface JobArgs {
 }
 
 /** --need PCT: the least link rate between hosts each scheme needs (plan-need.ts). */
-async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: string; check: boolean; checkRate: string; checkSteps: number }): Promise<void> {
+async function need(
+  a: WhatIfArgv & { need: number; hosts?: number; html?: string; check: boolean; checkRate: string; checkSteps: number; simulate: boolean },
+): Promise<void> {
   if ((a.compute === undefined && a.device === undefined) || (a.model === undefined && a.hfConfig === undefined))
     throw new ConfigError('plan --need: give --compute model:PRESET (or --device) and the --model (or --hf-config) to size the link for');
   if (a.run !== undefined || a.gbit !== undefined)
@@ -101,6 +104,7 @@ async function need(a: WhatIfArgv & { need: number; hosts?: number; html?: strin
   const args = { ...a, compute: a.compute ?? 'auto', batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
   const answers = schemeNeeds(args);
   process.stdout.write(`${await needPlan(args, answers)}\n${a.html ? `page: ${a.html}\n` : ''}`);
+  if (a.simulate) process.stdout.write(`\n${await simulatedNeeds(answers.plan.config, a.world, hosts, a.need / 100, answers.needs)}\n`);
   if (a.check) process.stdout.write(`\n${checkNeeds(args, answers.needs, check)}\n`);
 }
 
@@ -140,6 +144,7 @@ function whatIfOptions<T>(y: Argv<T>) {
       type: 'number',
       describe: `with --compute and --hosts: for each scheme, the least link rate between hosts at which exposed communication is at most this % of the step; with --deepspeed and --gbit: what to change in the file to get there (default ${DEFAULT_NEED})`,
     })
+    .option('simulate', { type: 'boolean', default: false, describe: "with --need: also search each scheme's least rate with zerowire simulate" })
     .option('check', {
       type: 'boolean',
       default: false,
@@ -214,7 +219,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
         await checkWritableFile(a.emitDeepspeed, '--emit-deepspeed').catch((err: Error) => Promise.reject(new ConfigError(err.message)));
       // --need with a link given and a DeepSpeed config: what to change at that link (whatIf); else the link it needs
       if (a.need !== undefined && !(a.job && a.gbit !== undefined)) return need({ ...a, need: a.need });
-      const needOnly = argv.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : null;
+      const needOnly = argv.hosts !== undefined ? '--hosts' : a.html !== undefined ? '--html' : a.check ? '--check' : a.simulate ? '--simulate' : null;
       if (needOnly) throw new ConfigError(`plan: ${needOnly} goes with --need`);
       if (a.run !== undefined || a.compute !== undefined || a.device !== undefined) return whatIf(a);
       const named = a.model !== undefined || a.hfConfig !== undefined;

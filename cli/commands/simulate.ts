@@ -24,7 +24,7 @@ function simulateOptions<T>(y: Argv<T>) {
   return runOptions(y)
     .option('hosts', { type: 'number', describe: 'hosts the --world ranks fill in order (default: the --hostfile, or world / --shard-group, or 1)' })
     .option('nics', { type: 'number', default: 1, describe: 'NICs per host (a rank uses the one beside its GPU; a host its NICs together)' })
-    .option('nic-gbit', { type: 'number', default: 100, describe: 'each NIC, Gbit/s each way' })
+    .option('nic-gbit', { type: 'number', describe: "each NIC, Gbit/s each way (default 100; with --run, in place of the pre-flight's rate between hosts)" })
     .option('hop-us', {
       type: 'number',
       default: 5,
@@ -93,7 +93,7 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
       if (argv.run !== undefined) {
         measured = readReport(argv.run, '--run');
         if (!measured.device) throw new ConfigError(`--run ${argv.run}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);
-        sim = await simulateOnWorker({ ...measured.config, steps: Math.max(2, measured.config.steps) }, topologyFromRun(measured, argv.run), log);
+        sim = await simulateOnWorker({ ...measured.config, steps: Math.max(2, measured.config.steps) }, topologyFromRun(measured, argv.run, argv.nicGbit), log);
       } else {
         const { model, deepspeed, config, world } = jobOptions(argv, '127.0.0.1', 0, false);
         if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);

@@ -109,7 +109,8 @@ export class Fluid {
     void sleep(next).then(() => {
       if (gen !== this.generation) return; // the flows changed since: scheduled again then
       this.advance();
-      const through = (f: Flow) => f.remaining <= 1e-9 * f.bytes + 1e-6;
+      // through: what is left would take under a nanosecond (a smaller step would not move a clock at 1e4 ms)
+      const through = (f: Flow) => f.remaining <= Math.max(1e-9 * f.bytes, f.rate * 1e-6) + 1e-6;
       const finished = this.flows.filter(through);
       this.flows = this.flows.filter((f) => !through(f));
       for (const f of finished) f.done();

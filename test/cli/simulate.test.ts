@@ -1,0 +1,80 @@
+// `zerowire simulate` as a user runs it: a real process, its report marked simulated with the algorithms it
+// chose, its files, a LAN-style run simulated beside what it measured, and bad input refused in one line.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+const TINY = ['--compute', 'model:h100', '--model', 'llama:2,64,4,4,128,32', '--steps', '2', '--batch', '8'];
+
+describe('zerowire simulate', () => {
+  it("prints the run's report marked simulated, with NCCL's choice per collective size, and writes its files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-sim-'));
+    const [out, trace, html] = ['r.json', 't.json', 'r.html'].map((f) => join(dir, f));
+    const r = await runCli([
+      'simulate',
+      ...TINY,
+      '--world',
+      '8',
+      '--hosts',
+      '2',
+      '--nics',
+      '2',
+      '--nic-gbit',
+      '200',
+      '--out',
+      out,
+      '--trace',
+      trace,
+      '--html',
+      html,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^SIMULATED \(zerowire simulate/m);
+    expect(r.stdout).toMatch(/2 hosts × 4 ranks, nvlink 450 GB\/s inside a host, 2 × 200 Gbit\/s NICs per host/);
+    for (const s of ['DP', 'ZeRO-1', 'ZeRO-2', 'ZeRO-3', 'HSDP', 'ZeRO\\+\\+']) expect(r.stdout).toMatch(new RegExp(`^${s} +8 `, 'm'));
+    expect(r.stdout).toMatch(/all-reduce +8 +2 .* (ring|tree)\/(LL|LL128|Simple) /);
+    expect(r.stdout).not.toMatch(/really ran over this run's sockets/);
+    const report = JSON.parse(readFileSync(out, 'utf8'));
+    expect(report.simulated.choices.length).toBeGreaterThan(0);
+    for (const row of report.rows) expect(row.sentPerStep.payload).toBeCloseTo(row.sentPerStep.theory, 3);
+    const events = JSON.parse(readFileSync(trace, 'utf8')).traceEvents as { pid?: number }[];
+    expect(new Set(events.map((e) => e.pid).filter((p) => p !== undefined)).size).toBe(1); // one rank's steps
+    expect(readFileSync(html, 'utf8')).toMatch(/simulated/);
+  }, 60_000);
+
+  it('simulates a what-if run on the links its pre-flight measured, beside what it measured', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-sim-run-'));
+    const out = join(dir, 'lan.json');
+    const run = await runCli(['local', ...TINY, '--world', '2', '--scheme', 'dp,zero3', '--out', out], 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    const r = await runCli(['simulate', '--run', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/zerowire's own ring over TCP; rates and round trips from .*lan\.json's pre-flight/);
+    expect(r.stdout).toMatch(/simulated against measured/);
+    expect(r.stdout).toMatch(/^DP +[\d.]+ +[\d.]+ +-?[\d.]+% /m);
+    expect(r.stdout).toMatch(/^ZeRO-3 +[\d.]+ +[\d.]+ +-?[\d.]+% /m);
+  }, 180_000);
+
+  const refusals: [string, string[], RegExp][] = [
+    ['a topology that cannot hold the world', ['--world', '8', '--hosts', '3'], /--hosts: 3 must divide --world 8/],
+    ['no NICs', ['--world', '8', '--hosts', '2', '--nics', '0'], /--nics: 0 must be a whole number of NICs, at least 1/],
+    ['a NIC rate of zero', ['--world', '8', '--hosts', '2', '--nic-gbit', '0'], /--nic-gbit: 0 must be above 0/],
+    ['an unknown transport', ['--world', '8', '--transport', 'tcp'], /--transport: "tcp" is not nccl or ring/],
+    ['a scheme that cannot form its groups', ['--world', '8', '--hosts', '1', '--scheme', 'hsdp'], /--scheme hsdp: /],
+  ];
+  for (const [what, args, message] of refusals)
+    it(`refuses ${what} in one line, exit 2`, async () => {
+      const r = await runCli(['simulate', ...TINY, ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    });
+
+  it('refuses a run whose compute is not modeled', async () => {
+    const r = await runCli(['simulate', '--model', 'llama:2,64,4,4,128,32', '--world', '4']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/simulate models the compute: give --compute model:PRESET or --device FILE/);
+  });
+});
