@@ -62,6 +62,8 @@ async function leastSimulatedRate(at: (gbit: number) => Promise<Simulated>, shar
   return { gbit: hi, step: await at(hi) };
 }
 
+const rate = (g: number) => (g >= 100 ? g.toFixed(0) : g >= 10 ? g.toFixed(1) : g.toPrecision(2));
+
 /** The simulated answers beside the closed form's, as a table. */
 export async function simulatedNeeds(config: RunConfig, world: number, hosts: number, share: number, needs: SchemeNeed[]): Promise<string> {
   const rows: string[][] = [];
@@ -73,14 +75,14 @@ export async function simulatedNeeds(config: RunConfig, world: number, hosts: nu
     const found = await leastSimulatedRate(at, share, closed ?? 100);
     rows.push([
       schemeTitle(n.scheme),
-      found ? found.gbit.toPrecision(3) : 'never (up to 100 Tbit/s)',
+      found ? rate(found.gbit) : 'never (up to 100 Tbit/s)',
       found ? found.step.stepMs.toFixed(1) : '',
       found ? found.step.exposedMs.toFixed(1) : '',
-      closed === null ? 'never' : closed.toPrecision(3),
+      closed === null ? 'never' : rate(closed),
     ]);
   }
   return [
-    `simulated (zerowire simulate: every rank's schedule, NCCL's algorithms, one NIC of the rate per host; docs/simulate.md):`,
+    `simulated (zerowire simulate: every rank's schedule, NCCL's algorithms, one NIC of the rate per host, the GPUs of a host on the device's own link, not --intra-gbit; docs/simulate.md):`,
     textTable([['scheme', `least Gbit/s (exposed ≤ ${(100 * share).toFixed(0)}%)`, 'step ms there', 'exposed ms', 'closed form (above)']], rows),
   ].join('\n');
 }

@@ -2,7 +2,7 @@
 // or, with --run, the network a LAN run measured: each host's link rate and round trip from its pre-flight,
 // zerowire's own ring as the transport, and the run's config and world.
 import type { Report } from '../shared/accounting/report.js';
-import { ConfigError, type RunConfig } from '../shared/control/run-config.js';
+import { ConfigError, modeledDevice, type RunConfig } from '../shared/control/run-config.js';
 import { median } from '../shared/tensor/stats.js';
 import { runDevice } from '../shared/whatif/preset.js';
 import type { Topology } from '../simulator/network/topology.js';
@@ -29,6 +29,7 @@ function hostsOf(a: TopologyArgs, config: RunConfig, world: number): number {
 }
 
 export function topologyFromOptions(a: TopologyArgs, config: RunConfig, world: number): Topology {
+  if (!modeledDevice(config)) throw new ConfigError('simulate models the compute: give --compute model:PRESET or --device FILE');
   if (a.transport !== 'nccl' && a.transport !== 'ring') throw new ConfigError(`--transport: "${a.transport}" is not nccl or ring`);
   if (!(a.nics >= 1 && Number.isInteger(a.nics))) throw new ConfigError(`--nics: ${a.nics} must be a whole number of NICs, at least 1`);
   const nicGbit = a.nicGbit ?? 100;

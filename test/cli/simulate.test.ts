@@ -39,8 +39,9 @@ describe('zerowire simulate', () => {
     const report = JSON.parse(readFileSync(out, 'utf8'));
     expect(report.simulated.choices.length).toBeGreaterThan(0);
     for (const row of report.rows) expect(row.sentPerStep.payload).toBeCloseTo(row.sentPerStep.theory, 3);
-    const events = JSON.parse(readFileSync(trace, 'utf8')).traceEvents as { pid?: number }[];
-    expect(new Set(events.map((e) => e.pid).filter((p) => p !== undefined)).size).toBe(1); // one rank's steps
+    const events = JSON.parse(readFileSync(trace, 'utf8')).traceEvents as { name: string; args?: { name?: string } }[];
+    const ranks = events.filter((e) => e.name === 'process_name' && /^rank /.test(e.args?.name ?? ''));
+    expect(ranks.map((e) => e.args!.name)).toEqual(['rank 0 (host0)']); // one rank's steps
     expect(readFileSync(html, 'utf8')).toMatch(/simulated/);
   }, 60_000);
 
@@ -71,6 +72,17 @@ describe('zerowire simulate', () => {
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     });
+
+  it("plan --need --simulate searches each scheme's least rate on the simulator, beside the closed form", async () => {
+    const need = 'plan --need 10 --compute model:h100 --model llama:2,64,4,4,128,32 --world 8 --hosts 2 --simulate'.split(' ');
+    const r = await runCli(need);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^simulated \(zerowire simulate: every rank's schedule/m);
+    for (const s of ['ZeRO-1', 'ZeRO-3', 'HSDP']) expect(r.stdout).toMatch(new RegExp(`^${s} +([\\d.]+|never.*) `, 'm'));
+    const bad = await runCli(['plan', '--compute', 'model:h100', '--model', 'llama:2,64,4,4,128,32', '--world', '8', '--simulate']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--simulate goes with --need/);
+  }, 120_000);
 
   it('refuses a run whose compute is not modeled', async () => {
     const r = await runCli(['simulate', '--model', 'llama:2,64,4,4,128,32', '--world', '4']);
