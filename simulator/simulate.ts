@@ -30,7 +30,7 @@ function networkWords(t: Topology): string {
   const inside = t.perHost > 1 ? `, ${t.intra.kind} ${t.intra.GBps.toPrecision(3)} GB/s inside a host` : '';
   const between =
     t.hosts > 1 ? `, ${t.nics} × ${(t.nicGBps * 8).toPrecision(3)} Gbit/s NIC${t.nics > 1 ? 's' : ''} per host, ${t.hopUs.toPrecision(3)} µs a hop` : '';
-  const how = t.transport === 'nccl' ? "NCCL's algorithms and protocols (its tuning model)" : "zerowire's own ring over TCP";
+  const how = t.transport === 'nccl' ? "NCCL's algorithms and protocols (its tuning model)" : `zerowire's own ring over TCP${t.burstKiB ? `, each host's link a ${t.burstKiB} KiB token bucket` : ''}`;
   return `${hosts}${inside}${between}; ${how}; ${t.source}`;
 }
 

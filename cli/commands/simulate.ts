@@ -18,7 +18,14 @@ import { schemeTitle } from '../../shared/training/schemes/table.js';
 import { simulateOnWorker, type Simulation } from '../../simulator/simulate.js';
 import { topologyFromOptions, topologyFromRun, type TopologyArgs } from '../simulate-topology.js';
 
-type SimulateArgv = RunArgv & TopologyArgs & { run?: string };
+type SimulateArgv = RunArgv & TopologyArgs & { run?: string; burstKib?: number };
+
+/** --burst-kib, checked. */
+function burst(kib: number | undefined): { burstKiB?: number } {
+  if (kib === undefined) return {};
+  if (!(kib >= 0)) throw new ConfigError(`--burst-kib: ${kib} must be 0 or more KiB`);
+  return { burstKiB: kib };
+}
 
 function simulateOptions<T>(y: Argv<T>) {
   return runOptions(y)
@@ -34,6 +41,10 @@ function simulateOptions<T>(y: Argv<T>) {
       type: 'string',
       default: 'nccl',
       describe: "nccl: NCCL's algorithm and protocol per collective (its tuning model); ring: zerowire's own ring, as a LAN run has it",
+    })
+    .option('burst-kib', {
+      type: 'number',
+      describe: "with --transport ring or --run: each host's link a token bucket of this many KiB at its rate (deploy/lan/lan.sh's tbf: 256)",
     })
     .option('run', {
       type: 'string',
@@ -93,12 +104,12 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
       if (argv.run !== undefined) {
         measured = readReport(argv.run, '--run');
         if (!measured.device) throw new ConfigError(`--run ${argv.run}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);
-        sim = await simulateOnWorker({ ...measured.config, steps: Math.max(2, measured.config.steps) }, topologyFromRun(measured, argv.run, argv.nicGbit), log);
+        sim = await simulateOnWorker({ ...measured.config, steps: Math.max(2, measured.config.steps) }, { ...topologyFromRun(measured, argv.run, argv.nicGbit), ...burst(argv.burstKib) }, log);
       } else {
         const { model, deepspeed, config, world } = jobOptions(argv, '127.0.0.1', 0, false);
         if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);
         if (deepspeed) process.stdout.write(`${deepspeed}\n\n`);
-        sim = await simulateOnWorker(config, topologyFromOptions(argv, config, world as number), log);
+        sim = await simulateOnWorker(config, { ...topologyFromOptions(argv, config, world as number), ...burst(argv.burstKib) }, log);
       }
       process.stdout.write(`${formatReport(sim.report)}\n`);
       if (measured) process.stdout.write(`\nsimulated against measured (${argv.run}):\n${againstRun(sim.report, measured)}\n`);

@@ -9,7 +9,7 @@ import type { RunConfig, SchemeName } from '../control/run-config.js';
 import { batchRow, modelSpec } from '../models/registry.js';
 import { gathersParameters, isReplicated, schemeTitle } from '../training/schemes/table.js';
 import type { HostBytes, Report, SchemeRow } from './report.js';
-import { simulatedText } from './simulated.js';
+import { simulatedNotes, simulatedTable } from './simulated.js';
 import { textTable } from './table.js';
 import { columnUnit, formatBytes } from './units.js';
 import { whatIfText } from './whatif-text.js';
@@ -160,6 +160,7 @@ function reportNotes(r: Report): string[] {
   const where = computeNote(r);
   const z3 = r.rows.find((x) => gathersParameters(x.scheme));
   const notes = [
+    ...(r.simulated ? simulatedNotes(r.simulated) : []),
     `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${c.adapt ? `${r.rows[0]?.trainableParams ?? 0} trainable, ${r.rows[0]?.paddedParams ?? 0} of them padded` : `${r.rows[0]?.paddedParams ?? 0} padded`}), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, where)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
     r.device
       ? 'losses: not computed (modeled compute has no values); the memory columns count the bands by their sizes, as the theory does, not memory this process held'
@@ -268,6 +269,6 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
 
 export function formatReport(r: Report): string {
   const { header, rows, notes } = reportCells(r);
-  const simulated = r.simulated ? ['', ...simulatedText(r.simulated)] : [];
+  const simulated = r.simulated ? ['', ...simulatedTable(r.simulated)] : [];
   return [textTable(header, rows), '', notes.join('\n'), ...(r.device ? ['', ...whatIfText(r)] : []), ...simulated].join('\n');
 }

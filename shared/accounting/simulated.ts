@@ -24,22 +24,20 @@ export interface SimulationNote {
   rssMB: number; // this process's peak resident memory
 }
 
-/** The report's simulated lines: the network, the chosen algorithms by size, the simulation's own cost. */
-export function simulatedText(s: SimulationNote): string[] {
-  const rows = s.choices.map((c) => [
-    c.kind,
-    `${c.ranks}`,
-    `${c.hosts}`,
-    formatBytes(c.bytes),
-    c.algorithm,
-    `${c.channels}`,
-    c.latencyUs.toFixed(1),
-    `${c.count}`,
-  ]);
+/** The simulated run's notes (the text report and the HTML page): what ran on what, the algorithms NCCL's
+ *  model chose and how often, what the simulation took. */
+export function simulatedNotes(s: SimulationNote): string[] {
+  const by = new Map<string, number>();
+  for (const c of s.choices) by.set(c.algorithm, (by.get(c.algorithm) ?? 0) + c.count);
   return [
     `SIMULATED (zerowire simulate; docs/simulate.md): every rank's own step schedule in virtual time on ${s.network}; no byte was sent and compute is the device model's`,
-    'collectives by size, as the network model ran them:',
-    textTable([['collective', 'ranks', 'hosts', 'size', 'algorithm', 'channels', 'latency µs', 'count']], rows),
+    `algorithms, by how many collectives took them: ${[...by].map(([a, n]) => `${a} ${n}`).join(', ')}`,
     `simulation: ${(s.wallMs / 1000).toFixed(1)} s, ${s.events} clock events, ${s.heapMB.toFixed(0)} MB heap and ${s.rssMB.toFixed(0)} MB resident at most`,
   ];
+}
+
+/** Each collective size with the algorithm it got, as a text table. */
+export function simulatedTable(s: SimulationNote): string[] {
+  const rows = s.choices.map((c) => [c.kind, `${c.ranks}`, `${c.hosts}`, formatBytes(c.bytes), c.algorithm, `${c.channels}`, c.latencyUs.toFixed(1), `${c.count}`]);
+  return ['collectives by size, as the network model ran them:', textTable([['collective', 'ranks', 'hosts', 'size', 'algorithm', 'channels', 'latency µs', 'count']], rows)];
 }

@@ -4,6 +4,7 @@
 // end (all the ranks of a schedule start theirs at one moment); time is the clock's (shared/time/clock.ts),
 // virtual under the simulator.
 import { now, sleep, turn } from '../../shared/time/clock.js';
+import type { TokenBuckets } from './token-bucket.js';
 
 export interface FlowSpec {
   bytes: number; // of the flow's own measure (bus bytes per rank)
@@ -30,7 +31,23 @@ export class Fluid {
   private generation = 0;
   private pending = false;
 
-  constructor(private readonly capacity: (resource: string) => number) {}
+  constructor(
+    private readonly base: (resource: string) => number,
+    private readonly buckets: TokenBuckets | null = null, // shaped links (token-bucket.ts)
+  ) {}
+
+  /** What resource `r` carries now (a shaped link's depends on its bucket). */
+  private capacity(r: string): number {
+    const c = this.base(r);
+    return this.buckets ? this.buckets.capacity(r, c) : c;
+  }
+
+  /** Bytes per ms each resource carries at the flows' present rates. */
+  private use(): Map<string, number> {
+    const u = new Map<string, number>();
+    for (const f of this.flows) for (const [r, d] of f.demands) u.set(r, (u.get(r) ?? 0) + f.rate * d);
+    return u;
+  }
 
   /** Resolves when the flow's bytes are through. */
   transfer(spec: FlowSpec): Promise<void> {
@@ -60,6 +77,7 @@ export class Fluid {
     const dt = t - this.last;
     this.last = t;
     if (dt <= 0) return;
+    this.buckets?.advance(dt, this.use());
     for (const f of this.flows) f.remaining -= f.rate * dt;
   }
 
@@ -104,10 +122,11 @@ export class Fluid {
   private schedule(): void {
     let next = Infinity;
     for (const f of this.flows) next = Math.min(next, Math.max(0, f.remaining) / f.rate);
+    if (this.buckets) next = Math.min(next, this.buckets.untilEmpty(this.use())); // a bucket runs dry: rates change
     if (!Number.isFinite(next)) return;
     const gen = this.generation;
     void sleep(next).then(() => {
-      if (gen !== this.generation) return; // the flows changed since: scheduled again then
+      if (gen !== this.generation) return; // the flows changed since: scheduled again then (a bucket's turn too)
       this.advance();
       // through: what is left would take under a nanosecond (a smaller step would not move a clock at 1e4 ms)
       const through = (f: Flow) => f.remaining <= Math.max(1e-9 * f.bytes, f.rate * 1e-6) + 1e-6;

@@ -5,6 +5,7 @@
 // bytes on the NIC of the host it leaves (or the host's loopback).
 import { sleep } from '../../shared/time/clock.js';
 import { Fluid, type FlowSpec } from './fluid.js';
+import { TokenBuckets } from './token-bucket.js';
 import { ncclChoice, PROTOCOL_WIRE, type NcclColl } from './nccl-tuning.js';
 import { commGraph, hostOf, spread, usableIntra, type Topology } from './topology.js';
 
@@ -35,9 +36,13 @@ export class Network {
 
   constructor(readonly topology: Topology) {
     const t = topology;
-    this.fluid = new Fluid((r) =>
-      r.startsWith('nic:') ? t.nics * t.nicGBps * 1e6 : t.perHost * (t.transport === 'nccl' ? usableIntra(t) : t.intra.GBps) * 1e6,
-    );
+    const nic = t.nics * t.nicGBps * 1e6;
+    const intra = t.perHost * (t.transport === 'nccl' ? usableIntra(t) : t.intra.GBps) * 1e6;
+    // a shaped LAN link: its burst leaves at the host's own pace (its loopback's), then at the shaped rate
+    const burst = t.burstKiB ? t.burstKiB * 1024 : 0;
+    const bucket = { rate: nic, burst, peak: Math.max(nic, t.intra.GBps * 1e6) };
+    const buckets = burst ? new TokenBuckets((r) => (r.startsWith('nic:') ? bucket : null)) : null;
+    this.fluid = new Fluid((r) => (r.startsWith('nic:') ? nic : intra), buckets);
   }
 
   /** Resolves when the collective over `members` (in ring order) is complete on every rank. */

@@ -12,6 +12,7 @@ export interface Topology {
   nics: number; // per host
   nicGBps: number; // each, one direction
   hopUs: number; // one hop between hosts (ring: half the round trip the pre-flight measured)
+  burstKiB?: number; // ring: each host's link a token bucket of this burst at its rate (lan.sh's tbf: 256)
   ampere: boolean; // NCCL's 235 GB/s cap on compute capability 8.0
   /** Where the numbers came from, for the report. */
   source: string;
