@@ -30,7 +30,10 @@ function networkWords(t: Topology): string {
   const inside = t.perHost > 1 ? `, ${t.intra.kind} ${t.intra.GBps.toPrecision(3)} GB/s inside a host` : '';
   const between =
     t.hosts > 1 ? `, ${t.nics} × ${(t.nicGBps * 8).toPrecision(3)} Gbit/s NIC${t.nics > 1 ? 's' : ''} per host, ${t.hopUs.toPrecision(3)} µs a hop` : '';
-  const how = t.transport === 'nccl' ? "NCCL's algorithms and protocols (its tuning model)" : `zerowire's own ring over TCP${t.burstKiB ? `, each host's link a ${t.burstKiB} KiB token bucket` : ''}`;
+  const how =
+    t.transport === 'nccl'
+      ? "NCCL's algorithms and protocols (its tuning model)"
+      : `zerowire's own ring over TCP${t.burstKiB ? `, each host's link a ${t.burstKiB} KiB token bucket` : ''}`;
   return `${hosts}${inside}${between}; ${how}; ${t.source}`;
 }
 
@@ -144,5 +147,6 @@ export function simulateOnWorker(config: RunConfig, topology: Topology, log: Log
       void w.terminate();
     });
     w.once('error', reject);
+    w.once('exit', (code) => reject(new Error(`the simulation's thread ended (exit ${code}) before its result`))); // no-op once settled
   });
 }

@@ -104,7 +104,11 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
       if (argv.run !== undefined) {
         measured = readReport(argv.run, '--run');
         if (!measured.device) throw new ConfigError(`--run ${argv.run}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);
-        sim = await simulateOnWorker({ ...measured.config, steps: Math.max(2, measured.config.steps) }, { ...topologyFromRun(measured, argv.run, argv.nicGbit), ...burst(argv.burstKib) }, log);
+        sim = await simulateOnWorker(
+          { ...measured.config, steps: Math.max(2, measured.config.steps) },
+          { ...topologyFromRun(measured, argv.run, argv.nicGbit), ...burst(argv.burstKib) },
+          log,
+        );
       } else {
         const { model, deepspeed, config, world } = jobOptions(argv, '127.0.0.1', 0, false);
         if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);

@@ -38,6 +38,18 @@ export function simulatedNotes(s: SimulationNote): string[] {
 
 /** Each collective size with the algorithm it got, as a text table. */
 export function simulatedTable(s: SimulationNote): string[] {
-  const rows = s.choices.map((c) => [c.kind, `${c.ranks}`, `${c.hosts}`, formatBytes(c.bytes), c.algorithm, `${c.channels}`, c.latencyUs.toFixed(1), `${c.count}`]);
-  return ['collectives by size, as the network model ran them:', textTable([['collective', 'ranks', 'hosts', 'size', 'algorithm', 'channels', 'latency µs', 'count']], rows)];
+  const rows = s.choices.map((c) => [
+    c.kind,
+    `${c.ranks}`,
+    `${c.hosts}`,
+    formatBytes(c.bytes),
+    c.algorithm,
+    `${c.channels}`,
+    c.latencyUs.toFixed(1),
+    `${c.count}`,
+  ]);
+  return [
+    'collectives by size, as the network model ran them:',
+    textTable([['collective', 'ranks', 'hosts', 'size', 'algorithm', 'channels', 'latency µs', 'count']], rows),
+  ];
 }
