@@ -1,5 +1,5 @@
 // NCCL's choice of algorithm and protocol for one collective, from its published tuning model (src/graph/
-// tuning.cc, NCCL 2.9's ncclTopoTuneModel and ncclTopoGetAlgoTime): for every algorithm (ring, tree) and
+// tuning.cc at NVIDIA/nccl commit 01afd20, the 2.9 era: ncclTopoTuneModel and ncclTopoGetAlgoTime): for every algorithm (ring, tree) and
 // protocol (LL, LL128, Simple) a latency (a base, plus a per-hop figure for NVLink, PCIe or the network) and an
 // algorithm bandwidth (channels × per-channel speed, with each protocol's efficiency), time = latency + bytes /
 // bandwidth, and the fastest wins. The constants are NCCL's; the code is ours. The channels and their speed

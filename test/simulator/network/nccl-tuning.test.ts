@@ -1,5 +1,5 @@
-// NCCL's choice, case by case, against its tuning model worked by hand from its source (src/graph/tuning.cc,
-// NCCL 2.9: baseLat, hwLat, ll128MaxBwPerCh, the tree's correction and the ring's plateau). Each case's
+// NCCL's choice, case by case, against its tuning model worked by hand from its source (src/graph/tuning.cc
+// at NVIDIA/nccl commit 01afd20, the 2.9 era: baseLat, hwLat, ll128MaxBwPerCh, the tree's correction and the ring's plateau). Each case's
 // arithmetic is written beside it: these figures come from the source's constants, not from our code.
 import { describe, expect, it } from 'vitest';
 import { algoModel, ncclChoice, type CommGraph } from '../../../simulator/network/nccl-tuning.js';
