@@ -29,7 +29,9 @@ function networkWords(t: Topology): string {
   const hosts = `${t.hosts} host${t.hosts > 1 ? 's' : ''} × ${t.perHost} rank${t.perHost > 1 ? 's' : ''}`;
   const inside = t.perHost > 1 ? `, ${t.intra.kind} ${t.intra.GBps.toPrecision(3)} GB/s inside a host` : '';
   const between =
-    t.hosts > 1 ? `, ${t.nics} × ${(t.nicGBps * 8).toPrecision(3)} Gbit/s NIC${t.nics > 1 ? 's' : ''} per host, ${t.hopUs.toPrecision(3)} µs a hop` : '';
+    t.hosts > 1
+      ? `, ${t.nics} × ${(t.nicGBps * 8).toPrecision(3)} Gbit/s NIC${t.nics > 1 ? 's' : ''} per host${t.transport === 'ring' ? `, ${t.hopUs.toPrecision(3)} µs a hop` : ''}` // NCCL's hops are its own
+      : '';
   const how =
     t.transport === 'nccl'
       ? "NCCL's algorithms and protocols (its tuning model)"
