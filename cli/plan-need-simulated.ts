@@ -7,10 +7,9 @@ import pino from 'pino';
 import { textTable } from '../shared/accounting/table.js';
 import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { schemeTitle } from '../shared/training/schemes/table.js';
-import { runDevice } from '../shared/whatif/preset.js';
 import { simulate } from '../simulator/simulate.js';
-import type { Topology } from '../simulator/network/topology.js';
 import type { SchemeNeed } from './plan-need.js';
+import { topologyFromOptions } from './simulate-topology.js';
 
 interface Simulated {
   stepMs: number;
@@ -21,20 +20,7 @@ const quiet = pino({ level: 'silent' });
 
 /** One scheme's simulated step with hosts joined by one NIC of `gbit`. */
 async function simulatedStep(config: RunConfig, scheme: SchemeName, world: number, hosts: number, gbit: number): Promise<Simulated> {
-  const { device } = runDevice(config);
-  const link = device.link ?? { kind: 'PCIe', GBps: 16 };
-  const nvlink = /nvlink/i.test(link.kind);
-  const t: Topology = {
-    hosts,
-    perHost: world / hosts,
-    transport: 'nccl',
-    intra: { kind: nvlink ? 'nvlink' : 'pcie', GBps: link.GBps, latencyUs: 0.5 },
-    nics: 1,
-    nicGBps: gbit / 8,
-    hopUs: 0,
-    ampere: /a100|a800/i.test(device.name),
-    source: 'plan --need --simulate',
-  };
+  const t = topologyFromOptions({ hosts, nics: 1, nicGbit: gbit, hopUs: 0, transport: 'nccl' }, config, world); // simulate's own reading
   const sim = await simulate({ ...config, schemes: [scheme], steps: 2 }, t, quiet);
   const row = sim.report.rows[0];
   return { stepMs: row.time.stepMs, exposedMs: row.time.exposedMs };

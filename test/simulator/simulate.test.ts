@@ -6,23 +6,18 @@ import { smallConfig } from '../helpers/config.js';
 import { simulate } from '../../simulator/simulate.js';
 import { VirtualClock } from '../../simulator/virtual-clock.js';
 import { Fluid } from '../../simulator/network/fluid.js';
-import type { Topology } from '../../simulator/network/topology.js';
+import { topology } from '../helpers/topology.js';
 import { withClock } from '../../shared/time/clock.js';
 
 const quiet = pino({ level: 'silent' });
 
 /** 2 hosts × 2 ranks on zerowire's ring: a slow link between hosts, a fast one inside. */
-const LAN: Topology = {
-  hosts: 2,
-  perHost: 2,
+const LAN = topology({
   transport: 'ring',
   intra: { kind: 'loopback', GBps: 1000, latencyUs: 0 },
-  nics: 1,
   nicGBps: 0.01, // 80 Mbit/s: 1e4 bytes per ms
   hopUs: 100,
-  ampere: false,
-  source: 'test',
-};
+});
 
 const whatIf = (o: Parameters<typeof smallConfig>[0]) => smallConfig({ model: '64,96,32', compute: 'model:h100', batch: 8, steps: 2, wireDtype: 'fp32', ...o });
 

@@ -3,7 +3,8 @@
 // arithmetic is written beside it: these figures come from the source's constants, not from our code.
 import { describe, expect, it } from 'vitest';
 import { algoModel, ncclChoice, type CommGraph } from '../../../simulator/network/nccl-tuning.js';
-import { commGraph, type Topology } from '../../../simulator/network/topology.js';
+import { commGraph } from '../../../simulator/network/topology.js';
+import { topology } from '../../helpers/topology.js';
 
 // 2 nodes × 8 A100 (compute capability 8.0), 8 channels of 12.5 GB/s (4 × 200 Gbit NICs): busBw 100
 const A: CommGraph = { nRanks: 16, nNodes: 2, nChannels: 8, speedGBps: 12.5, intra: 'nvlink', ampere: true, ll128: true };
@@ -72,17 +73,7 @@ describe("NCCL's tuning model", () => {
   });
 
   it("finds two channels per NIC a group's ranks can use, at the NICs' rate", () => {
-    const t: Topology = {
-      hosts: 128,
-      perHost: 8,
-      transport: 'nccl',
-      intra: { kind: 'nvlink', GBps: 450, latencyUs: 0.5 },
-      nics: 4,
-      nicGBps: 25,
-      hopUs: 5,
-      ampere: false,
-      source: 'test',
-    };
+    const t = topology({ hosts: 128, perHost: 8, nics: 4 });
     const all = Array.from({ length: 1024 }, (_, r) => r);
     expect(commGraph(t, all)).toMatchObject({ nRanks: 1024, nNodes: 128, nChannels: 8, speedGBps: 12.5 });
     const cross = all.filter((r) => r % 8 === 3); // one rank a host: one NIC
