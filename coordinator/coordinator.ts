@@ -35,6 +35,7 @@ export class Coordinator {
     () => (this.phase = 'failed'),
   );
   private readonly ready = new Set<number>();
+  private readonly pinged = new Set<number>();
   private readonly preflight: Preflight = { mode: 'off', ms: 0, links: [] }; // what the ranks' pre-flight measured
   private readonly done = new Map<SchemeName, SchemeSummary[]>();
   private readonly weights = new WeightsInbox();
@@ -50,11 +51,12 @@ export class Coordinator {
   /** What the ranks' messages update (rank-messages.ts). */
   private get inbound(): Inbound {
     return {
-      ...{ config: this.opts.config, ready: this.ready, preflight: this.preflight, done: this.done, weights: this.weights },
+      ...{ config: this.opts.config, ready: this.ready, pinged: this.pinged, preflight: this.preflight, done: this.done, weights: this.weights },
       ...{ checkpoints: this.checkpoints, stepReports: this.stepReports, onStep: this.onStep },
       current: () => this.current,
       world: () => this.members.length,
       send: (m, msg) => this.send(m, msg),
+      broadcast: (msg) => this.members.forEach((m) => this.send(m, msg)),
       where: (m) => this.where(m),
       fail: (err) => this.runFailure.fail(err),
       failSoon: (err) => this.runFailure.failSoon(err),

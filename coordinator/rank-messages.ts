@@ -1,4 +1,4 @@
-// What the coordinator does with each message a joined rank sends during the run: ready, clock, step,
+// What the coordinator does with each message a joined rank sends during the run: pinged, ready, clock, step,
 // weights, done, checkpoint, abort. Anything else, or anything out of turn, fails the run naming the rank.
 import { nowMs } from '../shared/accounting/clock.js';
 import type { Preflight } from '../shared/accounting/links.js';
@@ -15,6 +15,7 @@ import type { WeightsInbox } from './weights-inbox.js';
 export interface Inbound {
   config: RunConfig;
   ready: Set<number>;
+  pinged: Set<number>; // ranks whose pre-flight round trips are timed
   preflight: Preflight;
   done: Map<SchemeName, SchemeSummary[]>;
   weights: WeightsInbox;
@@ -24,6 +25,7 @@ export interface Inbound {
   world(): number;
   onStep: StepListener;
   send(m: Member, msg: ControlMessage): void;
+  broadcast(msg: ControlMessage): void;
   where(m: Member): string;
   fail(err: CoordinatorError): void;
   failSoon(err: CoordinatorError): void;
@@ -34,6 +36,11 @@ export function handleRankMessage(s: Inbound, m: Member, msg: ControlMessage): b
   const fail = (why: string) => (s.fail(new CoordinatorError(`${s.where(m)} ${why}`)), false);
   const current = s.current();
   switch (msg.type) {
+    case 'pinged':
+      // every rank timed its round trips on a quiet network: now the probes may fill the links
+      s.pinged.add(m.info.rank);
+      if (s.pinged.size === s.world()) s.broadcast({ type: 'quiet' });
+      return false;
     case 'ready':
       s.ready.add(m.info.rank);
       s.preflight.links.push(...(msg.links ?? []));

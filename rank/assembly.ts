@@ -37,7 +37,7 @@ export interface AssembledRun {
 export async function assembleRun(
   msg: Extract<ControlMessage, { type: 'assign' }>,
   listener: PeerListener,
-  own: { maxRankMemory?: number; liveness: LivenessTiming },
+  own: { maxRankMemory?: number; liveness: LivenessTiming; quiet: () => Promise<void> },
   log: Logger,
 ): Promise<AssembledRun> {
   const c = msg.config;
@@ -71,7 +71,7 @@ export async function assembleRun(
   });
   const limits = { chunkBytes: c.chunkBytes, timeoutMs: c.timeoutMs, linkScale: c.linkScale };
   const hybrid = await wireHybridRings(msg, listener, limits, impl.collectives);
-  const { links, ms } = await preflight(msg, listener, log); // before the seal: its connections come through the listener
+  const { links, ms } = await preflight(msg, listener, log, own.quiet); // before the seal: its connections come through the listener
   listener.seal();
   for (const r of [ring, ...(hybrid?.rings ?? [])]) for (const link of [r.next, r.prev]) link?.keepalive(own.liveness);
   // The pace of the ring's link into this rank (the better of one stream and several, as the report reads it).

@@ -13,6 +13,7 @@ import { socketOf } from '../shared/transport/ws-internals.js';
 import { assembleRun, type AssembledRun } from './assembly.js';
 import { ClockSync } from './clock-sync.js';
 import { Dialler } from './dial.js';
+import { QuietGate } from './preflight.js';
 import { runScheme } from './scheme-run.js';
 import { sendSummary } from './weights-upload.js';
 
@@ -44,6 +45,7 @@ export class RankSession {
   private watchdog: Liveness | null = null;
   private readonly dialler: Dialler;
   private readonly clock: ClockSync;
+  private readonly gate: QuietGate;
 
   constructor(
     private readonly opts: RankOptions,
@@ -51,6 +53,7 @@ export class RankSession {
   ) {
     this.dialler = new Dialler({ coordinator: opts.coordinator, connectTimeoutMs: opts.connectTimeoutMs, ca: opts.tls?.ca ?? opts.tlsCa }, log);
     this.clock = new ClockSync((m) => this.send(m), log);
+    this.gate = new QuietGate((m) => this.send(m));
   }
 
   private closeRings(): void {
@@ -108,6 +111,7 @@ export class RankSession {
         if (msg.type === 'abort') return fail(new Error(`run aborted by the coordinator: ${msg.reason}`));
         // Clock replies are awaited by a handler already running: they must not queue behind it.
         if (msg.type === 'clock') return this.clock.reply(msg.t0, msg.t1 ?? NaN);
+        if (msg.type === 'quiet') return this.gate.quiet(); // awaited by the pre-flight, inside the handler of 'assign'
         this.queue = this.queue.then(() => this.handle(msg)).then(() => (this.finished ? resolve() : undefined), fail);
       });
       ws.on('close', (code, reason) => {
@@ -132,7 +136,8 @@ export class RankSession {
   private async handle(msg: ControlMessage): Promise<void> {
     switch (msg.type) {
       case 'assign': {
-        const run = (this.assembled = await assembleRun(msg, this.listener!, { maxRankMemory: this.opts.maxRankMemory, liveness: this.liveness }, this.log));
+        const own = { maxRankMemory: this.opts.maxRankMemory, liveness: this.liveness, quiet: () => this.gate.wait(msg.rank, msg.config.timeoutMs) };
+        const run = (this.assembled = await assembleRun(msg, this.listener!, own, this.log));
         await this.clock.sync();
         this.send({ type: 'ready', rank: run.rank, ...(run.links.length ? { links: run.links, preflightMs: run.preflightMs } : {}) });
         return;

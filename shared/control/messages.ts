@@ -6,8 +6,9 @@ import * as v from 'valibot';
 import { RunConfigSchema, ALL_SCHEMES } from './run-config.js';
 import { binary, binaryOf, finite, int, parse, ProtocolError, text } from './schema.js';
 
-/** Bumped when a message changes: 2, final weights in pieces (`weights`) before the summary. */
-export const PROTOCOL_VERSION = 2;
+/** Bumped when a message changes: 2, final weights in pieces (`weights`) before the summary; 3, the pre-flight's
+ *  round trips timed before any probe sends (`pinged`, `quiet`). */
+export const PROTOCOL_VERSION = 3;
 
 const scheme = v.picklist(ALL_SCHEMES);
 const rank = int(0);
@@ -158,6 +159,10 @@ const ControlMessageSchema = v.variant('type', [
   }),
   // links: what this rank's pre-flight measured, per link it received on (absent: none)
   v.object({ type: v.literal('ready'), rank, links: v.optional(v.array(LinkProbeSchema)), preflightMs: v.optional(finite) }),
+  // the pre-flight: this rank has timed its round trips; and, once every rank has, the coordinator's word that
+  // the probes may send (a round trip timed while another link's probe fills a shared queue reads that queue)
+  v.object({ type: v.literal('pinged'), rank }),
+  v.object({ type: v.literal('quiet') }),
   v.object({ type: v.literal('run'), scheme }),
   v.object({ type: v.literal('step'), rank, scheme, metrics: StepMetricsSchema }),
   // a piece of this rank's final fp32 master weights (its shard, or DP's padded model): bytes [offset, offset +

@@ -2,6 +2,8 @@
 // collective uses (a ring-authenticated WebSocket, chunk frames read by the same client), with one stream and
 // then with several, and times its round trip with pings on an idle connection. It answers "which link is
 // slow" before a figure of the run looks wrong (NCCL users bisect with all-reduce tests on pairs of nodes).
+// Every round trip is timed before any probe sends data (`quiet`: every rank of the run has timed its own): a
+// ping queued behind another link's probe on a shared NIC read that queue, 1-3 ms on lan.sh's 0.2 ms links.
 //
 // A round pairs every prober with one peer to send to and one to receive from, all at once, like a ring
 // step: the ring pre-flight is one round over the ring, all-pairs is H-1 rounds over one rank per host
@@ -33,7 +35,7 @@ export interface LinkProbe {
   mbit: number; // one stream, Mbit/s of payload
   mbitMulti: number; // PROBE.streams streams together
   streams: number;
-  rttMs: number; // least of PROBE.pings round trips on an idle connection
+  rttMs: number; // least of PROBE.pings round trips on an idle connection, before any probe sent data
   // The same link with plain TCP sockets (plain-tcp.ts: no WebSocket, no msgpack), 1 stream and `streams`:
   // the ceiling zerowire's transport is read against. Absent in reports written before it was measured.
   plainMbit?: number;
@@ -65,6 +67,8 @@ interface ProbeContext {
   runId: string;
   ringKey: Uint8Array;
   timeoutMs: number;
+  /** Resolves once every rank of the run has timed its round trips (absent: this rank's probes are the run's). */
+  quiet?: () => Promise<void>;
 }
 
 /** Connection names: per round, 0 = the idle one pings run on, 1 = one stream, 2.. = the several; then the
@@ -75,9 +79,13 @@ const PLAIN_SEVERAL = PLAIN_ONE + 1;
 
 /** Run the rounds; returns what this rank received, link by link. */
 export async function probeLinks(ctx: ProbeContext, rounds: ProbeRound[]): Promise<LinkProbe[]> {
+  const rtts: (number | null)[] = [];
+  for (const [k, r] of rounds.entries()) rtts.push(r.recvFrom === null ? null : await roundTripsFrom(ctx, k, r.recvFrom));
+  await ctx.quiet?.();
   const out: LinkProbe[] = [];
   for (const [k, r] of rounds.entries()) {
-    const [, got] = await Promise.all([r.sendTo === null ? null : serve(ctx, k, r.sendTo), r.recvFrom === null ? null : measure(ctx, k, r.recvFrom)]);
+    const from = r.recvFrom;
+    const [, got] = await Promise.all([r.sendTo === null ? null : serve(ctx, k, r.sendTo), from === null ? null : measure(ctx, k, from, rtts[k]!)]);
     if (got) out.push(got);
   }
   return out;
@@ -87,8 +95,7 @@ export async function probeLinks(ctx: ProbeContext, rounds: ProbeRound[]): Promi
 async function serve(ctx: ProbeContext, round: number, to: number): Promise<void> {
   const accept = (kind: number) => ctx.listener.expect(to, ctx.runId, ctx.ringKey, ctx.timeoutMs, name(round, kind));
   // Connection 0 only carries the receiver's pings, which the WebSocket server answers by itself: it is never
-  // accepted here (the receiver may be done with it before this rank gets so far), and the receiver dials
-  // connection 1 only once it is done, so nothing is sent during its round trips.
+  // accepted here (the receiver is done with it before any round's data is sent).
   await blast([await accept(1)]);
   await blast(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => accept(2 + s))));
   const plain = (kind: number) => ctx.listener.expectPlain(to, ctx.runId, ctx.ringKey, ctx.timeoutMs, name(round, kind));
@@ -124,13 +131,22 @@ function blast(channels: PeerChannel[]): Promise<void> {
   ).then(() => undefined);
 }
 
-/** The receiving end: time round trips on an idle connection, then receive on one stream and on several. */
-async function measure(ctx: ProbeContext, round: number, from: number): Promise<LinkProbe> {
-  const dial = (kind: number) =>
-    dialPeer(ctx.peers[from], ctx.self, from, ctx, { chunkBytes: PROBE.frameBytes, timeoutMs: ctx.timeoutMs }, name(round, kind), ctx.listener.tls);
-  const idle = await dial(0);
-  const rttMs = await roundTrips(idle);
-  idle.close();
+const dialProbe = (ctx: ProbeContext, round: number, from: number, kind: number) =>
+  dialPeer(ctx.peers[from], ctx.self, from, ctx, { chunkBytes: PROBE.frameBytes, timeoutMs: ctx.timeoutMs }, name(round, kind), ctx.listener.tls);
+
+/** The receiving end's round trips to `from`, on a connection of their own. */
+async function roundTripsFrom(ctx: ProbeContext, round: number, from: number): Promise<number> {
+  const idle = await dialProbe(ctx, round, from, 0);
+  try {
+    return await roundTrips(idle);
+  } finally {
+    idle.close();
+  }
+}
+
+/** The receiving end: receive on one stream and on several, WebSocket then plain TCP. */
+async function measure(ctx: ProbeContext, round: number, from: number, rttMs: number): Promise<LinkProbe> {
+  const dial = (kind: number) => dialProbe(ctx, round, from, kind);
   const one = await receive([await dial(1)]);
   const several = await receive(await Promise.all(Array.from({ length: PROBE.streams }, (_, s) => dial(2 + s))));
   const plain = (kind: number) => dialPlain(ctx.peers[from], ctx.self, ctx, name(round, kind), ctx.timeoutMs, ctx.listener.tls);

@@ -21,7 +21,7 @@ describe('admission', () => {
     ['a plain ring into a TLS run', join, { ...state, tls: true }, /this run encrypts its links .*--tls-cert and --tls-key/],
     ['a TLS ring into a plain run', { ...join, ringTls: true }, state, /this rank has --tls-cert but the coordinator serves plain ws:\/\//],
     ['TLS on both sides', { ...join, ringTls: true }, { ...state, tls: true }, null],
-    ['another protocol version', { ...join, version: 99 }, state, /protocol version 99 is not 2/],
+    ['another protocol version', { ...join, version: 99 }, state, /protocol version 99 is not 3/],
     ['a run already started', join, { ...state, phase: 'running' }, 'refused: the run has already started'],
     [
       'a full run',

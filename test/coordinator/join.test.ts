@@ -80,7 +80,7 @@ describe(`joining a run (seed ${random.seed})`, () => {
   });
 
   it('refuses another protocol version and another model, naming the difference', async () => {
-    expect(await sendOnce(join({ version: PROTOCOL_VERSION + 1 }))).toMatchObject({ code: 1008, reason: expect.stringMatching(/protocol version 3 is not 2/) });
+    expect(await sendOnce(join({ version: PROTOCOL_VERSION + 1 }))).toMatchObject({ code: 1008, reason: expect.stringMatching(/protocol version 4 is not 3/) });
     const r = await runCli(['rank', '--coordinator', `ws://127.0.0.1:${port}`, '--model', '16,64,4', '--connect-timeout', '2'], 20_000, {
       ZEROWIRE_TOKEN: TOKEN,
     });
