@@ -47,10 +47,12 @@ export const tokensOf = (m: GpuModel, rows: number): number => m.gpu.tokens(rows
 export const activationBytes = (m: GpuModel, rows: number, recompute: boolean): number =>
   m.gpu.activationBytes(rows, recompute) + adapterActivationBytes(m.spec.layers, m.gpu.tokens(rows));
 
-/** Block quantization of `values` 16-bit values (ZeRO++): read, absmax per block, scale, write the codes; or
- *  dequantize: read the codes, write 16-bit. Memory-bound, two launches. */
+/** Block quantization of `values` 16-bit values (ZeRO++): read them, absmax per block, scale, write the codes;
+ *  or dequantize: read the codes, write 16-bit. One launch and one pass each way: DeepSpeed's kernels
+ *  (`cached_quantization` and its dequantize) hold a block in registers between its absmax and its scaling,
+ *  so the values cross memory once. Memory-bound. */
 export function quantizeWork(values: number, codeBytes: number): Work {
-  return { kernels: 2, flops: 0, bytes: values * (2 + 2) + codeBytes };
+  return { kernels: 1, flops: 0, bytes: values * 2 + codeBytes };
 }
 
 /** The optimizer over `params` owned parameters with `gradBytes`-byte gradients, writing the 16-bit copy. */

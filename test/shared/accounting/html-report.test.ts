@@ -165,6 +165,8 @@ describe('--html', () => {
         '--recompute',
         '--intra-gbit',
         '1600',
+        '--batch',
+        '128', // four sequences a GPU: the fastest changes (ZeRO++ to HSDP) below 400 Gbit/s
       ];
       const r = await runCli([...args, '--html', file], 60_000);
       expect(r.code, r.stderr).toBe(0);
