@@ -58,23 +58,16 @@ function zeros(): BandBytes {
   return Object.fromEntries(ALL_BANDS.map((b) => [b, 0])) as BandBytes;
 }
 
-/** Sum of the bands the theory speaks about: model states plus in-step transients (not comm staging). */
-function stateBytes(b: BandBytes): number {
-  let s = 0;
-  for (const k of MODEL_BANDS) s += b[k];
-  for (const k of TRANSIENT_BANDS) s += b[k];
-  return s;
-}
-
+/** The bands the theory speaks about: model states plus in-step transients (not comm staging). */
 const STATE_BANDS: ReadonlySet<Band> = new Set([...MODEL_BANDS, ...TRANSIENT_BANDS]);
 
 export class MemoryLedger {
   readonly live: BandBytes = zeros();
-  /** Sums of `live` kept as it changes: every band, and stateBytes()'s (a peak is checked at every change, and a
+  /** Sums of `live` kept as it changes: every band, and the STATE_BANDS (a peak is checked at every change, and a
    *  simulation of a thousand ranks changes them millions of times). */
   private liveAll = 0;
   private liveState = 0;
-  /** Highest stateBytes() seen since the last resetPeak(), and the bands at that moment. */
+  /** Highest residentBytes() seen since the last resetPeak(), and the bands at that moment. */
   peak = 0;
   peakBands: BandBytes = zeros();
   /** Highest live bytes seen per band since the last resetPeak(). */
@@ -157,7 +150,7 @@ export class MemoryLedger {
   resetPeak(): void {
     this.peakAll = this.totalBytes();
     this.peakAllBands = { ...this.live };
-    this.peak = stateBytes(this.live);
+    this.peak = this.liveState;
     this.peakBands = { ...this.live };
     this.peakPerBand = { ...this.live };
   }

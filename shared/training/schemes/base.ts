@@ -22,9 +22,6 @@ export type { SchemeContext } from './context.js';
 
 export type { StepStats } from './step-probe.js';
 
-/** Between units the event loop turns once: collectives in flight read what the kernel received meanwhile
- *  and send their next chunks, so communication progresses between units even when compute runs inline. */
-
 /** Longer than awaiting a promise that has already settled takes: communication was really waited for. */
 const REAL_WAIT_MS = 0.2;
 
@@ -192,6 +189,8 @@ export class Base {
     });
     this.releaseUnit(p);
     if (lent && lent !== p) this.releaseUnit(lent);
+    // the event loop turns once between units: collectives in flight read what the kernel received meanwhile
+    // and send their next chunks, so communication progresses even when compute runs inline
     await turn();
   }
 
@@ -243,6 +242,7 @@ export class Base {
     if (lent && lent !== p) this.releaseUnit(lent);
     const reduced = this.gradients.unitReady(u, g.subarray(0, u.padded), this.lastMicro); // copies g out at once
     reduced?.catch(() => undefined); // awaited by the step, where its error surfaces
+    // between units, as after a forward unit
     await turn();
     return { reduced }; // wrapped: an async function returning the promise itself would wait for it
   }
