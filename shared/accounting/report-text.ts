@@ -71,7 +71,8 @@ function sizeUnits(rows: readonly SchemeRow[]): SizeUnits {
 }
 
 /** The table's two header rows. */
-function tableHeader(hasIface: boolean, u: SizeUnits): string[][] {
+/** `got`: what the memory columns beside theory hold, a run's ledger (measured) or a simulation's. */
+function tableHeader(hasIface: boolean, u: SizeUnits, got: 'measured' | 'simulated'): string[][] {
   return [
     [
       '',
@@ -102,9 +103,9 @@ function tableHeader(hasIface: boolean, u: SizeUnits): string[][] {
       'N',
       'params',
       'theory',
-      'measured',
+      got,
       'theory',
-      'measured',
+      got,
       u.activ.name,
       'theory',
       'payload',
@@ -264,7 +265,11 @@ function linksNote(r: Report): string {
 export function reportCells(r: Report): { header: string[][]; rows: string[][]; notes: string[] } {
   const hasIface = r.rows.some((x) => x.sentPerStep.iface !== null);
   const units = sizeUnits(r.rows);
-  return { header: tableHeader(hasIface, units), rows: r.rows.map((x) => tableRow(x, hasIface, units)), notes: reportNotes(r) };
+  return {
+    header: tableHeader(hasIface, units, r.simulated ? 'simulated' : 'measured'),
+    rows: r.rows.map((x) => tableRow(x, hasIface, units)),
+    notes: reportNotes(r),
+  };
 }
 
 export function formatReport(r: Report): string {
