@@ -18,6 +18,10 @@ interface Pending {
  *  their ranks' collectives, where each numbered collective waits for all of them. */
 export class SimGroup {
   private readonly pending = new Map<number, Pending>();
+  /** NCCL: the communicator's one stream. PyTorch's ProcessGroupNCCL runs every collective of a process group
+   *  on one NCCL stream per device, so they run one after another in the order they were issued (DeepSpeed's
+   *  ZeRO-3 gathers and reduce-scatters share the data-parallel group). zerowire's own rings run side by side. */
+  private stream: Promise<void> = Promise.resolve();
 
   constructor(
     readonly name: string,
@@ -36,7 +40,9 @@ export class SimGroup {
     if (p.entered === this.members.length) {
       this.pending.delete(coll);
       const release = p.release;
-      void this.network.run(this.members, p.call).then(() => release.forEach((r) => r()));
+      const run = () => this.network.run(this.members, p.call);
+      const done = this.network.topology.transport === 'nccl' ? (this.stream = this.stream.then(run)) : run();
+      void done.then(() => release.forEach((r) => r()));
     }
     return done;
   }

@@ -7,6 +7,9 @@ import { simulate } from '../../simulator/simulate.js';
 import { VirtualClock } from '../../simulator/virtual-clock.js';
 import { Fluid } from '../../simulator/network/fluid.js';
 import { topology } from '../helpers/topology.js';
+import type { Topology } from '../../simulator/network/topology.js';
+import { Network } from '../../simulator/network/network.js';
+import { SimGroup } from '../../simulator/sim-collectives.js';
 import { withClock } from '../../shared/time/clock.js';
 
 const quiet = pino({ level: 'silent' });
@@ -34,6 +37,24 @@ describe('simulate', () => {
     expect(small.ms).toBeCloseTo(6 * 0.1 + (2 * small.bytes) / 1e4, 6);
     expect(large.ms).toBeCloseTo(6 * 0.1 + (small.bytes + large.bytes) / 1e4, 6);
     expect(step.exposedMs).toBeCloseTo(large.ms, 6); // nothing else overlaps them
+  });
+
+  it("runs one group's collectives one after another on NCCL's transport (one stream per process group), side by side on zerowire's ring", async () => {
+    // two equal all-gathers entered at once by both ranks of a 2-host group: NCCL ends them at T and 2T (the
+    // second starts when the first is done); zerowire's ring shares the link, so both end at about 2T
+    const ends = async (t: Topology) => {
+      const clock = new VirtualClock();
+      const group = new SimGroup('main', [0, 2], new Network(t));
+      const call = { kind: 'all-gather' as const, segmentBytes: 1e6, steps: 1 };
+      const out: number[] = [];
+      const rank = () => [0, 1].map((coll) => group.enter(coll, call).then(() => out.push(clock.now())));
+      await withClock(clock, () => clock.drive(Promise.all([...rank(), ...rank()]), () => group.waiting().join('; ')));
+      return [out[0], out[2]]; // each collective's end (both ranks leave it together)
+    };
+    const [n1, n2] = await ends(topology({ nicGBps: 0.1 }));
+    expect(n2).toBeCloseTo(2 * n1, 6);
+    const [r1, r2] = await ends(topology({ nicGBps: 0.1, transport: 'ring', hopUs: 0 }));
+    expect(r1).toBeCloseTo(r2, 6);
   });
 
   it("sends every scheme's theory bytes, on a schedule whose collectives pair up", async () => {
