@@ -14,7 +14,7 @@ import { resolveHybrid } from '../shared/training/schemes/world-fit.js';
 import { implementationFor } from '../rank/implementation.js';
 import { runScheme } from '../rank/scheme-run.js';
 import { Network } from './network/network.js';
-import { hostOf, topologyRefusal, type Topology } from './network/topology.js';
+import { describeTopology, hostOf, topologyRefusal, type Topology } from './network/topology.js';
 import { SimRings } from './rings.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -22,21 +22,6 @@ export interface Simulation {
   report: Report;
   summaries: Map<SchemeName, SchemeSummary[]>;
   ranks: RankRecord[];
-}
-
-/** Describes the network in a line, for the report. */
-function networkWords(t: Topology): string {
-  const hosts = `${t.hosts} host${t.hosts > 1 ? 's' : ''} × ${t.perHost} rank${t.perHost > 1 ? 's' : ''}`;
-  const inside = t.perHost > 1 ? `, ${t.intra.kind} ${t.intra.GBps.toPrecision(3)} GB/s inside a host` : '';
-  const between =
-    t.hosts > 1
-      ? `, ${t.nics} × ${(t.nicGBps * 8).toPrecision(3)} Gbit/s NIC${t.nics > 1 ? 's' : ''} per host${t.transport === 'ring' ? `, ${t.hopUs.toPrecision(3)} µs a hop` : ''}` // NCCL's hops are its own
-      : '';
-  const how =
-    t.transport === 'nccl'
-      ? "NCCL's algorithms and protocols (its tuning model)"
-      : `zerowire's own ring over TCP${t.burstKiB ? `, each host's link a ${t.burstKiB} KiB token bucket` : ''}`;
-  return `${hosts}${inside}${between}; ${how}; ${t.source}`;
 }
 
 /** Worlds up to this many ranks keep every rank's collectives; above, the first host's ranks keep theirs and
@@ -116,7 +101,7 @@ export async function simulate(config: RunConfig, topology: Topology, log: Logge
   });
   const report = buildReport(plan, records, summaries, resolved.notes, null);
   report.simulated = {
-    network: networkWords(topology),
+    network: describeTopology(topology),
     choices: network.choiceRows(),
     wallMs: performance.now() - started,
     events: clock.events,

@@ -17,8 +17,9 @@ import { writeFileAtomic } from '../../shared/io/safetensors.js';
 import { schemeTitle } from '../../shared/training/schemes/table.js';
 import { simulateOnWorker, type Simulation } from '../../simulator/simulate.js';
 import { topologyFromOptions, topologyFromRun, type TopologyArgs } from '../simulate-topology.js';
+import { collectiveSweep } from '../simulate-sweep.js';
 
-type SimulateArgv = RunArgv & TopologyArgs & { run?: string; burstKib?: number };
+type SimulateArgv = RunArgv & TopologyArgs & { run?: string; burstKib?: number; collective?: string; minBytes?: string; maxBytes?: string };
 
 /** --burst-kib, checked. */
 function burst(kib: number | undefined): { burstKiB?: number } {
@@ -49,7 +50,13 @@ function simulateOptions<T>(y: Argv<T>) {
     .option('run', {
       type: 'string',
       describe: "a LAN what-if run's JSON report (--out): simulate its config on the links its pre-flight measured, and print both steps",
-    });
+    })
+    .option('collective', {
+      type: 'string',
+      describe: 'all-reduce, all-gather or reduce-scatter: that collective alone over the --world ranks at doubling sizes, as nccl-tests prints it',
+    })
+    .option('min-bytes', { type: 'string', describe: "with --collective: the first size (nccl-tests' -b; 8, 64K, 1MiB; default 8)" })
+    .option('max-bytes', { type: 'string', describe: "with --collective: the last size (nccl-tests' -e; default 8G)" });
 }
 
 /** Each scheme's simulated step beside what the run measured. */
@@ -95,12 +102,22 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
           '8 hosts of 8 H100s, 4 × 200 Gbit NICs each',
         ],
         ['$0 simulate --run lan.json', 'a LAN run simulated on the links it measured, beside what it measured'],
+        [
+          '$0 simulate --collective all-reduce --compute model:a100 --world 64 --hosts 8 --nics 8 --nic-gbit 200',
+          "the network model's all-reduce at 8 B to 8 GiB, as nccl-tests prints it",
+        ],
       ]),
     async (a) => {
       const argv: SimulateArgv = a;
       const log = createLogger(argv.logLevel, 'simulate', a.logFormat);
       let sim: Simulation;
       let measured: Report | null = null;
+      if (argv.collective !== undefined) {
+        if (argv.run !== undefined) throw new ConfigError('--collective with --run: the sweep runs on the network the options describe; give one of them');
+        const { config, world } = jobOptions(argv, '127.0.0.1', 0, false);
+        process.stdout.write(`${await collectiveSweep(argv as SimulateArgv & { collective: string }, topologyFromOptions(argv, config, world as number))}\n`);
+        return exit(0);
+      }
       if (argv.run !== undefined) {
         measured = readReport(argv.run, '--run');
         if (!measured.device) throw new ConfigError(`--run ${argv.run}: not a what-if run (its compute was not modeled: no --compute model:PRESET)`);

@@ -70,3 +70,18 @@ export function topologyRefusal(t: Topology, world: number): string | null {
   if (t.perHost > 1 && !(t.intra.GBps > 0)) return `the link inside a host must be above 0 GB/s, got ${t.intra.GBps}`;
   return null;
 }
+
+/** Describes the network in a line, for the report. */
+export function describeTopology(t: Topology): string {
+  const hosts = `${t.hosts} host${t.hosts > 1 ? 's' : ''} × ${t.perHost} rank${t.perHost > 1 ? 's' : ''}`;
+  const inside = t.perHost > 1 ? `, ${t.intra.kind} ${t.intra.GBps.toPrecision(3)} GB/s inside a host` : '';
+  const between =
+    t.hosts > 1
+      ? `, ${t.nics} × ${(t.nicGBps * 8).toPrecision(3)} Gbit/s NIC${t.nics > 1 ? 's' : ''} per host${t.transport === 'ring' ? `, ${t.hopUs.toPrecision(3)} µs a hop` : ''}` // NCCL's hops are its own
+      : '';
+  const how =
+    t.transport === 'nccl'
+      ? "NCCL's algorithms and protocols (its tuning model)"
+      : `zerowire's own ring over TCP${t.burstKiB ? `, each host's link a ${t.burstKiB} KiB token bucket` : ''}`;
+  return `${hosts}${inside}${between}; ${how}; ${t.source}`;
+}

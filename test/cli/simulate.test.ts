@@ -64,6 +64,17 @@ describe('zerowire simulate', () => {
     ['a NIC rate of zero', ['--world', '8', '--hosts', '2', '--nic-gbit', '0'], /--nic-gbit: 0 must be above 0/],
     ['an unknown transport', ['--world', '8', '--transport', 'tcp'], /--transport: "tcp" is not nccl or ring/],
     ['a scheme that cannot form its groups', ['--world', '8', '--hosts', '1', '--scheme', 'hsdp'], /--scheme hsdp: /],
+    [
+      'a collective it does not sweep',
+      ['--world', '8', '--collective', 'broadcast'],
+      /--collective: "broadcast" is not all-reduce, all-gather or reduce-scatter/,
+    ],
+    [
+      'sizes the wrong way round',
+      ['--world', '8', '--collective', 'all-gather', '--min-bytes', '1G', '--max-bytes', '1M'],
+      /--min-bytes 1G is above --max-bytes 1M/,
+    ],
+    ['a size it cannot read', ['--world', '8', '--collective', 'all-gather', '--max-bytes', 'lots'], /--max-bytes: cannot read "lots" as a size/],
   ];
   for (const [what, args, message] of refusals)
     it(`refuses ${what} in one line, exit 2`, async () => {
@@ -83,6 +94,41 @@ describe('zerowire simulate', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--simulate goes with --need/);
   }, 120_000);
+
+  it('sweeps one collective over the simulated network as nccl-tests prints it', async () => {
+    const r = await runCli([
+      'simulate',
+      '--collective',
+      'all_gather',
+      '--compute',
+      'model:h100',
+      '--world',
+      '16',
+      '--hosts',
+      '2',
+      '--nics',
+      '2',
+      '--nic-gbit',
+      '200',
+      '--min-bytes',
+      '1K',
+      '--max-bytes',
+      '1G',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^all-gather over 16 ranks, simulated \(no byte sent\): 2 hosts × 8 ranks, nvlink 450 GB\/s inside a host, 2 × 200 Gbit\/s NICs/m);
+    const rows = [...r.stdout.matchAll(/^ *(\d+) +(\d+) +float +([\d.]+) +([\d.]+) +([\d.]+) +(ring|tree)\/(LL|LL128|Simple) +(\d+)$/gm)];
+    expect(rows.map((m) => Number(m[1]))).toEqual(Array.from({ length: 21 }, (_, i) => 1024 * 2 ** i)); // 1K to 1G, doubling
+    const [small, large] = [rows[0], rows[rows.length - 1]];
+    expect(small[7]).toBe('LL'); // latency-bound: the low-latency protocol
+    expect(large[7]).toBe('Simple');
+    // at 1 GiB the bus bandwidth nears the two hosts' NICs: 2 × 25 GB/s, less the ring's latency
+    const [algbw, busbw] = [Number(large[4]), Number(large[5])];
+    expect(busbw).toBeGreaterThan(0.9 * 50);
+    expect(busbw).toBeLessThanOrEqual(50);
+    expect(busbw).toBeCloseTo((algbw * 15) / 16, 1);
+    expect(r.stdout).toMatch(/^# Avg bus bandwidth {4}: [\d.]+$/m);
+  }, 60_000);
 
   it('refuses a run whose compute is not modeled', async () => {
     const r = await runCli(['simulate', '--model', 'llama:2,64,4,4,128,32', '--world', '4']);
