@@ -114,7 +114,9 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
       let measured: Report | null = null;
       if (argv.collective !== undefined) {
         if (argv.run !== undefined) throw new ConfigError('--collective with --run: the sweep runs on the network the options describe; give one of them');
-        const { config, world } = jobOptions(argv, '127.0.0.1', 0, false);
+        // the run's batch has no bearing on one collective: one row a rank, whatever the world
+        const w = Number(argv.world);
+        const { config, world } = jobOptions({ ...argv, batch: Number.isInteger(w) && w > 0 ? w * (argv.accumulate ?? 1) : argv.batch }, '127.0.0.1', 0, false);
         process.stdout.write(`${await collectiveSweep(argv as SimulateArgv & { collective: string }, topologyFromOptions(argv, config, world as number))}\n`);
         return exit(0);
       }
