@@ -12,7 +12,7 @@ import type { Report } from '../../shared/accounting/report.js';
 import { buildTrace } from '../../shared/accounting/trace.js';
 import { renderHtmlReport } from '../../shared/accounting/html-report.js';
 import { textTable } from '../../shared/accounting/table.js';
-import { ConfigError } from '../../shared/control/run-config.js';
+import { ConfigError, modeledDevice } from '../../shared/control/run-config.js';
 import { writeFileAtomic } from '../../shared/io/safetensors.js';
 import { schemeTitle } from '../../shared/training/schemes/table.js';
 import { simulateOnWorker, type Simulation } from '../../simulator/simulate.js';
@@ -117,6 +117,8 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
         // the run's batch has no bearing on one collective: one row a rank, whatever the world
         const w = Number(argv.world);
         const { config, world } = jobOptions({ ...argv, batch: Number.isInteger(w) && w > 0 ? w * (argv.accumulate ?? 1) : argv.batch }, '127.0.0.1', 0, false);
+        if (!modeledDevice(config))
+          throw new ConfigError('--collective: name the GPU (--compute model:PRESET or --device FILE): the link inside a host is its own');
         process.stdout.write(`${await collectiveSweep(argv as SimulateArgv & { collective: string }, topologyFromOptions(argv, config, world as number))}\n`);
         return exit(0);
       }

@@ -134,5 +134,8 @@ describe('zerowire simulate', () => {
     const r = await runCli(['simulate', '--model', 'llama:2,64,4,4,128,32', '--world', '4']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/simulate models the compute: give --compute model:PRESET or --device FILE/);
+    const sweep = await runCli(['simulate', '--collective', 'all-reduce', '--world', '16', '--hosts', '2']);
+    expect(sweep.code).toBe(2);
+    expect(sweep.stderr).toMatch(/--collective: name the GPU \(--compute model:PRESET or --device FILE\)/);
   });
 });
