@@ -29,8 +29,8 @@ function sweepBytes(text: string, flag: string): number {
   let v: number;
   try {
     v = m ? Number(m[1]) * 1024 ** ('KMG'.indexOf(m[2].toUpperCase()) + 1) : parseBytes(text);
-  } catch (e) {
-    throw new ConfigError(`${flag}: ${(e as Error).message}`);
+  } catch {
+    throw new ConfigError(`${flag}: cannot read "${text}" as a size: give bytes as nccl-tests takes them (8, 64K, 8G) or with a unit (1MiB, 2GB)`);
   }
   if (!Number.isInteger(v) || v < 1) throw new ConfigError(`${flag}: "${text}" must be a whole number of bytes, at least 1`);
   return v;
@@ -40,8 +40,9 @@ function sweepBytes(text: string, flag: string): number {
 function sweepPlan(a: SweepArgs): { kind: NcclColl; sizes: number[] } {
   const kind = KINDS[a.collective];
   if (!kind) throw new ConfigError(`--collective: "${a.collective}" is not all-reduce, all-gather or reduce-scatter`);
-  const [min, max] = [sweepBytes(a.minBytes ?? '8', '--min-bytes'), sweepBytes(a.maxBytes ?? '8G', '--max-bytes')];
-  if (min > max) throw new ConfigError(`--min-bytes ${a.minBytes} is above --max-bytes ${a.maxBytes}`);
+  const [lo, hi] = [a.minBytes ?? '8', a.maxBytes ?? '8G'];
+  const [min, max] = [sweepBytes(lo, '--min-bytes'), sweepBytes(hi, '--max-bytes')];
+  if (min > max) throw new ConfigError(`--min-bytes ${lo} is above --max-bytes ${hi}`);
   return { kind, sizes: doublingSizes(min, max) };
 }
 
