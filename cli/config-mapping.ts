@@ -56,6 +56,8 @@ export class Reader {
   readonly rows: Row[] = [];
   readonly set: Settings = {};
   readonly notes: string[] = [];
+  /** Keys whose value was a string read as the number or truth value it spells. */
+  private readonly coerced = new Set<string>();
   constructor(
     readonly option: string, // --deepspeed, --fsdp
     readonly file: string,
@@ -64,14 +66,23 @@ export class Reader {
 
   check<T>(key: string, v: unknown, ok: (x: unknown) => x is T, want: string): T | 'auto' {
     if (v === 'auto') return 'auto';
-    if (!ok(v)) throw new ConfigError(`${this.option} ${this.file}: key "${key}": expected ${want}, got ${JSON.stringify(v)}`);
-    return v;
+    if (ok(v)) return v;
+    // DeepSpeed's config is a pydantic model, which reads "0" as 0 and "true" as true (Qwen's published
+    // ds_config_zero3.json has "stage3_prefetch_bucket_size": "0"): so do we, and the table says so
+    const read = typeof v === 'string' ? fromString(v) : undefined;
+    if (read !== undefined && ok(read)) {
+      this.coerced.add(key);
+      return read;
+    }
+    throw new ConfigError(`${this.option} ${this.file}: key "${key}": expected ${want}, got ${JSON.stringify(v)}`);
   }
 
   /** `key` (its file value `v`) sets `field` to `to`, unless the command line gave that flag (then it wins). */
   put<K extends keyof Settings>(key: string, v: unknown, field: K, to: Settings[K], how = ''): void {
     const flag = FLAG[field];
-    const became = `${flag} ${String(to)}${how ? ` (${how})` : ''}`;
+    const read = this.coerced.has(key) ? `the string read as ${JSON.stringify(fromString(String(v)))}, as DeepSpeed reads it` : '';
+    const why = [read, how].filter(Boolean).join('; ');
+    const became = `${flag} ${String(to)}${why ? ` (${why})` : ''}`;
     if (this.explicit(flag)) this.rows.push({ key, value: show(v), became: `${became}: the command line's ${flag} won` });
     else {
       this.set[field] = to;
@@ -82,6 +93,16 @@ export class Reader {
   aside(key: string, v: unknown, why: string): void {
     this.rows.push({ key, value: show(v), became: `left aside: ${why}` });
   }
+}
+
+/** A string as pydantic's lax mode reads it for an int or a bool field: "12" is 12, "true"/"off" a truth
+ *  value; anything else stays unread. */
+function fromString(v: string): number | boolean | undefined {
+  const t = v.trim().toLowerCase();
+  if (/^[+-]?\d+$/.test(t)) return Number(t);
+  if (['true', 'yes', 'on', 't', 'y'].includes(t)) return true;
+  if (['false', 'no', 'off', 'f', 'n'].includes(t)) return false;
+  return undefined;
 }
 
 const show = (v: unknown): string => {

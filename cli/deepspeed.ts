@@ -60,7 +60,8 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
     } else if (k === 'stage3_prefetch_bucket_size') {
       const n = r.check(key(k), v, isInt, 'a count of elements');
       const elems = n === 'auto' ? autoSize(r, key(k), (h) => 0.9 * h * h, ctx) : n;
-      r.put(key(k), v, 'gatherAhead', elems > 0 ? 1 : 0, `a unit ahead${n === 'auto' ? ': "auto" is 0.9·hidden² (the Trainer)' : ''}`);
+      const ahead = elems > 0 ? 'a unit ahead' : 'no prefetch: each unit gathered when it is reached';
+      r.put(key(k), v, 'gatherAhead', elems > 0 ? 1 : 0, `${ahead}${n === 'auto' ? ': "auto" is 0.9·hidden² (the Trainer)' : ''}`);
     } else if (k === 'zero_hpz_partition_size') {
       const n = r.check(key(k), v, isInt, 'a count of ranks');
       if (n !== 'auto' && n > 1) {

@@ -70,10 +70,24 @@ describe('--deepspeed', () => {
     expect(row(nvme.rows, 'zero_optimization.offload_optimizer')).toMatch(/device nvme: only the host's memory \(cpu\) is modeled/);
   });
 
+  it("reads a number or truth value written as a string, as DeepSpeed's pydantic config does, and says so", () => {
+    // Qwen's published examples/sft/ds_config_zero3.json writes "stage3_prefetch_bucket_size": "0"
+    const z = { stage: '3', overlap_comm: 'true', stage3_prefetch_bucket_size: '0' };
+    const { set, rows } = readDeepspeedConfig({ zero_optimization: z }, 'ds.json', CTX, none);
+    expect(set).toMatchObject({ scheme: 'dp,zero3', overlap: 'on', gatherAhead: 0 });
+    expect(row(rows, 'zero_optimization.stage3_prefetch_bucket_size')).toBe(
+      '--gather-ahead 0 (the string read as 0, as DeepSpeed reads it; no prefetch: each unit gathered when it is reached)',
+    );
+    expect(row(rows, 'zero_optimization.overlap_comm')).toBe('--overlap on (the string read as true, as DeepSpeed reads it)');
+  });
+
   it('refuses what it cannot read, naming the file and the key', () => {
     const bad = (o: Record<string, unknown>) => () => readDeepspeedConfig(o, 'ds.json', CTX, none);
     expect(bad({ zero_optimization: { stage: 4 } })).toThrow(/^--deepspeed ds.json: key "zero_optimization.stage": expected a stage 0, 1, 2 or 3, got 4$/);
-    expect(bad({ zero_optimization: { stage: 2, overlap_comm: 'yes' } })).toThrow(/key "zero_optimization.overlap_comm": expected true or false, got "yes"/);
+    expect(bad({ zero_optimization: { stage: 2, overlap_comm: 'maybe' } })).toThrow(
+      /key "zero_optimization.overlap_comm": expected true or false, got "maybe"/,
+    );
+    expect(bad({ zero_optimization: { stage: 3, stage3_prefetch_bucket_size: '5e7' } })).toThrow(/expected a count of elements, got "5e7"/);
     expect(bad({ train_batch_size: 100, train_micro_batch_size_per_gpu: 2 })).toThrow(
       /train_batch_size 100 is not train_micro_batch_size_per_gpu 2 × 16 ranks × 2 steps/,
     );
