@@ -53,7 +53,8 @@ function fsdpConfig(r: Reader, f: Record<string, unknown>): void {
       if (!s) throw new ConfigError(`--fsdp ${r.file}: key "${key(k)}": FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD, got ${JSON.stringify(v)}`);
       const alone = f.fsdp_offload_params === true && name !== 'NO_SHARD'; // DP cannot offload
       r.put(key(k), v, 'scheme', alone ? s[0].replace(/^dp,/, '') : s[0], `${s[1]}, ${alone ? 'alone: DP cannot offload' : 'beside DP as the baseline'}`);
-    } else if (k === 'fsdp_backward_prefetch') {
+    } else if (k === 'fsdp_backward_prefetch' || k === 'fsdp_backward_prefetch_policy') {
+      // `_policy`: the name older accelerate releases wrote
       const p = String(v).toUpperCase();
       if (!['BACKWARD_PRE', 'BACKWARD_POST', 'NO_PREFETCH'].includes(p))
         throw new ConfigError(`--fsdp ${r.file}: key "${key(k)}": BACKWARD_PRE, BACKWARD_POST or NO_PREFETCH, got ${JSON.stringify(v)}`);

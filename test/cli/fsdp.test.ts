@@ -29,6 +29,10 @@ describe('--fsdp', () => {
     const other = readFsdpConfig({ ...HYBRID, fsdp_config: { ...fsdp, fsdp_sharding_strategy: 2, fsdp_activation_checkpointing: true } }, FILE, 16, none);
     expect(other.set).toMatchObject({ scheme: 'dp,zero2', recompute: true });
     expect(readFsdpConfig({ ...HYBRID, flux: 1 }, FILE, 16, none).rows.find((r) => r.key === 'flux')?.became).toBe('left aside: not understood');
+    // older accelerate releases wrote the prefetch as fsdp_backward_prefetch_policy
+    const { fsdp_backward_prefetch: _p, ...rest } = fsdp;
+    const older = readFsdpConfig({ ...HYBRID, fsdp_config: { ...rest, fsdp_backward_prefetch_policy: 'NO_PREFETCH' } }, FILE, 16, none);
+    expect(older.set).toMatchObject({ gatherAhead: 0 });
   });
 
   it('refuses what it cannot read, naming the file and the key', () => {
