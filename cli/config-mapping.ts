@@ -58,11 +58,24 @@ export class Reader {
   readonly notes: string[] = [];
   /** Keys whose value was a string read as the number or truth value it spells. */
   private readonly coerced = new Set<string>();
+  /** A key read under another name (canonical -> as written): its rows carry the name as written. */
+  private readonly written = new Map<string, string>();
   constructor(
     readonly option: string, // --deepspeed, --fsdp
     readonly file: string,
     private readonly explicit: (flag: string) => boolean,
   ) {}
+
+  /** `as` (the file's name for the key) is read as `key`. */
+  alias(as: string, key: string): void {
+    this.written.set(key, as);
+  }
+
+  /** The row of `key`: under the name the file wrote, and what that name was read as. */
+  private row(key: string, v: unknown, became: string): Row {
+    const as = this.written.get(key);
+    return as ? { key: as, value: show(v), became: `read as ${key}: ${became}` } : { key, value: show(v), became };
+  }
 
   check<T>(key: string, v: unknown, ok: (x: unknown) => x is T, want: string): T | 'auto' {
     if (v === 'auto') return 'auto';
@@ -74,7 +87,7 @@ export class Reader {
       this.coerced.add(key);
       return read;
     }
-    throw new ConfigError(`${this.option} ${this.file}: key "${key}": expected ${want}, got ${JSON.stringify(v)}`);
+    throw new ConfigError(`${this.option} ${this.file}: key "${this.written.get(key) ?? key}": expected ${want}, got ${JSON.stringify(v)}`);
   }
 
   /** `key` (its file value `v`) sets `field` to `to`, unless the command line gave that flag (then it wins). */
@@ -83,21 +96,21 @@ export class Reader {
     const read = this.coerced.has(key) ? `the string read as ${JSON.stringify(fromString(String(v)))}, as DeepSpeed reads it` : '';
     const why = [read, how].filter(Boolean).join('; ');
     const became = `${flag} ${String(to)}${why ? ` (${why})` : ''}`;
-    if (this.explicit(flag)) this.rows.push({ key, value: show(v), became: `${became}: the command line's ${flag} won` });
+    if (this.explicit(flag)) this.rows.push(this.row(key, v, `${became}: the command line's ${flag} won`));
     else {
       this.set[field] = to;
-      this.rows.push({ key, value: show(v), became });
+      this.rows.push(this.row(key, v, became));
     }
   }
 
   aside(key: string, v: unknown, why: string): void {
-    this.rows.push({ key, value: show(v), became: `left aside: ${why}` });
+    this.rows.push(this.row(key, v, `left aside: ${why}`));
   }
 }
 
 /** A string as pydantic's lax mode reads it for an int or a bool field: "12" is 12, "true"/"off" a truth
  *  value; anything else stays unread. */
-function fromString(v: string): number | boolean | undefined {
+export function fromString(v: string): number | boolean | undefined {
   const t = v.trim().toLowerCase();
   if (/^[+-]?\d+$/.test(t)) return Number(t);
   if (['true', 'yes', 'on', 't', 'y'].includes(t)) return true;

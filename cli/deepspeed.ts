@@ -5,7 +5,7 @@
 import { ConfigError } from '../shared/control/run-config.js';
 import { readJson } from '../shared/io/json-file.js';
 import type { RunOptions } from './run-config-options.js';
-import { givenOnCommandLine, isBool, isInt, isObj, mappingText, Reader, type Row, type Settings } from './config-mapping.js';
+import { fromString, givenOnCommandLine, isBool, isInt, isObj, mappingText, Reader, type Row, type Settings } from './config-mapping.js';
 
 const NO_BEARING = new Set([
   'steps_per_print',
@@ -14,8 +14,36 @@ const NO_BEARING = new Set([
   'prescale_gradients',
   'dump_state',
   'train_batch_size_auto',
+  'zero_force_ds_cpu_optimizer',
+]);
+/** DeepSpeed's config model takes its stage-3 keys by field name too (`prefetch_bucket_size` is
+ *  `stage3_prefetch_bucket_size`), and one deprecated name: each read as the key it stands for. */
+const ZERO_ALIAS: Record<string, string> = {
+  prefetch_bucket_size: 'stage3_prefetch_bucket_size',
+  param_persistence_threshold: 'stage3_param_persistence_threshold',
+  model_persistence_threshold: 'stage3_model_persistence_threshold',
+  max_live_parameters: 'stage3_max_live_parameters',
+  max_reuse_distance: 'stage3_max_reuse_distance',
+  gather_16bit_weights_on_model_save: 'stage3_gather_16bit_weights_on_model_save',
+  stage3_gather_fp16_weights_on_model_save: 'stage3_gather_16bit_weights_on_model_save',
+};
+const ZERO_NO_BEARING = new Set([
+  'load_from_fp32_weights',
+  'elastic_checkpoint',
+  'ignore_unused_parameters',
+  'legacy_stage1',
+  'memory_efficient_linear',
+  'pipeline_loading_checkpoint',
+  'override_module_apply',
+  'log_trace_cache_warnings',
+  'use_multi_rank_bucket_allreduce',
+  'mics_hierarchical_params_gather',
+  'stage3_module_granularity_threshold',
+  'stage3_use_all_reduce_for_fetch_params',
 ]);
 const ZERO_ASIDE: Record<string, string> = {
+  stage3_model_persistence_threshold: 'persisted tensors are bounded by their own size only (the threshold)',
+  zero_quantized_nontrainable_weights: 'frozen weights are gathered in 16 bits here',
   allgather_bucket_size: "ZeRO-1/2's working copy is gathered unit by unit, not in buckets of this size",
   allgather_partitions: 'the working copy is always all-gathered after the update',
   reduce_scatter: 'sharded gradients are always reduce-scattered',
@@ -26,6 +54,19 @@ const ZERO_ASIDE: Record<string, string> = {
   sub_group_size: "Adam runs over the rank's whole shard",
   round_robin_gradients: 'no bearing on bytes or memory here',
 };
+
+/** zero_optimization as DeepSpeed reads it: each key by its stage-3 name, a number or truth value written as a
+ *  string read as one; and each key's name as the file wrote it (an edit goes there). */
+export function zeroAsRead(z: unknown): { values: Record<string, unknown>; written: Record<string, string> } {
+  const [values, written]: Record<string, unknown>[] = [{}, {}];
+  if (!isObj(z)) return { values, written: {} };
+  for (const [as, v] of Object.entries(z)) {
+    const k = ZERO_ALIAS[as] ?? as;
+    values[k] = typeof v === 'string' && v !== 'auto' ? (fromString(v) ?? v) : v;
+    written[k] = as;
+  }
+  return { values, written: written as Record<string, string> };
+}
 
 /** The model's hidden size, which the Trainer's "auto" reads (null: the model has none, an MLP). */
 export interface DsContext {
@@ -50,13 +91,18 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
   const offloaded = stage !== 0 && isObj(z.offload_optimizer) && String(z.offload_optimizer.device).toLowerCase() === 'cpu';
   const why = offloaded ? 'alone: DP cannot offload' : 'beside DP as the baseline';
   r.put(key('stage'), stage, 'scheme', stage === 0 ? 'dp' : `${offloaded ? '' : 'dp,'}zero${stage}`, stage === 0 ? 'DDP' : `ZeRO-${stage}, ${why}`);
-  for (const [k, v] of Object.entries(z)) {
-    if (k === 'stage') continue;
+  for (const [written, v] of Object.entries(z)) {
+    if (written === 'stage') continue;
+    const k = ZERO_ALIAS[written] ?? written;
+    if (k !== written) r.alias(key(written), key(k));
     if (k === 'overlap_comm') r.put(key(k), v, 'overlap', r.check(key(k), v, isBool, 'true or false') === false ? 'off' : 'on');
     else if (k === 'reduce_bucket_size') {
       const n = r.check(key(k), v, isInt, 'a count of elements');
       const elems = n === 'auto' ? autoSize(r, key(k), (h) => h * h, ctx) : n;
-      r.put(key(k), v, 'bucketMib', (elems * ctx.bytesPerElement) / 2 ** 20, `${elems} elements${n === 'auto' ? ': "auto" is hidden² (the Trainer)' : ''}`);
+      // 0: DeepSpeed reduces each gradient on its own; the least bucket here closes with each unit
+      if (elems === 0) r.put(key(k), v, 'bucketMib', 1 / 1024, '0: each gradient reduced on its own, a unit at a time here');
+      else
+        r.put(key(k), v, 'bucketMib', (elems * ctx.bytesPerElement) / 2 ** 20, `${elems} elements${n === 'auto' ? ': "auto" is hidden² (the Trainer)' : ''}`);
     } else if (k === 'stage3_prefetch_bucket_size') {
       const n = r.check(key(k), v, isInt, 'a count of elements');
       const elems = n === 'auto' ? autoSize(r, key(k), (h) => 0.9 * h * h, ctx) : n;
@@ -89,7 +135,7 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
       } else r.aside(key(k), v, stage === 3 ? 'no MiCS groups (-1 or 1)' : 'MiCS runs on stage 3 only');
     } else if (k === 'zero_quantized_weights') r.put(key(k), v, 'qwz', r.check(key(k), v, isBool, 'true or false') === true, "ZeRO++'s qwZ");
     else if (k === 'zero_quantized_gradients') r.put(key(k), v, 'qgz', r.check(key(k), v, isBool, 'true or false') === true, "ZeRO++'s qgZ");
-    else r.aside(key(k), v, ZERO_ASIDE[k] ?? 'not understood');
+    else r.aside(key(k), v, ZERO_ASIDE[k] ?? (ZERO_NO_BEARING.has(k) ? 'no bearing on bytes or memory here' : 'not understood'));
   }
 }
 

@@ -3,6 +3,7 @@
 // MiCS's shard groups (zerowire's HSDP) and hpZ's partition decide the bytes; accumulation amortizes them over
 // more tokens; buckets and overlap change how they queue.
 import { isObj } from './config-mapping.js';
+import { zeroAsRead } from './deepspeed.js';
 
 /** A value set at a path of the JSON; `undefined` removes the key. */
 export interface Edit {
@@ -49,17 +50,22 @@ export function withEdits(json: Record<string, unknown>, edits: Edit[]): Record<
   return out;
 }
 
-const zero = (k: string) => ['zero_optimization', k];
+/** zero_optimization as DeepSpeed reads it, and the path of each key under the name the file wrote it. */
+interface ZeroRead {
+  values: Record<string, unknown>;
+  path: (k: string) => string[];
+}
 const STAGE3_ONLY = ['zero_hpz_partition_size', 'zero_quantized_weights', 'zero_quantized_gradients', 'mics_shard_size'];
 
 /** The stage changes, with what a lower stage cannot keep (ZeRO++'s and MiCS's keys) removed. */
-function stages(z: Record<string, unknown>): Candidate[] {
+function stages(zr: ZeroRead): Candidate[] {
+  const z = zr.values;
   const now = typeof z.stage === 'number' ? z.stage : 0;
   return [0, 1, 2, 3]
     .filter((s) => s !== now)
     .map((s) => ({
       label: `zero_optimization.stage ${now} → ${s}`,
-      edits: [{ path: zero('stage'), value: s }, ...(s < 3 ? STAGE3_ONLY.filter((k) => k in z).map((k) => ({ path: zero(k), value: undefined })) : [])],
+      edits: [{ path: zr.path('stage'), value: s }, ...(s < 3 ? STAGE3_ONLY.filter((k) => k in z).map((k) => ({ path: zr.path(k), value: undefined })) : [])],
       size: 1,
       family: 'shard',
       flags: [],
@@ -67,21 +73,22 @@ function stages(z: Record<string, unknown>): Candidate[] {
 }
 
 /** ZeRO-3 within a host's ranks: MiCS's shard groups (zerowire's HSDP), or hpZ's secondary partition. */
-function groups(z: Record<string, unknown>, G: number): Candidate[] {
+function groups(zr: ZeroRead, G: number): Candidate[] {
+  const z = zr.values;
   if (G < 2) return [];
-  const toStage3 = z.stage === 3 ? [] : [{ path: zero('stage'), value: 3 }];
+  const toStage3 = z.stage === 3 ? [] : [{ path: zr.path('stage'), value: 3 }];
   const also = z.stage === 3 ? '' : ' (and stage 3)';
   return [
     {
       label: `zero_optimization.mics_shard_size ${G}${also}`,
-      edits: [...toStage3, { path: zero('mics_shard_size'), value: G }],
+      edits: [...toStage3, { path: zr.path('mics_shard_size'), value: G }],
       size: 1,
       family: 'shard',
       flags: [],
     },
     {
       label: `zero_optimization.zero_hpz_partition_size ${G}${also}`,
-      edits: [...toStage3, { path: zero('zero_hpz_partition_size'), value: G }],
+      edits: [...toStage3, { path: zr.path('zero_hpz_partition_size'), value: G }],
       size: 1,
       family: 'shard',
       flags: [],
@@ -122,13 +129,14 @@ function accumulation(j: JobNow): Candidate[] {
 }
 
 /** Larger gradient buckets (fewer, longer collectives), a prefetch where there is none, overlap where it is off. */
-function queueing(z: Record<string, unknown>, j: JobNow): Candidate[] {
+function queueing(zr: ZeroRead, j: JobNow): Candidate[] {
+  const z = zr.values;
   const out: Candidate[] = [];
   const rb = z.reduce_bucket_size;
   const now = typeof rb === 'number' ? rb : rb === 'auto' && j.hidden !== null ? j.hidden * j.hidden : DS_REDUCE_BUCKET;
   out.push({
     label: `zero_optimization.reduce_bucket_size ${now} → ${now * 4}`,
-    edits: [{ path: zero('reduce_bucket_size'), value: now * 4 }],
+    edits: [{ path: zr.path('reduce_bucket_size'), value: now * 4 }],
     size: 1,
     family: 'bucket',
     flags: [],
@@ -136,7 +144,7 @@ function queueing(z: Record<string, unknown>, j: JobNow): Candidate[] {
   if (z.stage === 3 && z.stage3_prefetch_bucket_size === 0)
     out.push({
       label: `zero_optimization.stage3_prefetch_bucket_size 0 → ${DS_PREFETCH_BUCKET}`,
-      edits: [{ path: zero('stage3_prefetch_bucket_size'), value: DS_PREFETCH_BUCKET }],
+      edits: [{ path: zr.path('stage3_prefetch_bucket_size'), value: DS_PREFETCH_BUCKET }],
       size: 1,
       family: 'bucket',
       flags: [],
@@ -144,7 +152,7 @@ function queueing(z: Record<string, unknown>, j: JobNow): Candidate[] {
   if (z.overlap_comm === false)
     out.push({
       label: 'zero_optimization.overlap_comm false → true',
-      edits: [{ path: zero('overlap_comm'), value: true }],
+      edits: [{ path: zr.path('overlap_comm'), value: true }],
       size: 1,
       family: 'overlap',
       flags: ['--overlap'],
@@ -154,7 +162,8 @@ function queueing(z: Record<string, unknown>, j: JobNow): Candidate[] {
 
 /** Every change of one key, then every pair of changes from different families. */
 export function jobCandidates(json: Record<string, unknown>, j: JobNow): Candidate[] {
-  const z = isObj(json.zero_optimization) ? json.zero_optimization : {};
+  const { values, written } = zeroAsRead(json.zero_optimization);
+  const z: ZeroRead = { values, path: (k) => ['zero_optimization', written[k] ?? k] };
   const singles = [...stages(z), ...groups(z, j.shardGroup), ...accumulation(j), ...queueing(z, j)];
   const pairs: Candidate[] = [];
   singles.forEach((x, i) =>

@@ -81,6 +81,24 @@ describe('--deepspeed', () => {
     expect(row(rows, 'zero_optimization.overlap_comm')).toBe('--overlap on (the string read as true, as DeepSpeed reads it)');
   });
 
+  it("reads DeepSpeed's field names for the stage-3 keys, its deprecated name, and a zero reduce bucket", () => {
+    // axolotl's and LLaVA's configs write max_live_parameters and gather_16bit_weights_on_model_save; the
+    // Hugging Face tests' ds_config_zero3.json writes reduce_bucket_size 0 and the fp16 name of the last
+    const z = { stage: 3, param_persistence_threshold: 100, max_live_parameters: 0, stage3_gather_fp16_weights_on_model_save: true, reduce_bucket_size: 0 };
+    const { set, rows } = readDeepspeedConfig({ zero_optimization: z, zero_force_ds_cpu_optimizer: false }, 'ds.json', CTX, none);
+    expect(set).toMatchObject({ persistThreshold: 100, bucketMib: 1 / 1024 });
+    expect(row(rows, 'zero_optimization.param_persistence_threshold')).toMatch(
+      /^read as zero_optimization\.stage3_param_persistence_threshold: --persist-threshold 100 /,
+    );
+    expect(row(rows, 'zero_optimization.max_live_parameters')).toMatch(/^read as zero_optimization\.stage3_max_live_parameters: left aside: /);
+    expect(row(rows, 'zero_optimization.stage3_gather_fp16_weights_on_model_save')).toMatch(/stage3_gather_16bit_weights_on_model_save: left aside/);
+    expect(row(rows, 'zero_optimization.reduce_bucket_size')).toMatch(/0: each gradient reduced on its own/);
+    expect(row(rows, 'zero_force_ds_cpu_optimizer')).toBe('left aside: no bearing on a training step');
+    expect(() => readDeepspeedConfig({ zero_optimization: { stage: 3, prefetch_bucket_size: -1 } }, 'ds.json', CTX, none)).toThrow(
+      /key "zero_optimization\.prefetch_bucket_size": expected a count of elements, got -1/,
+    );
+  });
+
   it('refuses what it cannot read, naming the file and the key', () => {
     const bad = (o: Record<string, unknown>) => () => readDeepspeedConfig(o, 'ds.json', CTX, none);
     expect(bad({ zero_optimization: { stage: 4 } })).toThrow(/^--deepspeed ds.json: key "zero_optimization.stage": expected a stage 0, 1, 2 or 3, got 4$/);

@@ -99,4 +99,19 @@ describe('plan: what to change in a DeepSpeed config', () => {
     for (const p of pairs) expect(p.label.split('; ').length).toBe(2);
     expect(all.filter((c) => c.family === 'accumulate').every((c) => c.flags.includes('--accumulate'))).toBe(true);
   });
+
+  it('reads the file as DeepSpeed does (strings, field names) and edits a key under the name it was written', () => {
+    // Qwen's published config writes the stage-3 prefetch as the string "0"; others write the field name
+    const job = { world: 16, accumulate: 1, batch: 16, hidden: 4096, shardGroup: 8 };
+    for (const z of [
+      { stage: '3', stage3_prefetch_bucket_size: '0' },
+      { stage: 3, prefetch_bucket_size: 0 },
+    ]) {
+      const json = { zero_optimization: z };
+      const prefetch = jobCandidates(json, job).find((c) => c.label.startsWith('zero_optimization.stage3_prefetch_bucket_size 0 →'));
+      expect(prefetch, JSON.stringify(z)).toBeDefined();
+      const edited = withEdits(json, prefetch!.edits).zero_optimization as Record<string, unknown>;
+      expect(Object.keys(edited)).toEqual(Object.keys(z)); // no second key beside the one written
+    }
+  });
 });
