@@ -1,6 +1,7 @@
 // A Hugging Face model's config.json read as one of our models: the Llama family (LlamaForCausalLM,
-// MistralForCausalLM, Qwen2ForCausalLM with its q/k/v biases) as a Llama, GPT2LMHeadModel as a GPT, tied
-// embeddings wherever tie_word_embeddings says so. Every key is accounted for: read into a field, or left
+// MistralForCausalLM, Qwen2ForCausalLM with its q/k/v biases) as a Llama, Phi3ForCausalLM as a Phi-3 (the
+// Llama's keys, its projections fused), GPT2LMHeadModel as a GPT, tied embeddings wherever
+// tie_word_embeddings says so. Every key is accounted for: read into a field, or left
 // aside with the reason (named, never silent), in rows a run prints.
 import { ConfigError, type RunConfig } from '../control/run-config.js';
 
@@ -24,6 +25,7 @@ const SEQ_CAP = 4096;
 /** Keys that describe serving, tokens or precision on disk: nothing of a training step's cost or shape. */
 const NO_BEARING = new Set([
   '_name_or_path',
+  'auto_map',
   'architectures',
   'model_type',
   'torch_dtype',
@@ -57,8 +59,9 @@ const LLAMA_FAMILY: Record<string, { biases: boolean }> = {
   MistralForCausalLM: { biases: false },
   Qwen2ForCausalLM: { biases: true }, // Qwen2Attention: q, k and v with biases, o without
 };
+const PHI3 = 'Phi3ForCausalLM';
 const GPT2 = 'GPT2LMHeadModel';
-const ARCHITECTURES_READ = [...Object.keys(LLAMA_FAMILY), GPT2];
+const ARCHITECTURES_READ = [...Object.keys(LLAMA_FAMILY), PHI3, GPT2];
 
 /** Reads keys off one file, each once, with its type checked and the file and key named on failure. */
 class Keys {
@@ -173,11 +176,21 @@ function llamaFamily(k: Keys, arch: string, seq: number | undefined, notes: stri
     throw new ConfigError(`${k.file}: key "head_dim": ${headDim} differs from hidden_size / num_attention_heads (${dim / heads}), which is not read`);
   for (const key of ['attention_bias', 'mlp_bias'])
     if (k.has(key) && k.bool(key, 'no biases', false)) throw new ConfigError(`${k.file}: key "${key}": true is not read (biases on every projection)`);
-  const qkvBias = LLAMA_FAMILY[arch].biases;
+  const qkvBias = LLAMA_FAMILY[arch]?.biases ?? false;
   k.aside('rope_scaling', 'rotary frequencies for long contexts: the same cost per step (a CPU run uses plain rotary)');
   k.aside('sliding_window', 'attention over the whole sequence (the same within the window)');
   const flags = { ...(qkvBias ? { qkvBias } : {}), ...(tied ? { tied } : {}) }; // as the entry writes them: only when on
   return { arch: 'llama', layers, dim, heads, kvHeads, ff, seq: trainingSeq(context, seq, notes), vocab, ropeTheta, rmsEps, ...flags };
+}
+
+/** Phi-3: the Llama's keys and block, its q/k/v and gate/up projections each one tensor (phi3/spec.ts). */
+function phi3(k: Keys, seq: number | undefined, notes: string[]): RunConfig['model'] {
+  if (k.has('partial_rotary_factor') && k.num('partial_rotary_factor', 'rotary on every channel', 1) !== 1)
+    throw new ConfigError(`${k.file}: key "partial_rotary_factor": rotary on part of each head is not read (1 is)`);
+  k.aside('original_max_position_embeddings', 'the context the rotary scaling starts from: the same cost per step');
+  const { arch: _llama, tied, ...shape } = llamaFamily(k, PHI3, seq, notes) as Record<string, unknown>;
+  if (tied) throw new ConfigError(`${k.file}: key "tie_word_embeddings": true is not read for ${PHI3} (its lm_head is its own)`);
+  return { arch: 'phi3', ...shape };
 }
 
 function gpt2(k: Keys, seq: number | undefined, notes: string[]): RunConfig['model'] {
@@ -204,6 +217,7 @@ export function readHfConfig(json: unknown, file: string, seq?: number): HfReadi
   const notes: string[] = [];
   let model: RunConfig['model'];
   if (arch in LLAMA_FAMILY) model = llamaFamily(k, arch, seq, notes);
+  else if (arch === PHI3) model = phi3(k, seq, notes);
   else if (arch === GPT2) model = gpt2(k, seq, notes);
   else throw new ConfigError(`${file}: architecture ${arch} is not read (zerowire reads ${ARCHITECTURES_READ.join(', ')})`);
   const biases = 'qkvBias' in model && model.qkvBias ? ', q/k/v with biases (qkvBias)' : '';

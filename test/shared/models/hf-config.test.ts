@@ -21,6 +21,7 @@ describe('Hugging Face config.json', () => {
     ['qwen2-1.5b.json', 1_543_714_304], // tied, q/k/v biases
     ['qwen2-7b.json', 7_615_616_512], // q/k/v biases
     ['gpt2.json', 124_439_808], // tied
+    ['phi-3-mini-4k.json', 3_821_079_552], // fused q/k/v and gate/up
   ])('%s has its own parameter count, %d', (file, count) => {
     const r = readHfConfig(read(file), file);
     expect(params(r.model)).toBe(count);
@@ -58,7 +59,7 @@ describe('Hugging Face config.json', () => {
   it('refuses what it cannot read, naming the file and the key', () => {
     const bad = (o: Record<string, unknown>) => () => readHfConfig({ ...read('llama-2-7b.json'), ...o }, 'x/config.json');
     expect(bad({ architectures: ['T5ForConditionalGeneration'] })).toThrow(
-      /^x\/config.json: architecture T5ForConditionalGeneration is not read \(zerowire reads LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel\)$/,
+      /^x\/config.json: architecture T5ForConditionalGeneration is not read \(zerowire reads LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel\)$/,
     );
     expect(bad({ hidden_size: '4096' })).toThrow(/^x\/config.json: key "hidden_size": expected a positive integer, got "4096"$/);
     expect(bad({ num_hidden_layers: undefined })).toThrow(/^x\/config.json: key "num_hidden_layers" is missing$/);
@@ -66,6 +67,19 @@ describe('Hugging Face config.json', () => {
     expect(bad({ hidden_act: 'gelu' })).toThrow(/key "hidden_act": only silu/);
     expect(bad({ head_dim: 64 })).toThrow(/^x\/config.json: key "head_dim": 64 differs from hidden_size \/ num_attention_heads \(128\)/);
     expect(() => readHfConfig([], 'x')).toThrow(/^x: expected a JSON object/);
+  });
+
+  it('Phi-3: a phi3 model, its fused tensors under their own names; what it cannot say is refused', () => {
+    const r = readHfConfig(read('phi-3-mini-4k.json'), 'f');
+    expect(r.model).toMatchObject({ arch: 'phi3', layers: 32, dim: 3072, heads: 32, kvHeads: 32, ff: 8192, seq: 4096, vocab: 32064, rmsEps: 1e-5 });
+    const names = modelSpec({ model: { ...r.model } })
+      .tensors()
+      .map((t) => t.name);
+    expect(names).toContain('model.layers.0.self_attn.qkv_proj.weight');
+    expect(names).toContain('model.layers.0.mlp.gate_up_proj.weight');
+    const bad = (o: Record<string, unknown>) => () => readHfConfig({ ...read('phi-3-mini-4k.json'), ...o }, 'p/config.json');
+    expect(bad({ partial_rotary_factor: 0.75 })).toThrow(/^p\/config.json: key "partial_rotary_factor": rotary on part of each head is not read/);
+    expect(bad({ tie_word_embeddings: true })).toThrow(/key "tie_word_embeddings": true is not read for Phi3ForCausalLM/);
   });
 
   it('a file that is missing or not JSON: one line with the line and column', () => {
