@@ -91,9 +91,13 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
   const offloaded = stage !== 0 && isObj(z.offload_optimizer) && String(z.offload_optimizer.device).toLowerCase() === 'cpu';
   const why = offloaded ? 'alone: DP cannot offload' : 'beside DP as the baseline';
   r.put(key('stage'), stage, 'scheme', stage === 0 ? 'dp' : `${offloaded ? '' : 'dp,'}zero${stage}`, stage === 0 ? 'DDP' : `ZeRO-${stage}, ${why}`);
+  const named = new Map<string, string>(); // each setting by the name the file gave it
   for (const [written, v] of Object.entries(z)) {
     if (written === 'stage') continue;
     const k = ZERO_ALIAS[written] ?? written;
+    const twice = named.get(k);
+    if (twice) throw new ConfigError(`--deepspeed ${r.file}: keys "${key(twice)}" and "${key(written)}" name the same setting: give one`);
+    named.set(k, written);
     if (k !== written) r.alias(key(written), key(k));
     if (k === 'overlap_comm') r.put(key(k), v, 'overlap', r.check(key(k), v, isBool, 'true or false') === false ? 'off' : 'on');
     else if (k === 'reduce_bucket_size') {

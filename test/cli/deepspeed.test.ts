@@ -94,6 +94,9 @@ describe('--deepspeed', () => {
     expect(row(rows, 'zero_optimization.stage3_gather_fp16_weights_on_model_save')).toMatch(/stage3_gather_16bit_weights_on_model_save: left aside/);
     expect(row(rows, 'zero_optimization.reduce_bucket_size')).toMatch(/0: each gradient reduced on its own/);
     expect(row(rows, 'zero_force_ds_cpu_optimizer')).toBe('left aside: no bearing on a training step');
+    expect(() =>
+      readDeepspeedConfig({ zero_optimization: { stage: 3, prefetch_bucket_size: 1, stage3_prefetch_bucket_size: 2 } }, 'ds.json', CTX, none),
+    ).toThrow(/keys "zero_optimization\.prefetch_bucket_size" and "zero_optimization\.stage3_prefetch_bucket_size" name the same setting/);
     expect(() => readDeepspeedConfig({ zero_optimization: { stage: 3, prefetch_bucket_size: -1 } }, 'ds.json', CTX, none)).toThrow(
       /key "zero_optimization\.prefetch_bucket_size": expected a count of elements, got -1/,
     );
