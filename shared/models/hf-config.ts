@@ -1,5 +1,6 @@
 // A Hugging Face model's config.json read as one of our models: the Llama family (LlamaForCausalLM,
-// MistralForCausalLM, Qwen2ForCausalLM with its q/k/v biases) as a Llama, Phi3ForCausalLM as a Phi-3 (the
+// MistralForCausalLM, Qwen2ForCausalLM with its q/k/v biases, Qwen3ForCausalLM with its per-head q/k norms
+// and head width) as a Llama, Phi3ForCausalLM as a Phi-3 (the
 // Llama's keys, its projections fused), GPT2LMHeadModel as a GPT, tied embeddings wherever
 // tie_word_embeddings says so. Every key is accounted for: read into a field, or left
 // aside with the reason (named, never silent), in rows a run prints.
@@ -54,10 +55,11 @@ const NO_BEARING = new Set([
   'scale_attn_by_inverse_layer_idx',
 ]);
 
-const LLAMA_FAMILY: Record<string, { biases: boolean }> = {
+const LLAMA_FAMILY: Record<string, { biases: boolean; qkNorm?: boolean }> = {
   LlamaForCausalLM: { biases: false },
   MistralForCausalLM: { biases: false },
   Qwen2ForCausalLM: { biases: true }, // Qwen2Attention: q, k and v with biases, o without
+  Qwen3ForCausalLM: { biases: false, qkNorm: true }, // Qwen3Attention: q_norm and k_norm over each head, no biases
 };
 const PHI3 = 'Phi3ForCausalLM';
 const GPT2 = 'GPT2LMHeadModel';
@@ -171,15 +173,22 @@ function llamaFamily(k: Keys, arch: string, seq: number | undefined, notes: stri
   const tied = k.bool('tie_word_embeddings', 'tied (the head is the embeddings)', false);
   if (k.str('hidden_act', 'silu') !== 'silu') throw new ConfigError(`${k.file}: key "hidden_act": only silu (SwiGLU) is read, got ${k.str('hidden_act')}`);
   k.rows.push({ key: 'hidden_act', value: '"silu"', became: 'SwiGLU' });
-  const headDim = k.has('head_dim') ? k.int('head_dim', 'the head width') : dim / heads;
-  if (headDim !== dim / heads)
-    throw new ConfigError(`${k.file}: key "head_dim": ${headDim} differs from hidden_size / num_attention_heads (${dim / heads}), which is not read`);
+  // head_dim: each head's width, which need not be hidden_size / num_attention_heads (Qwen3-0.6B: 128 of 1024 / 16)
+  const headDim = k.has('head_dim') ? k.int('head_dim', "headDim (each attention head's width)") : dim / heads;
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0)
+    throw new ConfigError(`${k.file}: key "head_dim": each head's width must be an even whole number for rotary embeddings, got ${headDim}`);
   for (const key of ['attention_bias', 'mlp_bias'])
     if (k.has(key) && k.bool(key, 'no biases', false)) throw new ConfigError(`${k.file}: key "${key}": true is not read (biases on every projection)`);
   const qkvBias = LLAMA_FAMILY[arch]?.biases ?? false;
+  const qkNorm = LLAMA_FAMILY[arch]?.qkNorm ?? false;
   k.aside('rope_scaling', 'rotary frequencies for long contexts: the same cost per step (a CPU run uses plain rotary)');
   k.aside('sliding_window', 'attention over the whole sequence (the same within the window)');
-  const flags = { ...(qkvBias ? { qkvBias } : {}), ...(tied ? { tied } : {}) }; // as the entry writes them: only when on
+  const flags = {
+    ...(qkvBias ? { qkvBias } : {}),
+    ...(tied ? { tied } : {}),
+    ...(headDim !== dim / heads ? { headDim } : {}),
+    ...(qkNorm ? { qkNorm } : {}),
+  }; // as the entry writes them: only when on
   return { arch: 'llama', layers, dim, heads, kvHeads, ff, seq: trainingSeq(context, seq, notes), vocab, ropeTheta, rmsEps, ...flags };
 }
 
@@ -188,8 +197,9 @@ function phi3(k: Keys, seq: number | undefined, notes: string[]): RunConfig['mod
   if (k.has('partial_rotary_factor') && k.num('partial_rotary_factor', 'rotary on every channel', 1) !== 1)
     throw new ConfigError(`${k.file}: key "partial_rotary_factor": rotary on part of each head is not read (1 is)`);
   k.aside('original_max_position_embeddings', 'the context the rotary scaling starts from: the same cost per step');
-  const { arch: _llama, tied, ...shape } = llamaFamily(k, PHI3, seq, notes) as Record<string, unknown>;
+  const { arch: _llama, tied, headDim, ...shape } = llamaFamily(k, PHI3, seq, notes) as Record<string, unknown>;
   if (tied) throw new ConfigError(`${k.file}: key "tie_word_embeddings": true is not read for ${PHI3} (its lm_head is its own)`);
+  if (headDim !== undefined) throw new ConfigError(`${k.file}: key "head_dim": a width other than hidden_size / num_attention_heads is not read for ${PHI3}`);
   return { arch: 'phi3', ...shape };
 }
 
@@ -221,7 +231,8 @@ export function readHfConfig(json: unknown, file: string, seq?: number): HfReadi
   else if (arch === GPT2) model = gpt2(k, seq, notes);
   else throw new ConfigError(`${file}: architecture ${arch} is not read (zerowire reads ${ARCHITECTURES_READ.join(', ')})`);
   const biases = 'qkvBias' in model && model.qkvBias ? ', q/k/v with biases (qkvBias)' : '';
-  k.rows.unshift({ key: 'architectures', value: show(archs), became: `${model.arch}${biases}` });
+  const norms = 'qkNorm' in model && model.qkNorm ? ', q and k RMSNorm-ed per head (qkNorm)' : '';
+  k.rows.unshift({ key: 'architectures', value: show(archs), became: `${model.arch}${biases}${norms}` });
   k.mark('architectures');
   k.rest();
   return { model, rows: k.rows, notes };

@@ -28,6 +28,8 @@ export interface LlamaBlockShape {
   heads: number; // H query heads, D/H wide each
   kvHeads: number; // KV key/value heads (grouped-query attention: H/KV query heads share each)
   ff: number; // FF, the SwiGLU MLP's width
+  headDim?: number; // each head's width where a config gives its own (Qwen3's head_dim); D/H otherwise
+  qkNorm?: boolean; // q and k RMSNorm-ed per head (Qwen3)
 }
 
 /**
@@ -51,15 +53,17 @@ export interface LlamaBlockShape {
  */
 export function llamaBlockWork(shape: LlamaBlockShape, seq: number, rows: number, pass: 'forward' | 'backward'): Work {
   const { dim: D, heads: H, kvHeads: KV, ff: FF } = shape;
-  const K = KV * (D / H);
+  const hd = shape.headDim ?? D / H;
+  const [Q, K] = [H * hd, KV * hd]; // the queries' width (D unless the heads have their own) and the keys'
   const tokens = rows * seq;
-  const params = 2 * D * D + 2 * D * K + 3 * D * FF; // the norms' 2·D weights move with the norms, not the tensor cores
-  const attention = 2 * rows * seq * seq * D;
-  const norms = { kernels: 2 * 8, bytes: 2 * 36 * D };
+  const params = 2 * D * Q + 2 * D * K + 3 * D * FF; // the norms' 2·D weights move with the norms, not the tensor cores
+  const attention = 2 * rows * seq * seq * Q;
+  // the two RMSNorms, and Qwen3's per-head norms of q and k (the same 8 kernels each, over Q and K)
+  const norms = shape.qkNorm ? { kernels: 4 * 8, bytes: 36 * (2 * D + Q + K) } : { kernels: 2 * 8, bytes: 2 * 36 * D };
   const products = 4 + 3;
-  const rotary = { kernels: 2 * 5, bytes: 20 * (D + K) };
-  const gqa = KV === H ? { kernels: 0, bytes: 0 } : { kernels: 2, bytes: 2 * (2 * K + 2 * D) };
-  const layout = { kernels: 4, bytes: 16 * D };
+  const rotary = { kernels: 2 * 5, bytes: 20 * (Q + K) };
+  const gqa = KV === H ? { kernels: 0, bytes: 0 } : { kernels: 2, bytes: 2 * (2 * K + 2 * Q) };
+  const layout = { kernels: 4, bytes: 16 * Q };
   const residual = { kernels: 2, bytes: 12 * D };
   const swiglu = { kernels: 2, bytes: 10 * FF };
   const elementwise = [norms, rotary, gqa, layout, residual, swiglu];

@@ -77,50 +77,70 @@ describe('local --model llama', () => {
     }
   }, 180_000);
 
-  it('a Qwen2 config.json (q/k/v biases, tied embeddings) through --hf-config: every scheme ends where torch.optim.Adam does', async (ctx) => {
-    const dir = mkdtempSync(join(tmpdir(), 'zerowire-qwen2-'));
+  // A tiny config.json through --hf-config: every scheme three steps, then the same from the dump's initial
+  // weights with full-batch torch.optim.Adam; `check` reads the run's output first.
+  const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'];
+  const TINY = { hidden_act: 'silu', hidden_size: 64, intermediate_size: 172, num_attention_heads: 4, num_key_value_heads: 2, num_hidden_layers: 2 };
+  const REST = { max_position_embeddings: 32, vocab_size: 64, rms_norm_eps: 1e-6, rope_theta: 10000 };
+  async function againstTorch(
+    ctx: Parameters<typeof requireTorch>[0],
+    name: string,
+    config: Record<string, unknown>,
+    spec: LlamaSpec,
+    check: (stdout: string, report: Report) => void,
+  ): Promise<void> {
+    const dir = mkdtempSync(join(tmpdir(), `zerowire-${name}-`));
     try {
-      const qwen2 = { architectures: ['Qwen2ForCausalLM'], hidden_act: 'silu', hidden_size: 64, intermediate_size: 172, num_attention_heads: 4 };
-      const rest = { num_key_value_heads: 2, num_hidden_layers: 2, max_position_embeddings: 32, vocab_size: 64, rms_norm_eps: 1e-6, rope_theta: 10000 };
-      writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...qwen2, ...rest, tie_word_embeddings: true, torch_dtype: 'bfloat16' }));
+      writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...TINY, ...REST, ...config }));
       const [out, dump, steps] = [join(dir, 'report.json'), join(dir, 'dump'), 3];
-      const schemes = ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'];
-      const run = ['local', '--world', '4', '--shard-group', '2', '--hf-config', dir, '--scheme', schemes.join(','), '--wire-dtype', 'fp32', '--batch', '4'];
+      const run = ['local', '--world', '4', '--shard-group', '2', '--hf-config', dir, '--scheme', SCHEMES.join(','), '--wire-dtype', 'fp32', '--batch', '4'];
       const r = await runCli([...run, '--samples', '32', '--steps', String(steps), '--preflight', 'off', '--out', out, '--dump', dump], 120_000);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(
-        /config\.json read as llama \(key, value, what it became\):\n {2}architectures +\["Qwen2ForCausalLM"\] +llama, q\/k\/v with biases/,
-      );
-      expect(r.stdout).toMatch(/torch_dtype +"bfloat16" +left aside: no bearing on a training step/);
-      expect(r.stdout).toMatch(/tie_word_embeddings +true +tied/);
       const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+      expect(report.rows.map((x) => x.scheme)).toEqual(SCHEMES);
       for (const x of report.rows) expect(x.sentPerStep.payload, x.scheme).toBe(x.sentPerStep.theory);
-      requireTorch(ctx, 'the Qwen2 replay (test/helpers/torch_llama.py)');
+      check(r.stdout, report);
+      requireTorch(ctx, `the ${name} replay (test/helpers/torch_llama.py)`);
       const torchOut = join(dir, 'torch.safetensors');
-      const args = [
-        SCRIPT,
-        'replay',
-        join(dump, 'initial.safetensors'),
-        join(dump, 'data.safetensors'),
-        torchOut,
-        '2,64,4,2,172,32,64',
-        String(steps),
-        '0.001',
-      ];
-      const py = spawnSync('/usr/bin/python3', args, { encoding: 'utf8', timeout: 120_000 });
+      const data = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut];
+      const py = spawnSync('/usr/bin/python3', [SCRIPT, 'replay', ...data, '2,64,4,2,172,32,64', String(steps), '0.001'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       expect(py.status, py.stderr).toBe(0);
-      const spec = new LlamaSpec({ layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 }, { qkvBias: true, tied: true });
-      expect(report.rows.map((x) => x.scheme)).toEqual(schemes);
       const byTorch = fromStateDict(spec, parseSafetensors(readFileSync(torchOut)));
-      for (const scheme of schemes) {
+      for (const scheme of SCHEMES) {
         const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
         const diff = maxAbsDiff(final, byTorch);
-        console.log(`qwen2 ${scheme}: max |zerowire - torch.optim.Adam| after ${steps} steps = ${diff.toExponential(2)}`);
+        console.log(`${name} ${scheme}: max |zerowire - torch.optim.Adam| after ${steps} steps = ${diff.toExponential(2)}`);
         expect(diff, scheme).toBeLessThanOrEqual(2e-5);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+  const SHAPE = { layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 };
+
+  it('a Qwen2 config.json (q/k/v biases, tied embeddings) through --hf-config: every scheme ends where torch.optim.Adam does', async (ctx) => {
+    const qwen2 = { architectures: ['Qwen2ForCausalLM'], tie_word_embeddings: true, torch_dtype: 'bfloat16' };
+    await againstTorch(ctx, 'qwen2', qwen2, new LlamaSpec(SHAPE, { qkvBias: true, tied: true }), (stdout) => {
+      expect(stdout).toMatch(
+        /config\.json read as llama \(key, value, what it became\):\n {2}architectures +\["Qwen2ForCausalLM"\] +llama, q\/k\/v with biases/,
+      );
+      expect(stdout).toMatch(/torch_dtype +"bfloat16" +left aside: no bearing on a training step/);
+      expect(stdout).toMatch(/tie_word_embeddings +true +tied/);
+    });
+  }, 180_000);
+
+  it('a Qwen3 config.json (q/k norms per head, heads narrower than DIM/HEADS) through --hf-config: every scheme ends where torch.optim.Adam does', async (ctx) => {
+    const qwen3 = { architectures: ['Qwen3ForCausalLM'], head_dim: 8, tie_word_embeddings: false, attention_bias: false };
+    const spec = new LlamaSpec(SHAPE, { headDim: 8, qkNorm: true });
+    expect(spec.tensors().some((t) => t.name === 'model.layers.1.self_attn.k_norm.weight')).toBe(true);
+    await againstTorch(ctx, 'qwen3', qwen3, spec, (stdout, report) => {
+      expect(stdout).toMatch(/architectures +\["Qwen3ForCausalLM"\] +llama, q and k RMSNorm-ed per head \(qkNorm\)/);
+      expect(stdout).toMatch(/head_dim +8 +headDim/);
+      for (const x of report.rows) expect(x.activations.measured, x.scheme).toBe(x.activations.estimate);
+    });
   }, 180_000);
 
   it('--recompute keeps each block its input only and trains the same', async () => {

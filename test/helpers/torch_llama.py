@@ -1,7 +1,8 @@
 """PyTorch's side of the Llama workload's test, written from Hugging Face's LlamaForCausalLM conventions and
 not from zerowire's code: RMSNorm in fp32 (eps 1e-6), rotary embeddings with rotate_half (theta 10000),
 grouped-query attention by repeating k and v to the query heads, causal softmax, SwiGLU, a projection's bias
-where the weights hold one (Qwen2's q, k and v), lm_head untied or (no lm_head.weight) tied to the token table. Reads the weights (HF names) and a batch, writes the logits, the mean loss, every parameter's
+where the weights hold one (Qwen2's q, k and v), Qwen3's per-head q and k norms and head width where the
+weights hold them, lm_head untied or (no lm_head.weight) tied to the token table. Reads the weights (HF names) and a batch, writes the logits, the mean loss, every parameter's
 gradient (grad.NAME) and the weights after one torch.optim.Adam step (step.NAME).
 
 usage: torch_llama.py IN OUT LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ,VOCAB LR
@@ -37,7 +38,8 @@ def plain(params, module, x):
 
 def forward(params, tokens, L, D, H, KV, T, V, lin=plain):
     """The logits of a batch of token rows; `lin(params, module, x)` computes each Linear (no biases)."""
-    hd = D // H
+    # each head's width: the q projection's rows over the heads (Qwen3's head_dim need not be D // H)
+    hd = params["model.layers.0.self_attn.q_proj.weight"].shape[0] // H
     B = tokens.shape[0]
     inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
     freqs = torch.outer(torch.arange(T).float(), inv_freq)
@@ -49,15 +51,19 @@ def forward(params, tokens, L, D, H, KV, T, V, lin=plain):
     for i in range(L):
         p = lambda n: params[f"model.layers.{i}.{n}"]  # noqa: E731
         h = rms_norm(x, p("input_layernorm.weight"))
-        q = lin(params, f"model.layers.{i}.self_attn.q_proj", h).view(B, T, H, hd).transpose(1, 2)
-        k = lin(params, f"model.layers.{i}.self_attn.k_proj", h).view(B, T, KV, hd).transpose(1, 2)
+        q = lin(params, f"model.layers.{i}.self_attn.q_proj", h).view(B, T, H, hd)
+        k = lin(params, f"model.layers.{i}.self_attn.k_proj", h).view(B, T, KV, hd)
+        if f"model.layers.{i}.self_attn.q_norm.weight" in params:  # Qwen3: each head of q and k RMSNorm-ed
+            q = rms_norm(q, p("self_attn.q_norm.weight"))
+            k = rms_norm(k, p("self_attn.k_norm.weight"))
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = lin(params, f"model.layers.{i}.self_attn.v_proj", h).view(B, T, KV, hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(H // KV, dim=1)
         v = v.repeat_interleave(H // KV, dim=1)
         att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + mask, dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, T, D)
+        y = (att @ v).transpose(1, 2).reshape(B, T, H * hd)
         x = x + lin(params, f"model.layers.{i}.self_attn.o_proj", y)
         m = rms_norm(x, p("post_attention_layernorm.weight"))
         g = lin(params, f"model.layers.{i}.mlp.gate_proj", m)

@@ -18,17 +18,18 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
 
   constructor(spec: LlamaSpec, opts: { threads?: number; threadScript?: URL; recompute?: boolean } = {}) {
     super(spec, opts);
-    const { dim: D, heads: H, seq: T } = spec.shape;
-    this.tables = ropeTables(T, D / H, spec.ropeTheta);
+    this.tables = ropeTables(spec.shape.seq, spec.headDim, spec.ropeTheta);
   }
 
   /** The regions of a batch of `rows` sequences, in elements: activations first, then scratch. */
   protected regions(rows: number): DecoderRegions {
     const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, seq: T, vocab: V } = this.spec.shape;
-    const [N, hd] = [rows * T, D / H];
-    const K = KV * hd;
+    const { hd, Q, K } = this.spec.widths;
+    const N = rows * T;
+    const qk = this.spec.qkNorm ? 1 : 0; // q and k before their per-head norms, and each head's 1/rms
     const size: Record<BlockName, number> = {
-      ...{ n1: N * D, r1: N, q: N * D, k: N * K, v: N * K, P: rows * H * T * T, y: N * D, xmid: N * D },
+      ...{ n1: N * D, r1: N, q0: qk * N * Q, rq: qk * N * H, k0: qk * N * K, rk: qk * N * KV },
+      ...{ q: N * Q, k: N * K, v: N * K, P: rows * H * T * T, y: N * Q, xmid: N * D },
       ...{ n2: N * D, r2: N, gate: N * FF, up: N * FF, h: N * FF, out: N * D },
     };
     const activations: Record<string, number> = { x0: N * D };
@@ -41,15 +42,16 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
       p: largest,
       g: largest,
       d: N * D,
-      dx: N * D,
+      dx: N * Math.max(D, Q),
       dx2: N * D,
-      dq: N * D,
+      dq: N * Q,
       dk: N * K,
       dv: N * K,
+      dqn: qk * N * Math.max(Q, K), // the gradient through a per-head norm, to its projection
       df: N * FF,
       df2: N * FF,
       dl: N * V,
-      zero: Math.max(V, T, FF, D),
+      zero: Math.max(V, T, FF, D, Q),
       ...head,
     };
     return { activations, scratch };
@@ -95,19 +97,26 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
 
   protected blockForward(g: LlamaGroup): void {
     const { dim: D, heads: H, kvHeads: KV, ff: FF, seq: T } = this.spec.shape;
-    const [N, K] = [this.rows * T, KV * (D / H)];
+    const { hd, Q, K } = this.spec.widths;
+    const N = this.rows * T;
     const b = g.block;
     const at = (k: BlockName) => this.name(b, k);
     const a = (k: BlockName) => this.v[at(k)];
     const x = this.v[this.input(b)];
+    const qk = this.spec.qkNorm;
     rmsNorm(x, this.view('p', g, 'input_layernorm.weight'), N, D, this.spec.rmsEps, a('n1'), a('r1'));
-    this.linear(g, at('n1'), 'q_proj', at('q'), N, D, D);
-    this.linear(g, at('n1'), 'k_proj', at('k'), N, D, K);
+    this.linear(g, at('n1'), 'q_proj', at(qk ? 'q0' : 'q'), N, D, Q);
+    this.linear(g, at('n1'), 'k_proj', at(qk ? 'k0' : 'k'), N, D, K);
     this.linear(g, at('n1'), 'v_proj', at('v'), N, D, K);
-    rope(a('q'), N, T, H, D / H, this.tables);
-    rope(a('k'), N, T, KV, D / H, this.tables);
+    if (qk) {
+      // Qwen3: each head of q and of k RMSNorm-ed over its own width, before rotary
+      rmsNorm(a('q0'), this.view('p', g, 'self_attn.q_norm.weight'), N * H, hd, this.spec.rmsEps, a('q'), a('rq'));
+      rmsNorm(a('k0'), this.view('p', g, 'self_attn.k_norm.weight'), N * KV, hd, this.spec.rmsEps, a('k'), a('rk'));
+    }
+    rope(a('q'), N, T, H, hd, this.tables);
+    rope(a('k'), N, T, KV, hd, this.tables);
     attentionForward(this.attentionHost(b));
-    this.linear(g, at('y'), 'o_proj', at('xmid'), N, D, D);
+    this.linear(g, at('y'), 'o_proj', at('xmid'), N, Q, D);
     const xmid = a('xmid');
     for (let i = 0; i < N * D; i++) xmid[i] += x[i];
     rmsNorm(xmid, this.view('p', g, 'post_attention_layernorm.weight'), N, D, this.spec.rmsEps, a('n2'), a('r2'));
@@ -123,11 +132,13 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
   protected blockBackward(g: LlamaGroup): void {
     if (this.recompute) this.blockForward(g); // the insides again, from the kept input and the loaded parameters
     const { dim: D, heads: H, kvHeads: KV, ff: FF, seq: T } = this.spec.shape;
-    const [N, K] = [this.rows * T, KV * (D / H)];
+    const { hd, Q, K } = this.spec.widths;
+    const N = this.rows * T;
     const b = g.block;
     const at = (k: BlockName) => this.name(b, k);
     const a = (k: BlockName) => this.v[at(k)];
-    const { d, dx, dx2, dq, dk } = this.v;
+    const { d, dx2, dq, dk } = this.v;
+    const dx = this.v.dx.subarray(0, N * D); // the region is Q wide where the heads are (o_proj's input)
     const sum = (into: Float32Array, from: Float32Array) => {
       for (let i = 0; i < into.length; i++) into[i] += from[i];
     };
@@ -148,20 +159,36 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
       d,
     );
     // Attention half: xmid = x + o(attn(rope(q(n1)), rope(k(n1)), v(n1))).
-    this.linearBack(g, at('y'), 'd', 'o_proj', 'dx', N, D, D);
+    this.linearBack(g, at('y'), 'd', 'o_proj', 'dx', N, Q, D);
     attentionBackward(this.attentionHost(b)); // dx (dy) -> dq, dk, dv
-    rope(dq, N, T, H, D / H, this.tables, true);
-    rope(dk, N, T, KV, D / H, this.tables, true);
-    this.linearBack(g, at('n1'), 'dq', 'q_proj', 'dx', N, D, D);
-    this.linearBack(g, at('n1'), 'dk', 'k_proj', 'dx2', N, D, K);
+    rope(dq, N, T, H, hd, this.tables, true);
+    rope(dk, N, T, KV, hd, this.tables, true);
+    this.linearBack(g, at('n1'), this.throughQkNorm(g, b, 'q', dq), 'q_proj', 'dx', N, D, Q);
+    this.linearBack(g, at('n1'), this.throughQkNorm(g, b, 'k', dk), 'k_proj', 'dx2', N, D, K);
     sum(dx, dx2);
     this.linearBack(g, at('n1'), 'dv', 'v_proj', 'dx2', N, D, K);
     sum(dx, dx2);
     rmsNormBackward(this.v[this.input(b)], this.view('p', g, 'input_layernorm.weight'), a('r1'), dx, N, D, this.view('g', g, 'input_layernorm.weight'), d);
   }
 
+  /** Qwen3's per-head norm of q or k, backward: `dy`, the gradient after it, taken back to before it in
+   *  region dqn (its weight's gradient summed); the region the projection's backward reads. */
+  private throughQkNorm(g: LlamaGroup, b: number, which: 'q' | 'k', dy: Float32Array): string {
+    if (!this.spec.qkNorm) return which === 'q' ? 'dq' : 'dk';
+    const { hd } = this.spec.widths;
+    const heads = which === 'q' ? this.spec.shape.heads : this.spec.shape.kvHeads;
+    const rows = this.rows * this.spec.shape.seq * heads;
+    const out = this.v.dqn.subarray(0, rows * hd);
+    out.fill(0);
+    const w = `self_attn.${which}_norm.weight`;
+    const [x0, r] = which === 'q' ? ['q0', 'rq'] : ['k0', 'rk'];
+    rmsNormBackward(this.v[this.name(b, x0 as BlockName)], this.view('p', g, w), this.v[this.name(b, r as BlockName)], dy, rows, hd, this.view('g', g, w), out);
+    return 'dqn';
+  }
+
   private attentionHost(b: number): AttentionHost {
-    return { arena: this.arena, v: this.v, shape: this.spec.shape, rows: this.rows, region: (k) => this.name(b, k) };
+    const { hd, Q, K } = this.spec.widths;
+    return { arena: this.arena, v: this.v, shape: this.spec.shape, hd, Q, K, rows: this.rows, region: (k) => this.name(b, k) };
   }
 
   protected headForward(g: LlamaGroup): void {

@@ -9,7 +9,8 @@ import { Llama } from './compute.js';
 import { llamaPasses } from './passes.js';
 import { LlamaSpec, llamaShapeProblem, RMS_EPS, ROPE_THETA, type LlamaOptions, type LlamaShape } from './spec.js';
 
-export interface LlamaConfig extends LlamaShape, Pick<LlamaOptions, 'ropeTheta' | 'rmsEps'>, Partial<Pick<LlamaOptions, 'qkvBias' | 'tied'>> {
+export interface LlamaConfig
+  extends LlamaShape, Pick<LlamaOptions, 'ropeTheta' | 'rmsEps'>, Partial<Pick<LlamaOptions, 'qkvBias' | 'tied' | 'headDim' | 'qkNorm'>> {
   arch: 'llama';
 }
 
@@ -26,6 +27,8 @@ export const LLAMA: ModelEntry<LlamaSpec, LlamaConfig> = {
     rmsEps: v.pipe(finite, v.gtValue(0), v.maxValue(0.1)),
     qkvBias: v.optional(v.boolean()),
     tied: v.optional(v.boolean()),
+    headDim: v.optional(int(1)), // a config's head_dim where it is not DIM/HEADS (Qwen3's)
+    qkNorm: v.optional(v.boolean()),
   }),
   usage: 'llama:LAYERS,DIM,HEADS,KV_HEADS,FF,SEQ[,VOCAB] (e.g. llama:2,64,4,2,172,32)',
   parse: (text) => {
@@ -39,12 +42,14 @@ export const LLAMA: ModelEntry<LlamaSpec, LlamaConfig> = {
     if (problem) throw new ConfigError(`--model: "${text}": ${problem}`);
     return { arch: 'llama', layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta: ROPE_THETA, rmsEps: RMS_EPS };
   },
-  spec: ({ layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta, rmsEps, qkvBias, tied }, adapt) =>
-    new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }, { ropeTheta, rmsEps, qkvBias, tied }, adapt),
+  spec: ({ layers, dim, heads, kvHeads, ff, seq, vocab, ropeTheta, rmsEps, qkvBias, tied, headDim, qkNorm }, adapt) =>
+    new LlamaSpec({ layers, dim, heads, kvHeads, ff, seq, vocab }, { ropeTheta, rmsEps, qkvBias, tied, headDim, qkNorm }, adapt),
   config: (spec) => ({
     ...{ arch: 'llama' as const, ...spec.shape, ropeTheta: spec.ropeTheta, rmsEps: spec.rmsEps },
     ...(spec.qkvBias ? { qkvBias: true } : {}),
     ...(spec.tied ? { tied: true } : {}),
+    ...(spec.headDim !== spec.shape.dim / spec.shape.heads ? { headDim: spec.headDim } : {}),
+    ...(spec.qkNorm ? { qkNorm: true } : {}),
   }),
   ...decoderEntry((spec, opts) => new Llama(spec, opts)),
   passes: llamaPasses,

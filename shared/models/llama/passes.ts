@@ -9,7 +9,10 @@ import type { LlamaSpec } from './spec.js';
  *  the residual, and gate, up, SiLU(gate) and their product (the SwiGLU keeps four FF-wide tensors where GELU's
  *  MLP keeps two 4D ones), plus each norm's fp32 input; no T x T scores (flash attention). */
 export function llamaPasses(spec: LlamaSpec): GpuPasses {
-  const { dim: D, heads: H, kvHeads: KV, ff: FF, seq } = spec.shape;
-  const K = KV * (D / H);
-  return decoderPasses(spec, (rows, pass) => llamaBlockWork(spec.shape, seq, rows, pass), 2 * (6 * D + 2 * K + 4 * FF) + 2 * 4 * D + 8);
+  const { dim: D, ff: FF, seq } = spec.shape;
+  const { Q, K } = spec.widths;
+  const shape = { ...spec.shape, headDim: spec.headDim, qkNorm: spec.qkNorm };
+  // Qwen3's per-head norms keep q and k before them (bf16) and their fp32 inputs
+  const qkNorms = spec.qkNorm ? 6 * (Q + K) : 0;
+  return decoderPasses(spec, (rows, pass) => llamaBlockWork(shape, seq, rows, pass), 2 * (4 * D + 2 * Q + 2 * K + 4 * FF) + 2 * 4 * D + 8 + qkNorms);
 }

@@ -27,46 +27,58 @@ export interface LlamaOptions {
   rmsEps: number;
   qkvBias: boolean; // q, k and v with biases (Qwen2)
   tied: boolean; // the head is the token embeddings (tie_word_embeddings): no lm_head.weight of its own
+  headDim: number; // each attention head's width (head_dim; DIM/HEADS unless a config says otherwise, as Qwen3's)
+  qkNorm: boolean; // q and k each RMSNorm-ed per head before rotary (Qwen3's q_norm and k_norm)
 }
 
-/** What one block keeps for its backward pass (llama-compute.ts); `out` is its output, the next unit's input. */
-export const LLAMA_BLOCK = ['n1', 'r1', 'q', 'k', 'v', 'P', 'y', 'xmid', 'n2', 'r2', 'gate', 'up', 'h', 'out'] as const;
+/** What one block keeps for its backward pass (llama-compute.ts); `out` is its output, the next unit's input.
+ *  q0, k0, rq, rk: q and k before their per-head norms and 1/rms (empty without qkNorm). */
+export const LLAMA_BLOCK = ['n1', 'r1', 'q0', 'rq', 'k0', 'rk', 'q', 'k', 'v', 'P', 'y', 'xmid', 'n2', 'r2', 'gate', 'up', 'h', 'out'] as const;
 export type LlamaBlockName = (typeof LLAMA_BLOCK)[number];
 
 export type LlamaGroup = DecoderGroup;
 
-const BLOCK_TENSORS = (D: number, K: number, FF: number, qkvBias: boolean): [string, number[]][] => [
+/** A block's tensors: Q = HEADS·head width (the query and output width), K = KV_HEADS·head width. */
+const BLOCK_TENSORS = (D: number, Q: number, K: number, FF: number, o: Pick<LlamaOptions, 'qkvBias' | 'qkNorm' | 'headDim'>): [string, number[]][] => [
   ['input_layernorm.weight', [D]],
-  ['self_attn.q_proj.weight', [D, D]],
-  ...(qkvBias ? [['self_attn.q_proj.bias', [D]] as [string, number[]]] : []),
+  ['self_attn.q_proj.weight', [Q, D]],
+  ...(o.qkvBias ? [['self_attn.q_proj.bias', [Q]] as [string, number[]]] : []),
   ['self_attn.k_proj.weight', [K, D]],
-  ...(qkvBias ? [['self_attn.k_proj.bias', [K]] as [string, number[]]] : []),
+  ...(o.qkvBias ? [['self_attn.k_proj.bias', [K]] as [string, number[]]] : []),
   ['self_attn.v_proj.weight', [K, D]],
-  ...(qkvBias ? [['self_attn.v_proj.bias', [K]] as [string, number[]]] : []),
-  ['self_attn.o_proj.weight', [D, D]],
+  ...(o.qkvBias ? [['self_attn.v_proj.bias', [K]] as [string, number[]]] : []),
+  ['self_attn.o_proj.weight', [D, Q]],
+  ...(o.qkNorm ? [['self_attn.q_norm.weight', [o.headDim]] as [string, number[]], ['self_attn.k_norm.weight', [o.headDim]] as [string, number[]]] : []),
   ['post_attention_layernorm.weight', [D]],
   ['mlp.gate_proj.weight', [FF, D]],
   ['mlp.up_proj.weight', [FF, D]],
   ['mlp.down_proj.weight', [D, FF]],
 ];
 
-/** Why a shape cannot be a Llama block, or null. */
-export function llamaShapeProblem(s: LlamaShape): string | null {
+/** Why a shape cannot be a Llama block, or null; `headDim`: a head width of its own (else DIM/HEADS). */
+export function llamaShapeProblem(s: LlamaShape, headDim?: number): string | null {
   for (const [k, v] of Object.entries(s)) if (!Number.isInteger(v) || v < 1) return `${k} must be a positive integer, got ${v}`;
-  if (s.dim % s.heads !== 0) return `DIM ${s.dim} does not divide into ${s.heads} heads`;
+  if (headDim === undefined && s.dim % s.heads !== 0) return `DIM ${s.dim} does not divide into ${s.heads} heads`;
   if (s.heads % s.kvHeads !== 0) return `HEADS ${s.heads} is not a multiple of KV_HEADS ${s.kvHeads}`;
-  if ((s.dim / s.heads) % 2 !== 0) return `the head width ${s.dim / s.heads} is odd: rotary embeddings rotate pairs`;
+  const hd = headDim ?? s.dim / s.heads;
+  if (!Number.isInteger(hd) || hd < 1) return `the head width must be a positive integer, got ${hd}`;
+  if (hd % 2 !== 0) return `the head width ${hd} is odd: rotary embeddings rotate pairs`;
   return null;
 }
 
+/** The widths of a block's attention: each head's, the queries' (HEADS heads) and the keys' (KV_HEADS). */
+function attentionWidths(shape: LlamaShape, headDim: number): { hd: number; Q: number; K: number } {
+  return { hd: headDim, Q: shape.heads * headDim, K: shape.kvHeads * headDim };
+}
+
 /** The Llama's units from its shape, checked. */
-function llamaUnits(shape: LlamaShape, o: Pick<LlamaOptions, 'qkvBias' | 'tied'>): ReturnType<typeof decoderUnits> {
-  const problem = llamaShapeProblem(shape);
+function llamaUnits(shape: LlamaShape, o: Pick<LlamaOptions, 'qkvBias' | 'tied' | 'qkNorm' | 'headDim'>): ReturnType<typeof decoderUnits> {
+  const problem = llamaShapeProblem(shape, o.headDim);
   if (problem) throw new Error(`llama: ${problem}`);
-  const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, vocab: V } = shape;
-  const K = KV * (D / H);
+  const { layers: L, dim: D, ff: FF, vocab: V } = shape;
+  const { Q, K } = attentionWidths(shape, o.headDim);
   const head: [string, number[]][] = [['model.norm.weight', [D]], ...(o.tied ? [] : [['lm_head.weight', [V, D]] as [string, number[]]])];
-  return decoderUnits([['model.embed_tokens.weight', [V, D]]], L, (i) => `model.layers.${i}.`, BLOCK_TENSORS(D, K, FF, o.qkvBias), head);
+  return decoderUnits([['model.embed_tokens.weight', [V, D]]], L, (i) => `model.layers.${i}.`, BLOCK_TENSORS(D, Q, K, FF, o), head);
 }
 
 export class LlamaSpec extends DecoderUnits {
@@ -76,17 +88,25 @@ export class LlamaSpec extends DecoderUnits {
   readonly rmsEps: number;
   readonly qkvBias: boolean;
   readonly tied: boolean;
+  readonly headDim: number;
+  readonly qkNorm: boolean;
 
   constructor(
     readonly shape: LlamaShape,
     opts: Partial<LlamaOptions> = {},
     adapt?: Adaptation,
   ) {
-    const [qkvBias, tied] = [opts.qkvBias ?? false, opts.tied ?? false];
-    super(llamaUnits(shape, { qkvBias, tied }), adapt, tied ? 'lm_head.weight' : undefined);
+    const [qkvBias, tied, qkNorm] = [opts.qkvBias ?? false, opts.tied ?? false, opts.qkNorm ?? false];
+    const headDim = opts.headDim ?? shape.dim / shape.heads;
+    super(llamaUnits(shape, { qkvBias, tied, qkNorm, headDim }), adapt, tied ? 'lm_head.weight' : undefined);
     this.ropeTheta = opts.ropeTheta ?? ROPE_THETA;
     this.rmsEps = opts.rmsEps ?? RMS_EPS;
-    [this.qkvBias, this.tied] = [qkvBias, tied];
+    [this.qkvBias, this.tied, this.headDim, this.qkNorm] = [qkvBias, tied, headDim, qkNorm];
+  }
+
+  /** Each head's width, the queries' and the keys' (attentionWidths). */
+  get widths(): { hd: number; Q: number; K: number } {
+    return attentionWidths(this.shape, this.headDim);
   }
 
   describe(): string {
@@ -95,6 +115,8 @@ export class LlamaSpec extends DecoderUnits {
       ...(this.ropeTheta === ROPE_THETA && this.rmsEps === RMS_EPS ? [] : [`rope theta ${this.ropeTheta}, rms eps ${this.rmsEps}`]),
       ...(this.qkvBias ? ['q/k/v biases'] : []),
       ...(this.tied ? ['tied embeddings'] : []),
+      ...(this.headDim !== dim / heads ? [`head width ${this.headDim}`] : []),
+      ...(this.qkNorm ? ['q/k norms'] : []),
     ];
     return `llama:${layers},${dim},${heads},${kvHeads},${ff},${seq},${vocab}${options.length ? ` (${options.join(', ')})` : ''}`;
   }
@@ -111,9 +133,10 @@ export class LlamaSpec extends DecoderUnits {
    *  `recompute` only each block's output is kept and one block's insides exist at a time. */
   activationBytes(rows: number, recompute = false): number {
     const { layers: L, dim: D, heads: H, kvHeads: KV, ff: FF, seq: T, vocab: V } = this.shape;
-    const K = KV * (D / H);
+    const { Q, K } = this.widths;
     const N = rows * T;
-    const inside = N * (D + 1) * 2 + N * (3 * D + 2 * K) + rows * H * T * T + N * 3 * FF; // n1, n2 and their 1/rms; q, k, v, y, xmid; P; gate, up, h
+    const norms = this.qkNorm ? N * (Q + K + H + KV) : 0; // q0, k0 and their per-head 1/rms
+    const inside = N * (D + 1) * 2 + N * (2 * Q + D + 2 * K) + norms + rows * H * T * T + N * 3 * FF; // n1, n2 and their 1/rms; q, y, xmid, k, v; P; gate, up, h
     const head = N * (D + 1) + N * V;
     return 4 * (N * D + L * N * D + (recompute ? inside : L * inside) + head) + this.adapterActivationBytes(N, recompute);
   }

@@ -22,6 +22,8 @@ describe('Hugging Face config.json', () => {
     ['qwen2-7b.json', 7_615_616_512], // q/k/v biases
     ['gpt2.json', 124_439_808], // tied
     ['phi-3-mini-4k.json', 3_821_079_552], // fused q/k/v and gate/up
+    ['qwen3-8b.json', 8_190_735_360], // q/k norms per head
+    ['qwen3-0.6b.json', 596_049_920], // q/k norms, heads of 128 where 1024 / 16 is 64, tied
   ])('%s has its own parameter count, %d', (file, count) => {
     const r = readHfConfig(read(file), file);
     expect(params(r.model)).toBe(count);
@@ -59,13 +61,13 @@ describe('Hugging Face config.json', () => {
   it('refuses what it cannot read, naming the file and the key', () => {
     const bad = (o: Record<string, unknown>) => () => readHfConfig({ ...read('llama-2-7b.json'), ...o }, 'x/config.json');
     expect(bad({ architectures: ['T5ForConditionalGeneration'] })).toThrow(
-      /^x\/config.json: architecture T5ForConditionalGeneration is not read \(zerowire reads LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel\)$/,
+      /^x\/config.json: architecture T5ForConditionalGeneration is not read \(zerowire reads LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel\)$/,
     );
     expect(bad({ hidden_size: '4096' })).toThrow(/^x\/config.json: key "hidden_size": expected a positive integer, got "4096"$/);
     expect(bad({ num_hidden_layers: undefined })).toThrow(/^x\/config.json: key "num_hidden_layers" is missing$/);
     expect(bad({ tie_word_embeddings: 'yes' })).toThrow(/key "tie_word_embeddings": expected true or false/);
     expect(bad({ hidden_act: 'gelu' })).toThrow(/key "hidden_act": only silu/);
-    expect(bad({ head_dim: 64 })).toThrow(/^x\/config.json: key "head_dim": 64 differs from hidden_size \/ num_attention_heads \(128\)/);
+    expect(bad({ head_dim: 65 })).toThrow(/^x\/config.json: key "head_dim": each head's width must be an even whole number for rotary embeddings, got 65$/);
     expect(() => readHfConfig([], 'x')).toThrow(/^x: expected a JSON object/);
   });
 
