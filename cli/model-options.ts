@@ -14,7 +14,7 @@ export function modelOptions<T>(y: Argv<T>, required = false) {
     .option('hf-config', {
       type: 'string',
       describe:
-        "a Hugging Face model's config.json (or its folder) instead of --model: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel",
+        "a Hugging Face model's config.json (or its folder) instead of --model: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, GPT2LMHeadModel",
     })
     .option('seq', { type: 'number', describe: "a decoder's training sequence (default: --model's, or the config's context up to 4096)" })
     .option('rope-theta', { type: 'number', describe: "llama: the rotary embeddings' base (default 10000, or the named model's)" })
