@@ -126,6 +126,15 @@ const PUBLISHED: Record<string, Published> = {
       ...{ max_position_embeddings: 131072, vocab_size: 152064, rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: false },
     },
   },
+  'qwen3-8b': {
+    source: 'https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json',
+    seq: 4096,
+    config: {
+      architectures: ['Qwen3ForCausalLM'],
+      ...{ hidden_act: 'silu', num_hidden_layers: 36, hidden_size: 4096, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 128 },
+      ...{ intermediate_size: 12288, max_position_embeddings: 40960, vocab_size: 151936, rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: false },
+    },
+  },
 };
 
 /** Every named shape's model, read from its published config.json. */

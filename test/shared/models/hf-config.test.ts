@@ -40,6 +40,8 @@ describe('Hugging Face config.json', () => {
     expect(params(parseModel('qwen2-1.5b'))).toBe(1_543_714_304);
     expect(params(parseModel('llama2-7b'))).toBe(6_738_415_616);
     expect(parseModel('llama3-8b')).toEqual({ ...readHfConfig(read('llama-3-8b.json'), 'f', 8192).model });
+    expect(parseModel('qwen3-8b')).toEqual({ ...readHfConfig(read('qwen3-8b.json'), 'f').model });
+    expect(params(parseModel('qwen3-8b'))).toBe(8_190_735_360);
   });
 
   it('the sequence: the context capped with a note, or --seq', () => {
