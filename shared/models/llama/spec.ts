@@ -4,6 +4,8 @@
 // untied lm_head. RMSNorm (eps 1e-6, in fp32), rotary embeddings on q and k (half-split, theta 10000),
 // grouped-query attention (KV_HEADS key/value heads, each shared by HEADS/KV_HEADS query heads), no biases.
 // Linear weights are (out, in) as torch.nn.Linear. The units are the embeddings, each block, and norm + head.
+// Options a config.json can set: Qwen2's q/k/v biases, a tied head, and Qwen3's per-head q_norm and k_norm
+// (RMSNorm over each head of q and k, before rotary) with heads of head_dim, which need not be DIM/HEADS.
 import { decoderUnits, DecoderUnits, type DecoderGroup } from '../../training/decoder.js';
 import type { Adaptation } from '../../training/adapters.js';
 
