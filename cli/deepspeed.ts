@@ -83,6 +83,17 @@ function autoSize(r: Reader, key: string, of: (hidden: number) => number, ctx: D
   return Math.round(of(ctx.hidden));
 }
 
+/** reduce_bucket_size: the buckets DP and ZeRO-1 reduce in (ZeRO-2/3 here reduce-scatter each unit, a block,
+ *  as it is done, whatever the size; the row says so). */
+function reduceBucket(r: Reader, k: string, v: unknown, stage: number | 'auto', ctx: DsContext): void {
+  const n = r.check(k, v, isInt, 'a count of elements');
+  const elems = n === 'auto' ? autoSize(r, k, (h) => h * h, ctx) : n;
+  const units = stage === 2 || stage === 3 ? '; ZeRO-2/3 reduce a unit at a time here, whatever the size' : '';
+  // 0: DeepSpeed reduces each gradient on its own; the least bucket here closes with each unit
+  if (elems === 0) return r.put(k, v, 'bucketMib', 1 / 1024, `0: each gradient reduced on its own, a unit at a time here${units}`);
+  r.put(k, v, 'bucketMib', (elems * ctx.bytesPerElement) / 2 ** 20, `${elems} elements${n === 'auto' ? ': "auto" is hidden² (the Trainer)' : ''}${units}`);
+}
+
 function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext): void {
   const key = (k: string) => `zero_optimization.${k}`;
   const stage = r.check(key('stage'), z.stage ?? 0, (x): x is number => isInt(x) && x <= 3, 'a stage 0, 1, 2 or 3');
@@ -100,14 +111,8 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
     named.set(k, written);
     if (k !== written) r.alias(key(written), key(k));
     if (k === 'overlap_comm') r.put(key(k), v, 'overlap', r.check(key(k), v, isBool, 'true or false') === false ? 'off' : 'on');
-    else if (k === 'reduce_bucket_size') {
-      const n = r.check(key(k), v, isInt, 'a count of elements');
-      const elems = n === 'auto' ? autoSize(r, key(k), (h) => h * h, ctx) : n;
-      // 0: DeepSpeed reduces each gradient on its own; the least bucket here closes with each unit
-      if (elems === 0) r.put(key(k), v, 'bucketMib', 1 / 1024, '0: each gradient reduced on its own, a unit at a time here');
-      else
-        r.put(key(k), v, 'bucketMib', (elems * ctx.bytesPerElement) / 2 ** 20, `${elems} elements${n === 'auto' ? ': "auto" is hidden² (the Trainer)' : ''}`);
-    } else if (k === 'stage3_prefetch_bucket_size') {
+    else if (k === 'reduce_bucket_size') reduceBucket(r, key(k), v, stage, ctx);
+    else if (k === 'stage3_prefetch_bucket_size') {
       const n = r.check(key(k), v, isInt, 'a count of elements');
       const elems = n === 'auto' ? autoSize(r, key(k), (h) => 0.9 * h * h, ctx) : n;
       const ahead = elems > 0 ? 'a unit ahead' : 'no prefetch: each unit gathered when it is reached';

@@ -27,7 +27,9 @@ describe('--deepspeed', () => {
       accumulate: 2,
       wireDtype: 'bf16',
     });
-    expect(row(rows, 'zero_optimization.reduce_bucket_size')).toBe('--bucket-mib 32 (16777216 elements: "auto" is hidden² (the Trainer))');
+    expect(row(rows, 'zero_optimization.reduce_bucket_size')).toBe(
+      '--bucket-mib 32 (16777216 elements: "auto" is hidden² (the Trainer); ZeRO-2/3 reduce a unit at a time here, whatever the size)',
+    );
     expect(row(rows, 'zero_optimization.stage3_param_persistence_threshold')).toBe(
       '--persist-threshold 40960 (tensors of at most 40960 elements kept whole, never gathered: "auto" is 10·hidden (the Trainer))',
     );
