@@ -58,14 +58,14 @@ const ZERO_ASIDE: Record<string, string> = {
 /** zero_optimization as DeepSpeed reads it: each key by its stage-3 name, a number or truth value written as a
  *  string read as one; and each key's name as the file wrote it (an edit goes there). */
 export function zeroAsRead(z: unknown): { values: Record<string, unknown>; written: Record<string, string> } {
-  const [values, written]: Record<string, unknown>[] = [{}, {}];
-  if (!isObj(z)) return { values, written: {} };
-  for (const [as, v] of Object.entries(z)) {
+  const values: Record<string, unknown> = {};
+  const written: Record<string, string> = {};
+  for (const [as, v] of Object.entries(isObj(z) ? z : {})) {
     const k = ZERO_ALIAS[as] ?? as;
     values[k] = typeof v === 'string' && v !== 'auto' ? (fromString(v) ?? v) : v;
     written[k] = as;
   }
-  return { values, written: written as Record<string, string> };
+  return { values, written };
 }
 
 /** The model's hidden size, which the Trainer's "auto" reads (null: the model has none, an MLP). */

@@ -7,29 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 
 const TINY = ['--compute', 'model:h100', '--model', 'llama:2,64,4,4,128,32', '--steps', '2', '--batch', '8'];
+/** Two hosts, each with two 200 Gbit NICs. */
+const TWO_HOSTS = ['--hosts', '2', '--nics', '2', '--nic-gbit', '200'];
 
 describe('zerowire simulate', () => {
   it("prints the run's report marked simulated, with NCCL's choice per collective size, and writes its files", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'zw-sim-'));
     const [out, trace, html] = ['r.json', 't.json', 'r.html'].map((f) => join(dir, f));
-    const r = await runCli([
-      'simulate',
-      ...TINY,
-      '--world',
-      '8',
-      '--hosts',
-      '2',
-      '--nics',
-      '2',
-      '--nic-gbit',
-      '200',
-      '--out',
-      out,
-      '--trace',
-      trace,
-      '--html',
-      html,
-    ]);
+    const r = await runCli(['simulate', ...TINY, '--world', '8', ...TWO_HOSTS, '--out', out, '--trace', trace, '--html', html]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^SIMULATED \(zerowire simulate/m);
     expect(r.stdout).toMatch(/2 hosts × 4 ranks, nvlink 450 GB\/s inside a host, 2 × 200 Gbit\/s NICs per host/);
@@ -104,12 +89,7 @@ describe('zerowire simulate', () => {
       'model:h100',
       '--world',
       '16',
-      '--hosts',
-      '2',
-      '--nics',
-      '2',
-      '--nic-gbit',
-      '200',
+      ...TWO_HOSTS,
       '--min-bytes',
       '1K',
       '--max-bytes',

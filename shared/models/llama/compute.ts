@@ -181,8 +181,8 @@ export class Llama extends Decoder<LlamaGroup, LlamaViews> {
     const out = this.v.dqn.subarray(0, rows * hd);
     out.fill(0);
     const w = `self_attn.${which}_norm.weight`;
-    const [x0, r] = which === 'q' ? ['q0', 'rq'] : ['k0', 'rk'];
-    rmsNormBackward(this.v[this.name(b, x0 as BlockName)], this.view('p', g, w), this.v[this.name(b, r as BlockName)], dy, rows, hd, this.view('g', g, w), out);
+    const [x0, r]: BlockName[] = which === 'q' ? ['q0', 'rq'] : ['k0', 'rk'];
+    rmsNormBackward(this.v[this.name(b, x0)], this.view('p', g, w), this.v[this.name(b, r)], dy, rows, hd, this.view('g', g, w), out);
     return 'dqn';
   }
 
