@@ -70,8 +70,8 @@ function sizeUnits(rows: readonly SchemeRow[]): SizeUnits {
   return { activ: columnUnit(rows.map((x) => x.activations.measured)), sent: columnUnit(sent) };
 }
 
-/** The table's two header rows. */
-/** `got`: what the memory columns beside theory hold, a run's ledger (measured) or a simulation's. */
+/** The table's two header rows; `got`: what the memory columns beside theory hold, a run's ledger (measured)
+ *  or a simulation's. */
 function tableHeader(hasIface: boolean, u: SizeUnits, got: 'measured' | 'simulated'): string[][] {
   return [
     [
