@@ -14,6 +14,7 @@ import { schemeRefusal, schemeTitle } from '../shared/training/schemes/table.js'
 import { withHostAdamRate } from './offload-options.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
 import { runDevice } from '../shared/whatif/preset.js';
+import { linkRateMbit } from '../shared/transport/link-probe.js';
 
 export interface WhatIfPlanArgs extends ModelArgs {
   compute: string;
@@ -166,13 +167,14 @@ export function whatIfPlan(a: WhatIfPlanArgs, link: Link, intra: Link): string {
   ].join('\n');
 }
 
-/** The slowest link the run's pre-flight measured: the ring goes at its pace. Each link read as the report
- *  and `simulate --run` read it, the better of one stream and several (one stream alone can wait out a TCP
- *  loss: 650 against 909 Mbit/s on one lan.sh link). Latency: half its round trip. */
+/** The slowest link the run's pre-flight measured: the ring goes at its pace. Each link read as `simulate
+ *  --run` reads it (linkRateMbit: between hosts the best of its readings; one stream alone can wait out a TCP
+ *  loss, 650 against 909 Mbit/s on one lan.sh link). Latency: half its round trip. */
 function measuredLink(report: Report): (Link & { measured: true }) | null {
   const links = report.network?.preflight?.links ?? [];
   if (!links.length) return null;
-  const rate = (l: (typeof links)[number]) => Math.max(l.mbit, l.mbitMulti);
+  const host = (r: number) => report.ranks[r]?.host;
+  const rate = (l: (typeof links)[number]) => linkRateMbit(l, host(l.from) !== host(l.to));
   const slowest = links.reduce((a, b) => (rate(b) < rate(a) ? b : a));
   return { gbit: rate(slowest) / 1000, latencyUs: (slowest.rttMs * 1000) / 2, measured: true as const };
 }

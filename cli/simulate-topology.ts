@@ -7,6 +7,7 @@ import { median } from '../shared/tensor/stats.js';
 import { runDevice } from '../shared/whatif/preset.js';
 import type { Topology } from '../simulator/network/topology.js';
 import { readHostfile } from './hostfile.js';
+import { linkRateMbit } from '../shared/transport/link-probe.js';
 
 export interface TopologyArgs {
   hosts?: number;
@@ -57,9 +58,10 @@ export function topologyFromOptions(a: TopologyArgs, config: RunConfig, world: n
   };
 }
 
-/** The network a LAN run measured: its hosts as seated, each link's rate and round trip from its pre-flight;
- *  `nicGbit`: the rate between hosts given instead (a pre-flight whose probes shared a busy CPU reads low). */
-export function topologyFromRun(report: Report, file: string, nicGbit?: number): Topology {
+/** The network a LAN run measured: its hosts as seated, each link's rate (linkRateMbit) and round trip from
+ *  its pre-flight. Between hosts the slowest link sets the NIC rate: a ring goes at its pace. `nicGbit`: the
+ *  rate between hosts given instead. */
+export function topologyFromRun(report: Pick<Report, 'world' | 'ranks' | 'network'>, file: string, nicGbit?: number): Topology {
   const hosts = report.ranks.map((r) => r.host);
   const names = [...new Set(hosts)];
   const perHost = report.world / names.length;
@@ -67,9 +69,7 @@ export function topologyFromRun(report: Report, file: string, nicGbit?: number):
     throw new ConfigError(`--run ${file}: its ranks are not seated host by host in equal numbers; simulate takes hosts of one size`);
   const links = report.network?.preflight?.links ?? [];
   if (!links.length) throw new ConfigError(`--run ${file}: its run had no pre-flight (--preflight off): nothing measured the links`);
-  // GB/s: the better of one stream and several, as the report reads a link (a probe beside the loopback
-  // probes on a busy host can come out low on one of them)
-  const rate = (l: (typeof links)[number]) => Math.max(l.mbit, l.mbitMulti) / 8000;
+  const rate = (l: (typeof links)[number]) => linkRateMbit(l, hosts[l.from] !== hosts[l.to]) / 8000; // GB/s
   const cross = links.filter((l) => hosts[l.from] !== hosts[l.to]);
   const inside = links.filter((l) => hosts[l.from] === hosts[l.to]);
   if (names.length > 1 && !cross.length) throw new ConfigError(`--run ${file}: its pre-flight measured no link between hosts`);
@@ -81,7 +81,9 @@ export function topologyFromRun(report: Report, file: string, nicGbit?: number):
     transport: 'ring',
     intra: {
       kind: 'loopback',
-      GBps: inside.length ? Math.min(...inside.map(rate)) : 1,
+      // one rate stands for every host's loopback; equal hosts' probes differ by what their cores were doing
+      // (2.2-5.8 Gbit/s on one 4 x 2 lan.sh run), so the typical one, not the unluckiest
+      GBps: inside.length ? median(inside.map(rate)) : 1,
       latencyUs: inside.length ? (median(inside.map((l) => l.rttMs)) * 1000) / 2 : 0,
     },
     nics: 1,

@@ -42,6 +42,16 @@ export interface LinkProbe {
   plainMbitMulti?: number;
 }
 
+/** A link's rate for the predictors (`simulate --run`, `plan --run`), Mbit/s of payload. Between hosts, the
+ *  best of its four readings: each is one try at the wire's rate, and a probe that shares a busy core reads it
+ *  low (a 4 x 2 lan.sh run read one 1 Gbit/s link at 708 Mbit/s on zerowire's transport and 948 on plain TCP;
+ *  its collectives then moved at about 955). Inside a host there is no wire: zerowire's transport sets the
+ *  pace there (plain TCP reads loopback 2-3x faster), so the better of its own two readings. */
+export function linkRateMbit(l: LinkProbe, betweenHosts: boolean): number {
+  const ours = Math.max(l.mbit, l.mbitMulti);
+  return betweenHosts ? Math.max(ours, l.plainMbit ?? 0, l.plainMbitMulti ?? 0) : ours;
+}
+
 export interface ProbeRound {
   sendTo: number | null;
   recvFrom: number | null;
