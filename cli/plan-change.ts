@@ -106,7 +106,9 @@ export function changePlan(a: ChangeArgs, link: Link, intra: Link, explicit: (fl
   const set = settingsOf(a, a.dsJson, explicit);
   const configured = predictSettings(a, set, link, intra);
   const head = [['', 'scheme', 'GB per GPU', 'fits', 'step ms', 'exposed ms (share)']];
-  const lines = [`${a.deepspeed} as configured, and what to change so that it fits and exposed communication is at most ${need}% of the step:`];
+  // offload: the step's time past its compute holds the host's copies and Adam too, and the aim counts them
+  const exposed = set.offload ? "exposed time (the network's, the host's copies and Adam)" : 'exposed communication';
+  const lines = [`${a.deepspeed} as configured, and what to change so that it fits and ${exposed} is at most ${need}% of the step:`];
   if (typeof configured !== 'string' && meets(configured, need)) {
     lines.push(textTable(head, [outcomeRow('as configured', configured)]), `it meets that as configured: nothing to change.`);
     if (a.emitDeepspeed) lines.push(emit(a, a.dsJson, 'unchanged'));

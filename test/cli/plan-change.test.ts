@@ -1,7 +1,7 @@
 // plan --deepspeed with a modeled device: the job as its config runs it, the smallest change of that config that
 // fits and keeps exposed communication within --need, and --emit-deepspeed writing it: the written file, fed
 // back, is predicted exactly as the change was.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +79,22 @@ describe('plan: what to change in a DeepSpeed config', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toContain('the closest that fit are shown');
     expect(r.stderr).toMatch(/--emit-deepspeed .*never\.json: no change meets --need 5%, so none is written/);
+  });
+
+  it("with offload in the file, its aim counts the host's copies and Adam as exposed, and says so", { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-change-'));
+    const file = join(dir, 'offload.json');
+    const z3 = JSON.parse(readFileSync(Z3, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...z3, zero_optimization: { ...z3.zero_optimization, offload_optimizer: { device: 'cpu' } } }));
+    const full = JOB.slice(0, JOB.indexOf('--lora'));
+    const r = await runCli([...full, '--deepspeed', file, '--host-adam-gparams', '0.25']);
+    expect(r.stdout).toContain("what to change so that it fits and exposed time (the network's, the host's copies and Adam) is at most 10% of the step");
+    expect(r.stdout).toContain("exposed: the step's time past its compute, the network's and the host's (copies, Adam) together");
+    // ZeRO-3's row: exposed is the step past its compute, host Adam included, so more than its communication alone
+    const row = r.stdout.split('\n').find((l) => l.startsWith('ZeRO-3 '))!;
+    const [compute, comm, exposed, step] = row.trim().split(/\s+/).slice(-5, -1).map(Number);
+    expect(exposed).toBeCloseTo(step - compute, 0);
+    expect(exposed).toBeGreaterThan(comm);
   });
 
   it('--emit-deepspeed needs a --deepspeed file to change', async () => {
