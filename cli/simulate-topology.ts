@@ -20,12 +20,14 @@ export interface TopologyArgs {
 
 /** Hosts from --hosts, the hostfile, or the shard group (a host's ranks); one host otherwise. */
 function hostsOf(a: TopologyArgs, config: RunConfig, world: number): number {
-  if (a.hosts !== undefined) return a.hosts;
   if (a.hostfile !== undefined) {
     const h = readHostfile(a.hostfile);
+    if (a.hosts !== undefined && a.hosts !== h.hosts.length)
+      throw new ConfigError(`--hosts ${a.hosts} and --hostfile ${h.path} (${h.hosts.length} hosts) disagree`);
     if (h.perHost === null) throw new ConfigError(`--hostfile ${a.hostfile}: its hosts have different slots; simulate takes hosts of one size`);
     return h.hosts.length;
   }
+  if (a.hosts !== undefined) return a.hosts;
   return config.shardGroup > 0 ? world / config.shardGroup : 1;
 }
 

@@ -30,6 +30,10 @@ function burst(kib: number | undefined): { burstKiB?: number } {
 
 function simulateOptions<T>(y: Argv<T>) {
   return runOptions(y)
+    .option('hostfile', {
+      type: 'string',
+      describe: "DeepSpeed's hostfile (HOST slots=N a line): its slots the world, its lines the hosts (each of the same slots)",
+    })
     .option('hosts', { type: 'number', describe: 'hosts the --world ranks fill in order (default: the --hostfile, or world / --shard-group, or 1)' })
     .option('nics', { type: 'number', default: 1, describe: 'NICs per host (a rank uses the one beside its GPU; a host its NICs together)' })
     .option('nic-gbit', { type: 'number', describe: "each NIC, Gbit/s each way (default 100; with --run, in place of the pre-flight's rate between hosts)" })

@@ -1,6 +1,6 @@
 // `zerowire simulate` as a user runs it: a real process, its report marked simulated with the algorithms it
 // chose, its files, a LAN-style run simulated beside what it measured, and bad input refused in one line.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +68,24 @@ describe('zerowire simulate', () => {
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     });
+
+  it("places the ranks by a DeepSpeed hostfile: its slots the world, its hosts, a host's ranks as HSDP's group", async () => {
+    const hostfile = join(mkdtempSync(join(tmpdir(), 'zw-sim-hosts-')), 'hostfile');
+    writeFileSync(hostfile, 'node-a slots=2\nnode-b slots=2\n');
+    const r = await runCli(['simulate', ...TINY, '--hostfile', hostfile, '--scheme', 'zero3,hsdp']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/on 2 hosts × 2 ranks/);
+    expect(r.stdout).toMatch(/^HSDP\s+4\s/m);
+    // resident model states: ZeRO-3 shards 16 B a parameter over all 4 ranks, HSDP over a host's 2
+    expect(r.stdout).toMatch(/^ZeRO-3\s+4\s+\d+\s+4\.00\s/m);
+    expect(r.stdout).toMatch(/^HSDP\s+4\s+\d+\s+8\.00\s/m);
+    const disagree = await runCli(['simulate', ...TINY, '--hostfile', hostfile, '--world', '8']);
+    expect(disagree.code).toBe(2);
+    expect(disagree.stderr.trim()).toMatch(/^zerowire: --world 8 and --hostfile .*hostfile disagree: its 2 hosts have 4 slots$/);
+    const hosts = await runCli(['simulate', ...TINY, '--hostfile', hostfile, '--hosts', '4']);
+    expect(hosts.code).toBe(2);
+    expect(hosts.stderr.trim()).toMatch(/^zerowire: --hosts 4 and --hostfile .*hostfile \(2 hosts\) disagree$/);
+  });
 
   it("plan --need --simulate searches each scheme's least rate on the simulator, beside the closed form", async () => {
     const need = 'plan --need 10 --compute model:h100 --model llama:2,64,4,4,128,32 --world 8 --hosts 2 --simulate'.split(' ');
