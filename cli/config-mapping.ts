@@ -29,6 +29,7 @@ export type Settings = Partial<
     | 'wireDtype'
     | 'lr'
     | 'recompute'
+    | 'recomputeRegather'
   >
 >;
 
@@ -49,6 +50,7 @@ const FLAG: Record<keyof Settings, string> = {
   wireDtype: '--wire-dtype',
   lr: '--lr',
   recompute: '--recompute',
+  recomputeRegather: '--recompute-regather',
 };
 
 /** Reads a value of `o` at `key`, typed, the file and the key named on failure; "auto" passed through. */
@@ -132,8 +134,10 @@ export function mappingText(file: string, rows: Row[]): string {
   return [`${file} read as (key, value, what it became):`, ...rows.map((x) => `  ${x.key.padEnd(k)}  ${x.value.padEnd(v)}  ${x.became}`)].join('\n');
 }
 
-/** A flag given on the command line (or as its ZEROWIRE_ variable): it wins over a config file. */
+/** A flag given on the command line (or as its ZEROWIRE_ variable; a boolean's --no- form too): it wins over a
+ *  config file. */
 export function givenOnCommandLine(flag: string, argv = process.argv.slice(2)): boolean {
   const env = `ZEROWIRE_${flag.slice(2).replace(/-/g, '_').toUpperCase()}`;
-  return argv.some((x) => x === flag || x.startsWith(`${flag}=`)) || process.env[env] !== undefined;
+  const no = `--no-${flag.slice(2)}`;
+  return argv.some((x) => x === flag || x === no || x.startsWith(`${flag}=`)) || process.env[env] !== undefined;
 }

@@ -105,6 +105,16 @@ function zeroOptimization(r: Reader, z: Record<string, unknown>, ctx: DsContext)
   const offloaded = stage !== 0 && isObj(z.offload_optimizer) && String(z.offload_optimizer.device).toLowerCase() === 'cpu';
   const why = offloaded ? 'alone: DP cannot offload' : 'beside DP as the baseline';
   r.put(key('stage'), stage, 'scheme', stage === 0 ? 'dp' : `${offloaded ? '' : 'dp,'}zero${stage}`, stage === 0 ? 'DDP' : `ZeRO-${stage}, ${why}`);
+  // under activation checkpointing DeepSpeed's ZeRO-3 releases a block after its recompute's forward and its
+  // backward hook gathers it again (huggingface/transformers#47254): three gathers a micro-batch, not two
+  if (stage === 3)
+    r.put(
+      key('stage'),
+      stage,
+      'recomputeRegather',
+      true,
+      'with --recompute: a block gathered for its recompute, released, and gathered again for its backward pass, as DeepSpeed does',
+    );
   const named = new Map<string, string>(); // each setting by the name the file gave it
   for (const [written, v] of Object.entries(z)) {
     if (written === 'stage') continue;

@@ -69,7 +69,7 @@ export const envWorld = process.env.WORLD_SIZE;
 const HELP_GROUPS: [string, string[]][] = [
   ['The run:', ['world', 'scheme', 'model', 'hf-config', 'seq', 'steps', 'batch', 'lr', 'seed']],
   ['Outputs:', ['out', 'html', 'trace', 'dump']],
-  ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'rope-theta', 'rms-eps']],
+  ['Training:', ['accumulate', 'samples', 'wire-dtype', 'unit', 'shard-group', 'recompute', 'recompute-regather', 'rope-theta', 'rms-eps']],
   ['Fine-tuning:', ['lora', 'lora-targets', 'freeze']],
   ["ZeRO++'s components (on zero3):", ['qwz', 'hpz', 'qgz', 'quant-block']],
   ['Offload (host memory, docs/offload.md):', ['offload', 'offload-dpu', 'host-adam-gparams']],
@@ -163,6 +163,13 @@ function jobFileOptions<T>(y: Argv<T>) {
     });
 }
 
+/** DeepSpeed's ZeRO-3 under activation checkpointing, for `local`, `coordinator`, `simulate` and `plan`. */
+export const RECOMPUTE_REGATHER = {
+  type: 'boolean',
+  describe:
+    "with --recompute, ZeRO-3: a block gathered for its recompute is released after it and gathered again for its backward pass, as DeepSpeed's ZeRO-3 does (--deepspeed with stage 3 sets it); without, the backward's gather serves both, as FSDP's does",
+} as const;
+
 /** How a run trains: where compute runs, on how many threads, with what overlap and recomputation. */
 function computeOptions<T>(y: Argv<T>) {
   return offloadOptions(zeroPPOptions(fineTuneOptions(jobFileOptions(y))))
@@ -172,6 +179,7 @@ function computeOptions<T>(y: Argv<T>) {
       describe:
         "a transformer (gpt:, llama:, a named shape): activation checkpointing per block (keep each block's input, recompute its insides in the backward pass)",
     })
+    .option('recompute-regather', RECOMPUTE_REGATHER)
     .option('preflight', {
       choices: ['off', 'ring', 'all-pairs'],
       default: 'ring',

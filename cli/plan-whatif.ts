@@ -23,6 +23,7 @@ export interface WhatIfPlanArgs extends ModelArgs {
   batch: number;
   accumulate: number;
   recompute: boolean;
+  recomputeRegather?: boolean;
   wireDtype: string;
   overlap: string;
   bucketMib: number;
@@ -91,6 +92,7 @@ export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
     device: a.device,
     threads: '1',
     recompute: a.recompute,
+    recomputeRegather: a.recomputeRegather,
     tflops: a.tflops,
     mfu: a.mfu,
     lora: a.lora,

@@ -54,6 +54,7 @@ export interface RunOptions {
   mfu?: number; // with model:PRESET: the fraction of the peak its products reach
   threads: string; // a count, or auto
   recompute?: boolean; // GPT: keep each block's output only, recompute its insides in the backward pass
+  recomputeRegather?: boolean; // with recompute, ZeRO-3: gather a block again after its recompute (DeepSpeed's)
   qwz?: boolean; // ZeRO++'s components on zero3 (cli/zeropp-options.ts)
   hpz?: boolean;
   qgz?: boolean;
@@ -170,6 +171,7 @@ export function makeRunConfig(o: RunOptions, resolved: ResolvedModel = resolveMo
     ...(zeropp ? { zeropp } : {}),
     ...(offload ? { offload } : {}),
     recompute: o.recompute ?? false,
+    ...(o.recompute && o.recomputeRegather ? { recomputeRegather: true } : {}),
     steps: o.steps,
     batch: o.batch,
     accumulate: o.accumulate ?? 1,

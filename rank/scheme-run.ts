@@ -82,6 +82,7 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
     ...zeroPPContext(componentsOf(c, scheme), host, strides),
     gatherAhead: c.gatherAhead,
     persist: componentsOf(c, scheme) ? undefined : c.persist, // ZeRO++'s gathers are their own (zeropp/)
+    regather: run.plan.regathered(scheme) ?? undefined,
     offload: c.offload,
     reduceBehind: c.reduceBehind,
     overlap: c.overlap,

@@ -12,7 +12,7 @@ import { modelOptions, readingText, resolveModel, type ModelArgs, type ResolvedM
 import { parseBytes, parseCount } from '../sizes.js';
 import { formatPlan, k8sResources, plan } from '../plan.js';
 import type { Argv } from 'yargs';
-import { envWorld, type Cli } from '../options.js';
+import { envWorld, RECOMPUTE_REGATHER, type Cli } from '../options.js';
 import { compareWithRun, whatIfPlan, type WhatIfPlanArgs } from '../plan-whatif.js';
 import { DEFAULT_INTRA_GBIT, needPlan, schemeNeeds } from '../plan-need.js';
 import { simulatedNeeds } from '../plan-need-simulated.js';
@@ -191,6 +191,7 @@ function planOptions<T>(y: Argv<T>) {
       default: false,
       describe: 'with a transformer --model (gpt:, llama:, a named shape): activations with checkpointing per block',
     })
+    .option('recompute-regather', RECOMPUTE_REGATHER)
     .option('world', { type: 'number', describe: `number of ranks (also WORLD_SIZE; default ${envWorld ?? 8}, or the --hostfile's slots)` })
     .option('hostfile', { type: 'string', describe: "DeepSpeed's hostfile (HOST slots=N a line): the world, the hosts, a host's ranks as --shard-group" })
     .option('memory', { type: 'string', describe: 'memory per rank, e.g. 80GB' })

@@ -7,7 +7,7 @@ import { componentsOf, gathersParameters } from '../training/schemes/table.js';
 import { persistedLayout, persistedSizes } from '../training/persisted-layout.js';
 import { ShardLayout, type LayoutSizes, type PersistedSizes } from '../training/layout.js';
 import { gpuModel, modelSpec, type ModelSpec } from '../models/registry.js';
-import type { GpuModel } from '../whatif/model-passes.js';
+import { recomputes, type GpuModel } from '../whatif/model-passes.js';
 import { isHybrid, SCHEME_TABLE } from '../training/schemes/table.js';
 import { pcieTheory } from './offload-theory.js';
 import { crossGroupTraffic, heapBytes, memoryTheory, trafficParts, type MemoryTheory, type ZeroPPTheory } from './theory.js';
@@ -65,6 +65,20 @@ export class RunPlan {
   /** The sizes the theory needs under `scheme` (the hybrid's made once), with the persisted tensors where
    *  it gathers parameters and the run has a persistence threshold. */
   sizesFor(scheme: SchemeName): LayoutSizes {
+    const s = this.sizesOf(scheme);
+    const regathered = this.regathered(scheme);
+    return regathered ? { ...s, regathered } : s;
+  }
+
+  /** Units gathered again for their backward pass after their recompute (a block's, under --recompute with
+   *  --recompute-regather, where the scheme gathers parameters), by unit; null where none is. */
+  regathered(scheme: SchemeName): boolean[] | null {
+    const c = this.config;
+    if (!c.recompute || !c.recomputeRegather || !gathersParameters(scheme)) return null;
+    return this.layoutFor(scheme, 0).units.map((u) => u.pieces.some((p) => recomputes(this.gpu, p.layer.index)));
+  }
+
+  private sizesOf(scheme: SchemeName): LayoutSizes {
     const s = this.shardWorld(scheme) === this.world ? this.sizes : (this.groupSizes ??= this.layoutFor(scheme, 0).sizes());
     if (!this.config.persist || !gathersParameters(scheme) || componentsOf(this.config, scheme)) return s;
     const G = this.shardWorld(scheme);

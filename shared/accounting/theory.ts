@@ -168,7 +168,8 @@ export function heapBytes(
 
 /** Payload bytes one rank sends per optimizer step: DP, ZeRO-1/2 2(N-1)/N * P * b; ZeRO-3 3(N-1)/N * P * b.
  *  With K micro-batches, DP and ZeRO-1 still reduce once; ZeRO-2 reduce-scatters every micro-batch (K+1
- *  passes with the parameters' all-gather); ZeRO-3 gathers twice and reduce-scatters every micro-batch (3K).
+ *  passes with the parameters' all-gather); ZeRO-3 gathers twice and reduce-scatters every micro-batch (3K;
+ *  a block gathered again after its recompute, a third time).
  *  P counts what trains; frozen parameters add only ZeRO-3's gathers (trafficParts). */
 export function trafficTheory(f: SchemeFlags, s: LayoutSizes, dtype: WireDtype, accumulate = 1, linkScale = 1, zpp?: ZeroPPTheory): number {
   const t = trafficParts(f, s, dtype, accumulate, linkScale, zpp);
@@ -195,8 +196,9 @@ export function trafficParts(
     return { trainable: (f.shardGradients ? K + 1 : 2) * s.unitPadded.reduce((t, p) => t + g.whole(p), 0) * b, frozen: 0, host: 0, cross: 0 };
   let [trainable, frozen] = [0, 0];
   s.unitPadded.forEach((p, i) => {
-    trainable += K * (2 * g.trainable(i) + g.whole(p)) + g.refresh(i); // forward and backward gathers, the reduce-scatter
-    frozen += K * g.frozen(i) * (s.frozen?.backwardUnits[i] ? 2 : 1); // the backward pass gathers only the units it reaches
+    const again = s.regathered?.[i] ? 1 : 0; // a block gathered again for its backward pass after its recompute
+    trainable += K * ((2 + again) * g.trainable(i) + g.whole(p)) + g.refresh(i); // forward and backward gathers, the reduce-scatter
+    frozen += K * g.frozen(i) * (s.frozen?.backwardUnits[i] ? 2 + again : 1); // the backward pass gathers only the units it reaches
   });
   const t = s.tied;
   if (t && t.lender !== t.borrower) {
@@ -244,9 +246,13 @@ function zeroPPTraffic(s: LayoutSizes, dtype: WireDtype, K: number, linkScale: n
   // the gathers: every unit's, and a tied head's embeddings unit's again (schemes/tied.ts)
   const t = s.tied;
   const gathered = t && t.lender !== t.borrower ? [...s.unitPadded, s.unitPadded[t.lender]] : s.unitPadded;
-  const forward = sum((S) => (z.qwz ? 2 * (N - 1) * seg(q8(S)) : b * (N - 1) * seg(S)), gathered);
-  const backward = z.hpz ? 0 : forward;
-  const hpzHost = z.hpz ? sum((S) => b * (z.G - 1) * seg(M * S), gathered) : 0;
+  // a block gathered again for its backward pass after its recompute (--recompute-regather) gathers twice there
+  const again = s.unitPadded.filter((_, i) => s.regathered?.[i]);
+  const gather = (S: number) => (z.qwz ? 2 * (N - 1) * seg(q8(S)) : b * (N - 1) * seg(S));
+  const forward = sum(gather, gathered);
+  const backward = z.hpz ? 0 : forward + sum(gather, again);
+  const secondary = (S: number) => b * (z.G - 1) * seg(M * S);
+  const hpzHost = z.hpz ? sum(secondary, gathered) + sum(secondary, again) : 0;
   const reduce = z.qgz ? 0 : sum((S) => b * (N - 1) * seg(S));
   const qgzHost = z.qgz ? sum((S) => 2 * (z.G - 1) * seg(q4(M * S))) : 0;
   const qgzCross = z.qgz ? sum((S) => 2 * (M - 1) * seg(q4(S))) : 0;

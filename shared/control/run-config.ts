@@ -80,6 +80,9 @@ export const RunConfigSchema = v.object({
   ),
   reduceBehind: int(0, 2), // sharded gradients: unit reduce-scatters left running behind the backward pass
   recompute: v.boolean(), // GPT: activation checkpointing per block
+  // ZeRO-3 under recompute: a block gathered for its recompute is released after it and gathered again for its
+  // backward pass, as DeepSpeed's ZeRO-3 does (absent: the backward's gather serves both, as FSDP's does)
+  recomputeRegather: v.optional(v.boolean()),
   // fine-tuning (training/adapters.ts): LoRA adapters on Linear layers (the base frozen), groups frozen by name
   adapt: v.optional(AdaptSchema),
   // ZeRO++'s components on ZeRO-3 (training/schemes/zeropp.ts): qwZ, its gathers int8 in blocks of `block`;

@@ -52,9 +52,8 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   const sum = (u: Unit, xs: number[]) => u.layers.reduce((s, l) => s + xs[l.index], 0);
   const { ring, cross, M } = rings(plan, scheme, layout.world, link, intraHost);
   const optimizerMs = cost.chainMs(optimizerWork(f.shardOptimizer ? layout.shardTotal : layout.paddedTotal, b));
-  const units = layout.units;
-  const trained = units.filter((u) => u.size > 0); // fine-tuning: units with nothing trainable reduce nothing
-  const lends = tiedLender(layout);
+  const [units, trained] = [layout.units, layout.units.filter((u) => u.size > 0)]; // trained: units with anything to reduce
+  const [lends, regather] = [tiedLender(layout), plan.regathered(scheme)]; // regather: blocks gathered again after their recompute
   const closes = new Map((f.shardGradients ? [] : gradientBuckets(trained, c.bucketBytes, b)).map((bk) => [bk[bk.length - 1], bk]));
   const window = !c.overlap ? 0 : f.shardGradients ? c.reduceBehind : Infinity;
   let [now, compute] = [0, 0];
@@ -73,6 +72,7 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
       start(i);
       for (let k = 1; k <= c.gatherAhead; k++) start(i + k);
       now = Math.max(now, done.get(order[i])!);
+      if (order !== units && regather?.[order[i].index]) now = gather(order[i]); // the backward's own, on demand
       if (lends?.to === order[i]) now = Math.max(now, gather(lends.unit)); // on demand, after the head's own
     };
   };

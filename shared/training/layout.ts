@@ -23,6 +23,7 @@ export interface LayoutSizes {
   frozen?: FrozenSizes; // absent: nothing frozen
   persisted?: PersistedSizes; // ZeRO-3 with a persistence threshold (persisted-layout.ts); absent: none
   tied?: TiedSizes; // a head that borrows the token table (schemes/tied.ts); absent: none
+  regathered?: boolean[]; // per unit: gathered again after its recompute (ZeRO-3, --recompute-regather); absent: none
 }
 
 /** A tied head: the unit that borrows and the one that lends (ZeRO-3 gathers the lender again for the head's

@@ -8,6 +8,7 @@ import { RunPlan } from '../../shared/accounting/run-plan.js';
 import { persistedLayout } from '../../shared/training/persisted-layout.js';
 import { describe, expect, it } from 'vitest';
 import { readDeepspeedConfig, type DsContext } from '../../cli/deepspeed.js';
+import { givenOnCommandLine } from '../../cli/config-mapping.js';
 import { runCli } from '../helpers/cli.js';
 
 const Z3 = JSON.parse(readFileSync(new URL('../../deploy/deepspeed/ds_z3_config.json', import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -26,7 +27,13 @@ describe('--deepspeed', () => {
       persistThreshold: 40960,
       accumulate: 2,
       wireDtype: 'bf16',
+      recomputeRegather: true,
     });
+    // stage 3's second row: under --recompute, DeepSpeed gathers a block again after its recompute
+    expect(rows.filter((r) => r.key === 'zero_optimization.stage').map((r) => r.became)).toEqual([
+      '--scheme dp,zero3 (ZeRO-3, beside DP as the baseline)',
+      '--recompute-regather true (with --recompute: a block gathered for its recompute, released, and gathered again for its backward pass, as DeepSpeed does)',
+    ]);
     expect(row(rows, 'zero_optimization.reduce_bucket_size')).toBe(
       '--bucket-mib 32 (16777216 elements: "auto" is hidden² (the Trainer); ZeRO-2/3 reduce a unit at a time here, whatever the size)',
     );
@@ -47,6 +54,14 @@ describe('--deepspeed', () => {
     expect(row(rows, 'bf16.enabled')).toBe('--wire-dtype bf16 (mixed precision)');
   });
 
+  it("stage 3's regather under --recompute gives way to --no-recompute-regather on the command line", () => {
+    expect(givenOnCommandLine('--recompute-regather', ['--recompute', '--no-recompute-regather'])).toBe(true);
+    expect(givenOnCommandLine('--recompute-regather', ['--recompute'])).toBe(false);
+    const { set, rows } = readDeepspeedConfig({ zero_optimization: { stage: 3 } }, 'ds.json', CTX, (flag) => flag === '--recompute-regather');
+    expect(set.recomputeRegather).toBeUndefined();
+    expect(rows.filter((r) => r.key === 'zero_optimization.stage')[1].became).toMatch(/: the command line's --recompute-regather won$/);
+  });
+
   it('batches, ZeRO++ and precision; a flag on the command line wins and is said to', () => {
     const ds = {
       train_micro_batch_size_per_gpu: 2,
@@ -55,7 +70,7 @@ describe('--deepspeed', () => {
       zero_optimization: { stage: 3, zero_hpz_partition_size: 8, zero_quantized_weights: true, zero_quantized_gradients: true },
     };
     const { set, rows } = readDeepspeedConfig(ds, 'ds.json', CTX, (flag) => flag === '--scheme');
-    expect(set).toEqual({ accumulate: 4, batch: 2 * 16 * 4, wireDtype: 'bf16', hpz: true, shardGroup: 8, qwz: true, qgz: true });
+    expect(set).toEqual({ accumulate: 4, batch: 2 * 16 * 4, wireDtype: 'bf16', hpz: true, shardGroup: 8, qwz: true, qgz: true, recomputeRegather: true });
     expect(row(rows, 'zero_optimization.stage')).toBe("--scheme dp,zero3 (ZeRO-3, beside DP as the baseline): the command line's --scheme won");
     expect(row(rows, 'fp16.enabled')).toMatch(/fp16 as bf16/);
   });

@@ -34,6 +34,7 @@ export interface TrainSetup {
   bucketBytes?: number; // DP/ZeRO-1 bucket cap (default DDP's 25 MiB)
   accumulate?: number; // micro-batches per optimizer step
   persist?: number; // ZeRO-3: DeepSpeed's persistence threshold, elements
+  regather?: boolean[]; // ZeRO-3 under recompute: units gathered again after their recompute (DeepSpeed's)
   compute?: (spec: ModelSpec) => Compute; // default: inline
 }
 
@@ -91,6 +92,7 @@ export async function trainDistributed(world: number, scheme: SchemeName, s: Tra
         gatherAhead: s.gatherAhead,
         reduceBehind: s.reduceBehind,
         persist: s.persist,
+        regather: s.regather,
         overlap: s.overlap,
         bucketBytes: s.bucketBytes,
         accumulate: s.accumulate,

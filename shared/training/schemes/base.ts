@@ -208,6 +208,11 @@ export class Base {
     return lent && this.tied?.borrows(piece) ? this.tied.paramsFor(own, lent) : own;
   }
 
+  /** Unit `u`'s parameters for its backward pass, given those acquired for it (ZeRO-3 may gather again: zero3.ts). */
+  protected regathered(_u: Unit, p: UnitParams): Promise<UnitParams> {
+    return Promise.resolve(p);
+  }
+
   /** Unit `u`'s parameters for a tied head's one use. Here they are resident. */
   protected lendUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     return Base.prototype.acquireUnit.call(this, u, pass);
@@ -223,7 +228,7 @@ export class Base {
 
   /** Unit `u` backward; resolves once it is computed, with the reduction its gradient started (if any), still running. */
   private async backwardUnit(u: Unit): Promise<{ reduced: Promise<void> | null }> {
-    const p = await this.waitFor(this.acquireUnit(u, 'backward'));
+    const p = await this.waitFor(this.regathered(u, await this.waitFor(this.acquireUnit(u, 'backward'))));
     const lent = await this.lentTo(u, p, 'backward');
     this.probe.sample();
     const g = this.unitGrad;

@@ -34,6 +34,8 @@ export interface SchemeContext {
   strides?: { group: Collectives[]; cross: Collectives[] } | null;
   ranks?: number; // ranks whose losses are averaged (default: the layout's world)
   persist?: number; // ZeRO-3: tensors of at most this many elements are kept whole, never gathered (0: none; persisted.ts)
+  // ZeRO-3 under recompute, by unit: gathered again for its backward pass after its recompute (DeepSpeed's; zero3.ts)
+  regather?: boolean[];
   offload?: { params: boolean; dpu: boolean }; // DeepSpeed's offload (offload.ts)
   pcie?: PcieTally; // where offload's copies between device and host are counted
 }

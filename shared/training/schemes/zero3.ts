@@ -53,6 +53,16 @@ export class Zero3 extends Zero2 {
     return mine;
   }
 
+  /** DeepSpeed's ZeRO-3 under activation checkpointing (--recompute-regather): the block gathered for its
+   *  recompute is released after it and gathered again for its backward pass. zerowire recomputes inside the
+   *  unit's backward call, so both gathers come before it: DeepSpeed's bytes, and the second gather waited for
+   *  (DeepSpeed's could run behind the recompute). */
+  protected override async regathered(u: Unit, p: UnitParams): Promise<UnitParams> {
+    if (!this.ctx.regather?.[u.index]) return p;
+    this.releaseUnit(p);
+    return this.gather(u, 'backward', ' again after its recompute');
+  }
+
   /** A tied head's table: the lending unit gathered for this one use, apart from the prefetch window. */
   protected override lendUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
     return this.gather(u, pass, ' for the tied head');
