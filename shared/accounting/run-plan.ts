@@ -33,6 +33,7 @@ export class RunPlan {
   private theta?: Float32Array;
   private groupSizes?: LayoutSizes; // the hybrid's, over its shard group
   private readonly persistedBy = new Map<number, PersistedSizes>(); // the persisted tensors' sizes, by shard world
+  private readonly regatheredBy = new Map<number, boolean[]>(); // units gathered again after their recompute, by shard world
 
   /** The initial parameters every rank derives from the seed (made once per run, shared by its schemes;
    *  setup copies them into its own bands, so they are never written). */
@@ -75,7 +76,10 @@ export class RunPlan {
   regathered(scheme: SchemeName): boolean[] | null {
     const c = this.config;
     if (!c.recompute || !c.recomputeRegather || !gathersParameters(scheme)) return null;
-    return this.layoutFor(scheme, 0).units.map((u) => u.pieces.some((p) => recomputes(this.gpu, p.layer.index)));
+    const G = this.shardWorld(scheme); // laid out once per shard world, as the persisted tensors are
+    let by = this.regatheredBy.get(G);
+    if (!by) this.regatheredBy.set(G, (by = this.layoutFor(scheme, 0).units.map((u) => u.pieces.some((p) => recomputes(this.gpu, p.layer.index)))));
+    return by;
   }
 
   private sizesOf(scheme: SchemeName): LayoutSizes {
