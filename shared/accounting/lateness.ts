@@ -14,6 +14,9 @@ const LATE_SHARE = 0.1;
 const LATE_FLOOR_MS = 2;
 /** The least counted steps a lateness verdict needs: fewer, and one stall is most of the evidence. */
 const LATE_MIN_STEPS = 5;
+/** The named host's median is at least this many times any other late host's: a ring neighbour waiting for
+ *  a slow host's data was late by 0.23-0.44 of it in the runs that saw one late in most steps (docs/lan.md). */
+const LATE_DOMINANCE = 2;
 
 export interface HostLateness {
   host: string;
@@ -83,11 +86,13 @@ export function judgeLateness(
   }));
   const counted = Math.min(...lateness.map((h) => h.steps));
   const judgeable = lateness.length > 1 && counted >= LATE_MIN_STEPS;
-  // Later than the other hosts by the bar in most steps, and the only such host: on a busy machine every host
-  // is late now and then (a healthy one in at most 3 of 8 steps here, beside a CPU burner on every core), and
-  // one stall is no verdict. Its neighbour in the ring, waiting for its data, is late in some steps too.
-  const most = lateness.filter((h) => 2 * h.lateSteps > h.steps && h.ms > bar);
-  const latest = judgeable && most.length === 1 ? { ...most[0], bar } : null;
+  // Later than the other hosts by the bar in most steps, and far later than any other such host: on a busy
+  // machine every host is late now and then (a healthy one in at most 4 of 10 steps here, beside a CPU burner
+  // on every core), and one stall is no verdict. Its neighbour in the ring, waiting for its data, is late too,
+  // on a loaded machine in most steps, but by a part of its lateness; two hosts about as late are not one culprit.
+  const most = lateness.filter((h) => 2 * h.lateSteps > h.steps && h.ms > bar).sort((a, b) => b.ms - a.ms);
+  const alone = most.length > 0 && most.slice(1).every((h) => LATE_DOMINANCE * h.ms <= most[0].ms);
+  const latest = judgeable && alone ? { ...most[0], bar } : null;
   const tooFew = lateness.length > 1 && !judgeable ? `too few steps to judge lateness (${counted} counted, ${LATE_MIN_STEPS} needed)` : null;
   return { lateness, latest, stepMs, clockMs, tooFew };
 }

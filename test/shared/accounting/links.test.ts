@@ -116,6 +116,17 @@ describe('which link or host is slow', () => {
     expect(behind.blame.join(' ')).not.toMatch(/entered collectives/);
   });
 
+  it("a slow host's ring neighbour late in every step too, by a fifth as much: the slow host is named (a loaded CI run: 139.8 and 41.6 ms)", () => {
+    const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 20, 60, 0]));
+    expect(n.lateness.map((h) => [h.host, h.ms, h.lateSteps])).toEqual([
+      ['a', 0, 0],
+      ['b', 20, 6],
+      ['c', 100, 6],
+      ['d', 0, 0],
+    ]);
+    expect(n.blame).toEqual([expect.stringMatching(/^host c's ranks entered collectives 100\.0 ms late per step .*: its compute, not the network$/)]);
+  });
+
   it('two hosts about as late: neither stands out, and neither is blamed', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 22, 25, 0]));
     expect(n.blame).toEqual(['no link or host stands out']);
