@@ -22,9 +22,17 @@ export interface Values {
   /** `x` (the working dtype) block-quantized into `out` (tensor/quantize.ts's wire layout, as 16-bit units);
    *  what it lost added to `err`. */
   quantize(x: Elems, f: QuantFormat, out: Uint16Array, err: QuantError): void;
-  /** A quantized segment of `out.length` values back, into the working dtype. */
-  dequantize(q: Uint16Array, f: QuantFormat, out: Elems): void;
+  /** `parts` segments quantized one after another (each `q.length / parts` units) back into `out`'s equal parts. */
+  dequantizeEach(q: Uint16Array, f: QuantFormat, out: Elems, parts: number): void;
+  /** `part(k)` quantized into `out[k]` for every k with an `out[k]`; what it lost added to `err`. */
+  quantizeEach(part: (k: number) => Elems, out: readonly (Uint16Array | null)[], f: QuantFormat, err: QuantError): void;
+  /** `got[k]` dequantized (through fp32 `scratch`) and added into `acc`, for every k with a `got[k]`. */
+  dequantizeAddEach(got: readonly (Uint16Array | null)[], f: QuantFormat, scratch: Float32Array, acc: Float32Array): void;
+  /** `dst` (count·size) = fp32 of `src`'s size-value parts first, first + stride, ... (count of them). */
+  toF32Strided(src: Elems, first: number, stride: number, count: number, dst: Float32Array): Float32Array;
 }
+// The *Each and strided forms exist so that a rank without values (no-values.ts) skips the loop itself: a
+// 128-host exchange loops over 127 peers, and views of nothing cost a simulated thousand ranks seconds.
 
 let quantizer: Quantizer | null = null; // made on first use: one per thread
 
@@ -37,4 +45,37 @@ function dequantize(q: Uint16Array, f: QuantFormat, out: Elems): void {
   (quantizer ??= new Quantizer()).dequantize(new Uint8Array(q.buffer, q.byteOffset, q.byteLength), out.length, f, out);
 }
 
-export const REAL_VALUES: Values = { toF32, fromF32, addF32, adam: adamUpdate, quantize, dequantize };
+function dequantizeEach(q: Uint16Array, f: QuantFormat, out: Elems, parts: number): void {
+  const [Q, S] = [q.length / parts, out.length / parts];
+  for (let r = 0; r < parts; r++) dequantize(q.subarray(r * Q, (r + 1) * Q), f, out.subarray(r * S, (r + 1) * S));
+}
+
+function quantizeEach(part: (k: number) => Elems, out: readonly (Uint16Array | null)[], f: QuantFormat, err: QuantError): void {
+  out.forEach((o, k) => o && quantize(part(k), f, o, err));
+}
+
+function dequantizeAddEach(got: readonly (Uint16Array | null)[], f: QuantFormat, scratch: Float32Array, acc: Float32Array): void {
+  for (const g of got) {
+    if (!g) continue;
+    dequantize(g, f, scratch);
+    addF32(acc, scratch);
+  }
+}
+
+function toF32Strided(src: Elems, first: number, stride: number, count: number, dst: Float32Array): Float32Array {
+  const size = dst.length / count;
+  for (let k = 0; k < count; k++) toF32(src.subarray((first + k * stride) * size, (first + k * stride + 1) * size), dst.subarray(k * size, (k + 1) * size));
+  return dst;
+}
+
+export const REAL_VALUES: Values = {
+  toF32,
+  fromF32,
+  addF32,
+  adam: adamUpdate,
+  quantize,
+  dequantizeEach,
+  quantizeEach,
+  dequantizeAddEach,
+  toF32Strided,
+};

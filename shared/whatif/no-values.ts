@@ -8,5 +8,8 @@ export const NO_VALUES: Values = {
   addF32: () => undefined,
   adam: () => undefined,
   quantize: () => undefined,
-  dequantize: () => undefined,
+  dequantizeEach: () => undefined, // no loops over views of nothing (values.ts says why)
+  quantizeEach: () => undefined,
+  dequantizeAddEach: () => undefined,
+  toF32Strided: (_src, _first, _stride, _count, dst) => dst,
 };

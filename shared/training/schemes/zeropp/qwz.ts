@@ -35,7 +35,7 @@ export class QuantizedGather {
       const sent = coll.allGather(packed, all, `${label} (int8)`);
       await this.compute.quantize?.(S, 2 * Q); // a modeled device's kernel time (issued after the collective)
       await sent;
-      for (let r = 0; r < coll.world; r++) this.values.dequantize(all.subarray(r * Q, (r + 1) * Q), f, out.subarray(r * S, (r + 1) * S));
+      this.values.dequantizeEach(all, f, out.subarray(0, coll.world * S), coll.world);
       await this.compute.quantize?.(coll.world * S, coll.world * 2 * Q);
     } finally {
       ledger.free(packed);
