@@ -168,11 +168,12 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
     const stack = `zwswarmkill${process.pid}`;
     deploy(stack, { ZEROWIRE_STEPS: '100000', ZEROWIRE_SCHEME: 'zero3' });
     // on a timeout, the services' states and the coordinator's log say where it stood
-    const seen = () => `${[...taskStates(`${stack}_coordinator`), ...taskStates(`${stack}_rank`)].join('; ')}\n${logs(`${stack}_coordinator`).slice(-4000)}`;
+    const tasks = () => [...taskStates(`${stack}_coordinator`), ...taskStates(`${stack}_rank`)];
+    const seen = () => `${tasks().join('; ')}\n${logs(`${stack}_coordinator`).slice(-4000)}`;
     expect(await eventually(() => /ZeRO-3 step 1\//.test(logs(`${stack}_coordinator`)), 240_000), seen()).toBe(true);
     const victim = lines(out(['ps', '-q', '--filter', `label=com.docker.swarm.service.name=${stack}_rank`]))[1];
     out(['kill', victim]);
-    expect(await eventually(() => [...taskStates(`${stack}_coordinator`), ...taskStates(`${stack}_rank`)].every(finished), 60_000), seen()).toBe(true);
+    expect(await eventually(() => tasks().every(finished), 60_000), seen()).toBe(true);
     expect(taskStates(`${stack}_coordinator`)[0]).toMatch(/^Failed/);
     expect(taskStates(`${stack}_rank`)).toHaveLength(4); // the killed one was not replaced
     expect(logs(`${stack}_coordinator`)).toMatch(/rank \d \([0-9a-f]{12}, [\d.]+, pid \d+\) during zero3 step \d+ (disconnected|stopped answering)/);
