@@ -63,21 +63,21 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   /** ZeRO-3: this pass's gathers, started `gatherAhead` units ahead of the one computing. */
   const gathered = (order: Unit[]) => {
     const done = new Map<Unit, number>();
-    // both halves of a unit (its frozen one too): one gather's bytes (ZeRO++: as its components send them)
+    // both halves of a unit: one gather's bytes (ZeRO++: as its components send them; a recompute's gather a forward one)
     const up = (u: Unit) => off?.up(now, (u.shard + u.frozen.shard) * b) ?? now; // offload_param: the shard up first
-    const gather = (u: Unit) => (zpp ? zpp.gather(u, order !== units, now) : ring.run(up(u), u.padded + u.frozen.padded, b, 1));
+    const fromHost = (u: Unit, again: boolean) => order !== units && (again || !regather?.[u.index]);
+    const gather = (u: Unit, again = false) => (zpp ? zpp.gather(u, fromHost(u, again), now) : ring.run(up(u), u.padded + u.frozen.padded, b, 1));
     const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], gather(order[i]));
     return (i: number) => {
       if (!f.shardParameters) return;
       start(i);
       for (let k = 1; k <= c.gatherAhead; k++) start(i + k);
       now = Math.max(now, done.get(order[i])!);
-      if (order !== units && regather?.[order[i].index]) now = gather(order[i]); // the backward's own, on demand
+      if (order !== units && regather?.[order[i].index]) now = gather(order[i], true); // the backward's own, on demand
       if (lends?.to === order[i]) now = Math.max(now, gather(lends.unit)); // on demand, after the head's own
     };
   };
   for (let k = 0; k < K; k++) {
-    const last = k === K - 1;
     const forward = gathered(units);
     units.forEach((u, i) => (forward(i), work(sum(u, t.forward))));
     const reversed = units.slice(layout.backwardFrom).reverse(); // no backward pass before the first trainable unit
@@ -90,7 +90,7 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
         const reduced = zpp ? zpp.reduce(u, now) : ring.run(now, u.padded, b, 1);
         const across = cross ? cross.run(reduced, Math.ceil(u.shard / M) * M, b, 2) : reduced; // the hybrid's shard, across groups
         pending.push(off ? off.copy(across, u.shard * b) : across); // offload: the shard down, behind the backward pass
-      } else if (last && closes.has(u)) {
+      } else if (k === K - 1 && closes.has(u)) {
         let end = now;
         for (const v of closes.get(u)!) end = ring.run(now, v.padded, b, f.shardOptimizer ? 1 : 2);
         pending.push(end);

@@ -1,6 +1,6 @@
 // ZeRO++'s collectives in the step predictor (step-prediction.ts): ZeRO-3's gathers and reduce-scatters as its
 // components send them. qwZ's gathers carry int8 blocks on the run's ring; hpZ's backward gathers run on the
-// host's ring (the intra-host link); qgZ's gradients go within the host, then across it, as int4 blocks (a
+// host's ring (the intra-host link), a recompute's before them (--recompute-regather) on the run's; qgZ's gradients go within the host, then across it, as int4 blocks (a
 // host's ranks sharing its link across). Each quantization and dequantization costs the device memory-bound
 // time, done as work on the step's timeline once the collective is issued (its bytes do not wait for it).
 import { bytesPerElement } from '../tensor/dtype.js';
@@ -13,8 +13,9 @@ import type { RunPlan } from '../accounting/run-plan.js';
 import { RingQueue, type Link } from './ring-queue.js';
 
 export interface ZeroPPQueues {
-  /** A unit's gather issued at `at` (the backward pass's, or the forward's); returns when it ends. */
-  gather(u: Unit, backward: boolean, at: number): number;
+  /** A unit's gather issued at `at`: the backward pass's own (`fromHost`: hpZ may serve it) or a forward one
+   *  (a recompute's too); returns when it ends. */
+  gather(u: Unit, fromHost: boolean, at: number): number;
   /** A unit's gradient reduced from `at`; returns when it ends. */
   reduce(u: Unit, at: number): number;
   busy(): number;
@@ -35,8 +36,8 @@ export function zeroPPQueues(plan: RunPlan, scheme: SchemeName, cost: GpuCost, l
   const kernels = (values: number, codeBytes: number) => cost.chainMs(quantizeWork(values, codeBytes));
   return {
     busy: () => main.busy + host.busy + across.busy,
-    gather(u: Unit, backward: boolean, at: number): number {
-      if (backward && z.hpz) return host.run(at, u.padded, b, 1);
+    gather(u: Unit, fromHost: boolean, at: number): number {
+      if (fromHost && z.hpz) return host.run(at, u.padded, b, 1);
       if (!z.qwz) return main.run(at, u.padded, b, 1);
       const end = main.run(at, N * q8(u.shard), 2, 1);
       work(kernels(u.shard, 2 * q8(u.shard)) + kernels(u.padded, 2 * N * q8(u.shard)));

@@ -85,6 +85,35 @@ describe('local --scheme zero3 --qwz --hpz', () => {
     }
   }, 180_000);
 
+  it("under --recompute-regather a block's recompute gathers across the hosts, as DeepSpeed's forward hooks do; its backward pass, on the host", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-zpp-'));
+    try {
+      const base = ['local', '--world', '4', '--shard-group', '2', '--scheme', 'zero3', '--model', 'gpt:2,64,4,32', '--batch', '8', '--samples', '32'];
+      const rows: Record<string, Report['rows'][number]> = {};
+      for (const [name, parts] of [
+        ['all', ['--qwz', '--hpz', '--qgz']],
+        ['no hpz', ['--qwz', '--qgz']],
+      ] as const)
+        for (const again of [false, true]) {
+          const out = join(dir, `${name}-${again}.json`);
+          const extra = [...parts, '--quant-block', '256', '--recompute', ...(again ? ['--recompute-regather'] : [])];
+          const r = await runCli([...base, ...extra, '--steps', '3', '--preflight', 'off', '--out', out], 90_000);
+          expect(r.code, r.stderr).toBe(0);
+          const x = (JSON.parse(readFileSync(out, 'utf8')) as Report).rows[0];
+          expect(x.sentPerStep.payload, `${name} ${again}`).toBe(x.sentPerStep.theory);
+          rows[`${name}${again ? ' again' : ''}`] = x;
+        }
+      const extra = (name: string) => rows[`${name} again`].sentPerStep.payload - rows[name].sentPerStep.payload;
+      // without hpZ the gather again is one more int8 gather of each block on the run's ring; with hpZ it is the
+      // same gather, the recompute's (the backward pass's own stays on the host's ring, as without the flag)
+      expect(extra('no hpz')).toBeGreaterThan(0);
+      expect(extra('all')).toBe(extra('no hpz'));
+      for (const name of ['all', 'no hpz']) expect(rows[`${name} again`].losses, name).toEqual(rows[name].losses);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
   it('refuses what cannot work, naming the option', async () => {
     const cases: [string[], RegExp][] = [
       [['--scheme', 'dp', '--qwz'], /^zerowire: --qwz: ZeRO\+\+'s components change ZeRO-3: add zero3 to --scheme$/],

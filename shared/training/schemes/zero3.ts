@@ -12,6 +12,11 @@ import { Persisted } from './persisted.js';
 import { persistedLayout } from '../persisted-layout.js';
 import { now, sleep } from '../../time/clock.js';
 
+/** Why a unit is gathered: its own use in the pass, again for its backward pass after its recompute
+ *  (--recompute-regather), or for a tied head. */
+export type GatherUse = 'own' | 'again' | 'tied';
+export const GATHER_WHY: Record<GatherUse, string> = { own: '', again: ' again after its recompute', tied: ' for the tied head' };
+
 export class Zero3 extends Zero2 {
   override readonly name: SchemeName = 'zero3';
   /** Gathers already started, by pass and unit: the prefetch window. */
@@ -60,17 +65,18 @@ export class Zero3 extends Zero2 {
   protected override async regathered(u: Unit, p: UnitParams): Promise<UnitParams> {
     if (!this.ctx.regather?.[u.index]) return p;
     this.releaseUnit(p);
-    return this.gather(u, 'backward', ' again after its recompute');
+    return this.gather(u, 'backward', 'again');
   }
 
   /** A tied head's table: the lending unit gathered for this one use, apart from the prefetch window. */
   protected override lendUnit(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
-    return this.gather(u, pass, ' for the tied head');
+    return this.gather(u, pass, 'tied');
   }
 
   /** Both halves of unit `u` into one buffer, [frozen | trainable], each padded: frozen weights are gathered
    *  for every use as the trainable ones are (the backward pass needs them for the input's gradient). */
-  protected async gather(u: Unit, pass: 'forward' | 'backward', why = ''): Promise<UnitParams> {
+  protected async gather(u: Unit, pass: 'forward' | 'backward', use: GatherUse = 'own'): Promise<UnitParams> {
+    const why = GATHER_WHY[use];
     const { ledger, dtype } = this.ctx;
     const f = u.frozen;
     const gathered = ledger.alloc('gathered', dtype, f.padded + u.padded);

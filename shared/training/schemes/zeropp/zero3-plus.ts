@@ -7,7 +7,7 @@ import type { Unit } from '../../layout.js';
 import type { QuantError } from '../../values.js';
 import type { UnitParams } from '../base.js';
 import type { SchemeContext } from '../context.js';
-import { Zero3 } from '../zero3.js';
+import { GATHER_WHY, Zero3, type GatherUse } from '../zero3.js';
 import { SecondaryPartition } from './hpz.js';
 import { QuantizedGradients } from './qgz.js';
 import { QuantizedGather } from './qwz.js';
@@ -43,12 +43,12 @@ export class ZeroPP extends Zero3 {
     return weights || grads ? { ...(weights ? { weights } : {}), ...(grads ? { grads } : {}) } : null;
   }
 
-  protected override async gather(u: Unit, pass: 'forward' | 'backward'): Promise<UnitParams> {
+  protected override async gather(u: Unit, pass: 'forward' | 'backward', use: GatherUse = 'own'): Promise<UnitParams> {
     const { coll, ledger, dtype } = this.ctx;
     const gathered = ledger.alloc('gathered', dtype, u.padded);
     const params = { frozen: this.frozenWorking.subarray(0, 0), trainable: gathered.subarray(0, u.size), gathered };
-    const label = `${pass} gather u${u.index}`;
-    if (pass === 'backward' && this.hpz) {
+    const label = `${pass} gather u${u.index}${GATHER_WHY[use]}`;
+    if (this.hpz && this.fromHost(u, pass, use)) {
       await this.hpz.gather(u, gathered, label);
       return params;
     }
@@ -57,6 +57,14 @@ export class ZeroPP extends Zero3 {
     else await coll.allGather(mine, gathered, label);
     if (pass === 'forward') this.hpz?.keep(u, gathered);
     return params;
+  }
+
+  /** Whether hpZ serves this gather: the backward pass's come from the host's secondary partition. Under --recompute-regather
+   *  (DeepSpeed's activation checkpointing) a block's first backward gather is its recompute's: DeepSpeed's
+   *  forward hooks fetch it, and a forward fetch reads the primary partition, across hosts (its all-gather
+   *  takes the secondary tensor only when not forward); the gather again after it is the backward pass's. */
+  private fromHost(u: Unit, pass: 'forward' | 'backward', use: GatherUse): boolean {
+    return pass === 'backward' && (use !== 'own' || !this.ctx.regather?.[u.index]);
   }
 }
 
