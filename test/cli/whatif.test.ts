@@ -83,6 +83,14 @@ describe('zerowire local --compute model:h200', () => {
     expect((await runCli(['plan', '--run', out, '--gbit', '25'])).stdout).toMatch(/links of 25\.0 Gbit\/s/);
   }, 150_000);
 
+  it('a modeled run with ZeRO++ beside ZeRO-3 warns of no disagreement: without values there are no losses to compare', async () => {
+    const args = ['local', '--world', '4', '--shard-group', '2', '--compute', 'model:h200', '--scheme', 'zero3,zeropp', '--model', MODEL];
+    const r = await runCli([...args, '--batch', '8', '--steps', '2', '--preflight', 'off'], 60_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/losses: not computed/);
+    expect(r.stderr).not.toMatch(/schemes disagree/);
+  }, 90_000);
+
   it("a modeled fp32 run's ledger holds the bands the real fp32 run holds, band by band, in every scheme", async () => {
     const base = [
       'local',
