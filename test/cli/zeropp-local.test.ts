@@ -101,6 +101,7 @@ describe('local --scheme zero3 --qwz --hpz', () => {
           expect(r.code, r.stderr).toBe(0);
           const x = (JSON.parse(readFileSync(out, 'utf8')) as Report).rows[0];
           expect(x.sentPerStep.payload, `${name} ${again}`).toBe(x.sentPerStep.theory);
+          if (name === 'all') expect(r.stdout.includes("a block's recompute gather across the hosts"), `${name} ${again}`).toBe(again);
           rows[`${name}${again ? ' again' : ''}`] = x;
         }
       const extra = (name: string) => rows[`${name} again`].sentPerStep.payload - rows[name].sentPerStep.payload;
