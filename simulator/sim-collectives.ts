@@ -2,7 +2,7 @@
 // decides them), but instead of frames each collective waits at its group's rendezvous until every member has
 // entered, and then for the time the network gives it (network/network.ts). Bytes are counted as the ring
 // algorithm would send them, each segment cut to 1/linkScale as a what-if rank's are.
-import { Collectives, type CollectiveOptions } from '../shared/collectives/collectives.js';
+import { Collectives, type AllToAllParts, type CollectiveOptions } from '../shared/collectives/collectives.js';
 import { measure, type CollectiveRecord, type Tally } from '../shared/collectives/record.js';
 import { bytesPerElement, dtypeOf, type Elems, type WireDtype } from '../shared/tensor/dtype.js';
 import type { Ring } from '../shared/transport/ring.js';
@@ -80,15 +80,17 @@ export class SimCollectives extends Collectives {
 
   /** The K-1 shifts of an all-to-all as one operation, as NCCL groups its sends and receives: one rendezvous,
    *  one flow, one record (a shift on the first stride ring, carrying every segment's bytes). */
-  override groupedAllToAll(K: number, me: number, send: (to: number) => Elems, into: (from: number) => Elems, label: string): Promise<CollectiveRecord> {
-    const first = send((me + 1) % K);
+  override groupedAllToAll(K: number, me: number, parts: AllToAllParts, label: string): Promise<CollectiveRecord> {
+    const first = parts.send((me + 1) % K);
     const b = bytesPerElement(dtypeOf(first));
     const cut = (n: number) => Math.ceil(n / (this.opts.linkScale ?? 1)) * b;
     let [sent, recv, most] = [0, 0, 0];
-    for (let i = 1; i < K; i++) {
-      const out = cut(send((me + i) % K).length);
-      [sent, recv, most] = [sent + out, recv + cut(into((me - i + K) % K).length), Math.max(most, out)];
-    }
+    if (parts.each !== undefined) [sent, recv, most] = [(K - 1) * cut(parts.each), (K - 1) * cut(parts.each), cut(parts.each)];
+    else
+      for (let i = 1; i < K; i++) {
+        const out = cut(parts.send((me + i) % K).length);
+        [sent, recv, most] = [sent + out, recv + cut(parts.into((me - i + K) % K).length), Math.max(most, out)];
+      }
     const coll = this.nextNumber();
     const work = (tally: Tally) => {
       tally.sent.payload += sent;

@@ -2,18 +2,11 @@
 // rank s places ahead and receives from the one s behind, one step (a shift), all K-1 at once, each over a link
 // of its own. `me` is this rank's place among the K. A simulated rank's collectives run the K-1 as one grouped
 // operation, as NCCL groups its sends and receives (simulator/sim-collectives.ts).
-import type { Elems } from '../tensor/dtype.js';
-import type { Collectives } from './collectives.js';
+import type { AllToAllParts, Collectives } from './collectives.js';
 
-export async function allToAll(
-  rings: readonly Collectives[],
-  me: number,
-  send: (to: number) => Elems,
-  into: (from: number) => Elems,
-  label: string,
-): Promise<void> {
+export async function allToAll(rings: readonly Collectives[], me: number, parts: AllToAllParts, label: string): Promise<void> {
   const K = rings.length + 1;
-  const grouped = rings[0]?.groupedAllToAll(K, me, send, into, label);
+  const grouped = rings[0]?.groupedAllToAll(K, me, parts, label);
   if (grouped) return void (await grouped);
-  await Promise.all(rings.map((ring, i) => ring.shift(send((me + i + 1) % K), into((me - i - 1 + K) % K), `${label} +${i + 1}`)));
+  await Promise.all(rings.map((ring, i) => ring.shift(parts.send((me + i + 1) % K), parts.into((me - i - 1 + K) % K), `${label} +${i + 1}`)));
 }

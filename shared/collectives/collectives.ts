@@ -21,6 +21,15 @@ export interface CollectiveOptions {
   linkScale?: number;
 }
 
+/** What an all-to-all moves: the segment for each rank and where each rank's lands. `each`, where every segment
+ *  has that many elements both ways, lets a simulated rank count the bytes without a view per peer (a 128-host
+ *  exchange has 127 of each). */
+export interface AllToAllParts {
+  send(to: number): Elems;
+  into(from: number): Elems;
+  each?: number;
+}
+
 /** The ring collectives on values. A what-if rank runs the same schedule without values
  *  (shared/whatif/synthetic-collectives.ts overrides the three ring runs); the rank's assembly picks one. */
 export class Collectives {
@@ -125,7 +134,7 @@ export class Collectives {
 
   /** An all-to-all among K ranks as one grouped operation, or null: a ring's shifts are K-1 collectives of their
    *  own (all-to-all.ts); a simulated rank groups them as NCCL does. */
-  groupedAllToAll(_K: number, _me: number, _send: (to: number) => Elems, _into: (from: number) => Elems, _label: string): Promise<CollectiveRecord> | null {
+  groupedAllToAll(_K: number, _me: number, _parts: AllToAllParts, _label: string): Promise<CollectiveRecord> | null {
     return null;
   }
 

@@ -24,15 +24,19 @@ export interface Values {
   quantize(x: Elems, f: QuantFormat, out: Uint16Array, err: QuantError): void;
   /** `parts` segments quantized one after another (each `q.length / parts` units) back into `out`'s equal parts. */
   dequantizeEach(q: Uint16Array, f: QuantFormat, out: Elems, parts: number): void;
-  /** `part(k)` quantized into `out[k]` for every k with an `out[k]`; what it lost added to `err`. */
-  quantizeEach(part: (k: number) => Elems, out: readonly (Uint16Array | null)[], f: QuantFormat, err: QuantError): void;
-  /** `got[k]` dequantized (through fp32 `scratch`) and added into `acc`, for every k with a `got[k]`. */
-  dequantizeAddEach(got: readonly (Uint16Array | null)[], f: QuantFormat, scratch: Float32Array, acc: Float32Array): void;
+  /** For each k < count with an `out(k)`: `part(k)` quantized into it; what it lost added to `err`. */
+  quantizeEach(count: number, part: (k: number) => Elems, out: Slot, f: QuantFormat, err: QuantError): void;
+  /** For each k < count with a `got(k)`: it dequantized (through fp32 `scratch`) and added into `acc`. */
+  dequantizeAddEach(count: number, got: Slot, f: QuantFormat, scratch: Float32Array, acc: Float32Array): void;
   /** `dst` (count·size) = fp32 of `src`'s size-value parts first, first + stride, ... (count of them). */
   toF32Strided(src: Elems, first: number, stride: number, count: number, dst: Float32Array): Float32Array;
 }
 // The *Each and strided forms exist so that a rank without values (no-values.ts) skips the loop itself: a
-// 128-host exchange loops over 127 peers, and views of nothing cost a simulated thousand ranks seconds.
+// 128-host exchange loops over 127 peers, and views of nothing cost a simulated thousand ranks seconds. For the
+// same reason the quantized slots are made on demand (a Slot), not as an array of views.
+
+/** The quantized segment for peer k (a view made on demand), or null where there is none (this rank's own). */
+type Slot = (k: number) => Uint16Array | null;
 
 let quantizer: Quantizer | null = null; // made on first use: one per thread
 
@@ -50,12 +54,16 @@ function dequantizeEach(q: Uint16Array, f: QuantFormat, out: Elems, parts: numbe
   for (let r = 0; r < parts; r++) dequantize(q.subarray(r * Q, (r + 1) * Q), f, out.subarray(r * S, (r + 1) * S));
 }
 
-function quantizeEach(part: (k: number) => Elems, out: readonly (Uint16Array | null)[], f: QuantFormat, err: QuantError): void {
-  out.forEach((o, k) => o && quantize(part(k), f, o, err));
+function quantizeEach(count: number, part: (k: number) => Elems, out: Slot, f: QuantFormat, err: QuantError): void {
+  for (let k = 0; k < count; k++) {
+    const o = out(k);
+    if (o) quantize(part(k), f, o, err);
+  }
 }
 
-function dequantizeAddEach(got: readonly (Uint16Array | null)[], f: QuantFormat, scratch: Float32Array, acc: Float32Array): void {
-  for (const g of got) {
+function dequantizeAddEach(count: number, got: Slot, f: QuantFormat, scratch: Float32Array, acc: Float32Array): void {
+  for (let k = 0; k < count; k++) {
+    const g = got(k);
     if (!g) continue;
     dequantize(g, f, scratch);
     addF32(acc, scratch);

@@ -22,10 +22,16 @@ describe('values: the batched forms', () => {
     const parts = [0, 1, 2, 3].map((k) => exact(k, n));
     const out = [0, 1, 2, 3].map((k) => (k === 2 ? null : new Uint16Array(Q)));
     const err = noQuantError();
-    REAL_VALUES.quantizeEach((k) => parts[k], out, f, err);
+    REAL_VALUES.quantizeEach(
+      4,
+      (k) => parts[k],
+      (k) => out[k],
+      f,
+      err,
+    );
     expect(err.maxErr).toBe(0);
     const acc = new Float32Array(n);
-    REAL_VALUES.dequantizeAddEach(out, f, new Float32Array(n), acc);
+    REAL_VALUES.dequantizeAddEach(4, (k) => out[k], f, new Float32Array(n), acc);
     const want = Float32Array.from({ length: n }, (_, i) => parts[0][i] + parts[1][i] + parts[3][i]);
     expect(Array.from(acc)).toEqual(Array.from(want));
   });
@@ -34,22 +40,26 @@ describe('values: the batched forms', () => {
     const n = 16;
     const Q = quantizedElems(n, f);
     const q = new Uint16Array(3 * Q);
-    for (let r = 0; r < 3; r++) REAL_VALUES.quantizeEach(() => exact(r, n), [q.subarray(r * Q, (r + 1) * Q)], f, noQuantError());
+    for (let r = 0; r < 3; r++)
+      REAL_VALUES.quantizeEach(
+        1,
+        () => exact(r, n),
+        () => q.subarray(r * Q, (r + 1) * Q),
+        f,
+        noQuantError(),
+      );
     const out = new Float32Array(3 * n);
     REAL_VALUES.dequantizeEach(q, f, out, 3);
     for (let r = 0; r < 3; r++) expect(Array.from(out.subarray(r * n, (r + 1) * n))).toEqual(Array.from(exact(r, n)));
   });
 
-  it('without values nothing is looked at: no part is asked for, dst comes back as it was', () => {
+  it('without values nothing is looked at: no part or slot is asked for, dst comes back as it was', () => {
     const dst = new Float32Array(4);
     expect(NO_VALUES.toF32Strided(new Float32Array(8), 0, 2, 2, dst)).toBe(dst);
-    NO_VALUES.quantizeEach(
-      () => {
-        throw new Error('asked for a part');
-      },
-      [new Uint16Array(4)],
-      f,
-      noQuantError(),
-    );
+    const asked = (what: string) => () => {
+      throw new Error(`asked for a ${what}`);
+    };
+    NO_VALUES.quantizeEach(128, asked('part'), asked('slot'), f, noQuantError());
+    NO_VALUES.dequantizeAddEach(128, asked('slot'), f, new Float32Array(4), new Float32Array(4));
   });
 });

@@ -62,21 +62,14 @@ async function exchange(
   // One staging block each way, a Q-unit view per peer: a 128-host qgZ would otherwise take 254 ledger entries
   // per exchange: at 1,024 simulated ranks the ledger and the collector were about a third of the run.
   const [outAll, gotAll] = [st.u16((K - 1) * Q), st.u16((K - 1) * Q)];
-  const view = (all: Uint16Array, k: number) => (k === me ? null : all.subarray((k < me ? k : k - 1) * Q, (k < me ? k + 1 : k) * Q));
-  const out = Array.from({ length: K }, (_, k) => view(outAll, k));
-  const got = Array.from({ length: K }, (_, k) => view(gotAll, k));
-  q.values.quantizeEach(part, out, f, q.lost);
-  const moving = allToAll(
-    rings,
-    me,
-    (to) => out[to]!,
-    (from) => got[from]!,
-    label,
-  );
+  const view = (all: Uint16Array) => (k: number) => (k === me ? null : all.subarray((k < me ? k : k - 1) * Q, (k < me ? k + 1 : k) * Q));
+  const [out, got] = [view(outAll), view(gotAll)];
+  q.values.quantizeEach(K, part, out, f, q.lost);
+  const moving = allToAll(rings, me, { send: (to) => out(to)!, into: (from) => got(from)!, each: Q }, label);
   await q.device?.((K - 1) * n, 2 * (K - 1) * Q); // a modeled device quantizing, then dequantizing
   await moving;
   await q.device?.((K - 1) * n, 2 * (K - 1) * Q);
-  q.values.dequantizeAddEach(got, f, st.f32(n), own);
+  q.values.dequantizeAddEach(K, got, f, st.f32(n), own);
 }
 
 /** `bucket` (N·S values, the working dtype) reduced over every rank; this rank's slice into `owned` (S). */
