@@ -185,8 +185,8 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     if (opts.linksOnly) return await linksReport(opts, result, log);
     const report = buildReport(result.plan, result.ranks, result.summaries, result.notes, result.preflight);
     process.stdout.write(`${formatReport(report)}\n`);
-    // modeled compute has no values, so no losses to agree on (the report says so)
-    if (!report.device && !report.agreement.agree) log.warn(report.agreement, 'schemes disagree beyond the bound each pair earns (see the agreement line)');
+    // modeled compute has no values, so no losses to agree on (agreement null; the report says so)
+    if (report.agreement && !report.agreement.agree) log.warn(report.agreement, 'schemes disagree beyond the bound each pair earns (see the agreement line)');
     await writeOutputs(opts, result, report, log);
     return 0;
   } catch (err) {

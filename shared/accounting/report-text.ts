@@ -163,7 +163,7 @@ function reportNotes(r: Report): string[] {
   const notes = [
     ...(r.simulated ? simulatedNotes(r.simulated) : []),
     `model ${modelSpec(c).describe()} (${r.rows[0]?.params ?? 0} params, ${c.adapt ? `${r.rows[0]?.trainableParams ?? 0} trainable, ${r.rows[0]?.paddedParams ?? 0} of them padded` : `${r.rows[0]?.paddedParams ?? 0} padded`}), ${c.steps} steps, global batch ${c.batch}, ${c.wireDtype} on the wire (${bytesPerElement(c.wireDtype)} B/element), unit = ${c.unit}, world ${r.world}${overlapNote(c, where)}${c.recompute ? ', activation checkpointing per block (--recompute)' : ''}`,
-    r.device
+    r.device || !a
       ? 'losses: not computed (modeled compute has no values); the memory columns count the bands by their sizes, as the theory does, not memory this process held'
       : agreementText(a),
   ];

@@ -88,7 +88,7 @@ export interface Report {
   links: LinkSecurity;
   network: NetworkReport; // which link or host was slow: pre-flight, achieved rates, lateness (links.ts)
   rows: SchemeRow[];
-  agreement: Agreement; // each scheme against the first, with the bound the pair earns (agreement.ts)
+  agreement: Agreement | null; // each scheme against the first, with the bound the pair earns (agreement.ts); null where compute is modeled: no values, no losses
   perRank: Record<string, Omit<SchemeSummary, 'master'>[]>;
   simulated?: SimulationNote; // `zerowire simulate`: the network modeled, the algorithms chosen (simulated.ts)
 }
@@ -284,6 +284,7 @@ export function buildReport(
   }
   const dp = rows.find((r) => isReplicated(r.scheme));
   for (const r of rows) r.ratioToDp = dp && dp.sentPerStep.payload > 0 ? r.sentPerStep.payload / dp.sentPerStep.payload : null;
+  const device = deviceNote(plan);
   const perRank: Report['perRank'] = {};
   for (const [scheme, sums] of summaries) perRank[scheme] = sums.map(({ master: _master, ...rest }) => rest);
   return {
@@ -294,11 +295,11 @@ export function buildReport(
     ranks,
     ring: { crossHost: crossHostLinks(ranks.map((x) => x.host)) },
     notes,
-    device: deviceNote(plan),
+    device,
     links: linkSecurity(summaries),
     network: networkReport(preflight, ranks, summaries),
     rows,
-    agreement: agreementOf(rows, config),
+    agreement: device ? null : agreementOf(rows, config),
     perRank,
   };
 }

@@ -42,7 +42,7 @@ describe('local --model gpt', () => {
       expect(r.stdout).toMatch(/activations .* per rank: [\d.]+ (B|KiB|MiB) measured in every scheme/);
       const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
       expect(report.rows.map((x) => x.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
-      expect(report.agreement.agree).toBe(true);
+      expect(report.agreement?.agree).toBe(true);
       const row = (s: string) => report.rows.find((x) => x.scheme === s)!;
       expect(row('zero3').sentPerStep.payload / row('dp').sentPerStep.payload).toBeCloseTo(1.5, 6);
       const spec = new GptSpec({ layers: 2, dim: 16, heads: 2, seq: 8, vocab: 32 });

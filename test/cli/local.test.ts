@@ -88,8 +88,8 @@ describe('zerowire local --world 4 --scheme all', () => {
       expect(x.peak.measured).toBe(x.peak.theory);
     }
     expect(row('zero3').peak.measured).toBeGreaterThan(row('zero3').resident.measured);
-    expect(report.agreement.agree).toBe(true);
-    expect(report.agreement.maxLossDiff).toBeLessThanOrEqual(1e-5);
+    expect(report.agreement?.agree).toBe(true);
+    expect(report.agreement?.maxLossDiff).toBeLessThanOrEqual(1e-5);
     expect(report.perRank.zero3).toHaveLength(4);
 
     replayDump(dump, 6, 16, row('dp').losses, ['dp', 'zero1', 'zero2', 'zero3']);
@@ -110,14 +110,14 @@ describe('zerowire local --world 4 --scheme all', () => {
     // The fp32 accumulator: whole for DP and ZeRO-1 (+4 B/param: fp32 wire, so 4 + 4 + 12 + 4), the owned
     // shard for ZeRO-2/3.
     expect(row('dp').resident.theory).toBeCloseTo(24 * (report.rows[0].paddedParams / report.rows[0].params), 9);
-    expect(report.agreement.agree).toBe(true);
+    expect(report.agreement?.agree).toBe(true);
     replayDump(dump, 4, 16, row('dp').losses, ['dp', 'zero1', 'zero2', 'zero3']);
   });
   it('--scheme hsdp --shard-group 2: two groups of two, weights as DP and full-batch Adam, 16/G bytes per parameter, group and cross bytes as theory', async () => {
     const { report, dump } = await runSmall('hsdp', ['--scheme', 'dp,hsdp', '--shard-group', '2', '--steps', '6']);
     const [dp, hsdp] = report.rows;
     expect(hsdp.title).toBe('HSDP');
-    expect(report.agreement.maxLossDiff).toBeLessThanOrEqual(1e-5);
+    expect(report.agreement?.maxLossDiff).toBeLessThanOrEqual(1e-5);
     expect(hsdp.maxParamDiff).toBeLessThanOrEqual(1e-5);
     // fp32 wire: 4 + 4 + 12 bytes per parameter, sharded over the group of 2.
     expect(hsdp.resident.measured).toBe(hsdp.resident.theory);
@@ -183,7 +183,7 @@ describe('a model of 16.8M parameters on 4 ranks, at the default heartbeat limit
     const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
     const [dp, z3] = report.rows;
     expect([dp.params, z3.params]).toEqual([16822282, 16822282]); // 4096*4096 + 4096 + 4096*10 + 10
-    expect(report.agreement.maxParamDiff).toBeLessThan(1e-5); // ZeRO-3's 4 shards against DP's copy, 17 pieces each way
+    expect(report.agreement?.maxParamDiff).toBeLessThan(1e-5); // ZeRO-3's 4 shards against DP's copy, 17 pieces each way
     const sent = (scheme: string) => report.perRank[scheme].map((x) => x.weightBytes);
     expect(sent('dp')).toEqual([4 * dp.paddedParams, 0, 0, 0]);
     expect(sent('zero3')).toEqual(Array(4).fill(z3.paddedParams));

@@ -74,7 +74,7 @@ describe('local --lora', () => {
           expect(x.activations.measured, x.scheme).toBe(x.activations.estimate);
           expect(x.sentPerStep.frozenTheory > 0, x.scheme).toBe(x.scheme === 'zero3' || x.scheme === 'hsdp');
         }
-        expect(report.agreement.agree).toBe(true);
+        expect(report.agreement?.agree).toBe(true);
         // DP sends only what trains: 2(N-1)/N of it (the ring's padding aside, within 1%)
         const dp = report.rows[0];
         expect(dp.sentPerStep.payload).toBeLessThanOrEqual(1.01 * ((2 * 3) / 4) * dp.trainableParams * 4);

@@ -49,6 +49,7 @@ describe('zerowire local --compute model:h200', () => {
     expect(r.stdout).toMatch(/losses: not computed/);
     const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
     expect(report.device?.name).toBe('h200');
+    expect(report.agreement).toBeNull(); // no values: no losses to compare
     // The page says which figures are modeled, as the text does.
     const page = readFileSync(html, 'utf8');
     expect(page).toMatch(/What-if: compute modeled/);

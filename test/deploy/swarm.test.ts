@@ -138,7 +138,7 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
     const report = JSON.parse(read('report.json')) as Report;
     expect(report.world).toBe(4);
     expect(report.rows.map((r) => r.scheme)).toEqual(['dp', 'zero1', 'zero2', 'zero3']);
-    expect(report.agreement.agree).toBe(true);
+    expect(report.agreement?.agree).toBe(true);
     expect(report.links.encrypted).toBe(true);
     for (const row of report.rows) {
       expect(row.sentPerStep.iface, `${row.title} iface`).not.toBeNull();
