@@ -59,8 +59,9 @@ async function exchange(
   const K = rings.length + 1;
   const f: QuantFormat = { bits: 4, block: q.block };
   const Q = quantizedElems(n, f);
-  // One staging block each way, a Q-unit view per peer: a 128-host qgZ would otherwise take 254 ledger entries
-  // per exchange: at 1,024 simulated ranks the ledger and the collector were about a third of the run.
+  // One staging block each way, a Q-unit view per peer made when asked for: a 128-host qgZ would otherwise take
+  // 254 ledger entries per exchange (at 1,024 simulated ranks the ledger and the collector were about a third of
+  // the run), and a simulated rank, which has no values, asks for none.
   const [outAll, gotAll] = [st.u16((K - 1) * Q), st.u16((K - 1) * Q)];
   const view = (all: Uint16Array) => (k: number) => (k === me ? null : all.subarray((k < me ? k : k - 1) * Q, (k < me ? k + 1 : k) * Q));
   const [out, got] = [view(outAll), view(gotAll)];

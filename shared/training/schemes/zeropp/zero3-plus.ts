@@ -59,10 +59,11 @@ export class ZeroPP extends Zero3 {
     return params;
   }
 
-  /** Whether hpZ serves this gather: the backward pass's come from the host's secondary partition. Under --recompute-regather
-   *  (DeepSpeed's activation checkpointing) a block's first backward gather is its recompute's: DeepSpeed's
-   *  forward hooks fetch it, and a forward fetch reads the primary partition, across hosts (its all-gather
-   *  takes the secondary tensor only when not forward); the gather again after it is the backward pass's. */
+  /** Whether hpZ serves this gather: the backward pass's come from the host's secondary partition. Under
+   *  --recompute-regather (DeepSpeed's activation checkpointing) a block's first backward gather is its
+   *  recompute's: DeepSpeed's forward hooks fetch it, and a forward fetch reads the primary partition, across
+   *  hosts (its all-gather takes the secondary tensor only when not forward); the gather again after it is the
+   *  backward pass's. */
   private fromHost(u: Unit, pass: 'forward' | 'backward', use: GatherUse): boolean {
     return pass === 'backward' && (use !== 'own' || !this.ctx.regather?.[u.index]);
   }
