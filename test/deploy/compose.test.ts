@@ -93,7 +93,7 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
     const z3 = report.rows.find((r) => r.scheme === 'zero3')!;
     // With --accumulate 2, ZeRO-3 gathers and reduces every micro-batch where DP reduces once: 1.5 x 2.
     expect(z3.sentPerStep.payload / dp.sentPerStep.payload).toBeCloseTo(1.5 * 2, 4);
-    expect(report.agreement?.agree).toBe(true);
+    expect(report.agreement).toBeNull(); // a modeled device: no values, so no losses to compare
     // The HTML report and the trace land next to report.json.
     const html = readFileSync(join(results, 'report.html'), 'utf8');
     for (const s of ['DP', 'ZeRO-1', 'ZeRO-2', 'ZeRO-3']) expect(html).toContain(`>${s}<`);
