@@ -234,8 +234,8 @@ function gathers(s: LayoutSizes, linkScale: number, rank?: number) {
  *  quantizedElems 16-bit units), the backward gather (hpZ: on the host's ring of G, each rank's M·S values
  *  16-bit; else as the forward; a recompute's gather before it, under --recompute-regather, as the forward),
  *  the gradients (qgZ: two all-to-alls of int4 blocks, G-1 parts of M·S values within the host and M-1 parts of
- *  S across; else the 16-bit reduce-scatter). `host`: the part on rings
- *  within the host, `cross`: on qgZ's rings across hosts; the rest is on the run's ring. */
+ *  S across; else the 16-bit reduce-scatter). `host`: the part on rings within the host, `cross`: on qgZ's rings
+ *  across hosts; the rest is on the run's ring. */
 function zeroPPTraffic(s: LayoutSizes, dtype: WireDtype, K: number, linkScale: number, z: ZeroPPTheory): { trainable: number; host: number; cross: number } {
   const b = bytesPerElement(dtype);
   const N = s.world;
