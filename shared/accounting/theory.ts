@@ -232,7 +232,7 @@ function gathers(s: LayoutSizes, linkScale: number, rank?: number) {
 
 /** ZeRO-3's bytes with ZeRO++'s components, per micro-batch: the forward gather (qwZ: each shard of S values as
  *  quantizedElems 16-bit units), the backward gather (hpZ: on the host's ring of G, each rank's M·S values
- *  16-bit; else as the forward; a recompute's gather before it, under --recompute-regather, as the forward),
+ *  16-bit; else as the forward; a block gathered again after its recompute, under --recompute-regather, twice),
  *  the gradients (qgZ: two all-to-alls of int4 blocks, G-1 parts of M·S values within the host and M-1 parts of
  *  S across; else the 16-bit reduce-scatter). `host`: the part on rings within the host, `cross`: on qgZ's rings
  *  across hosts; the rest is on the run's ring. */
@@ -247,14 +247,14 @@ function zeroPPTraffic(s: LayoutSizes, dtype: WireDtype, K: number, linkScale: n
   // the gathers: every unit's, and a tied head's embeddings unit's again (schemes/tied.ts)
   const t = s.tied;
   const gathered = t && t.lender !== t.borrower ? [...s.unitPadded, s.unitPadded[t.lender]] : s.unitPadded;
-  // a block gathered again for its backward pass after its recompute (--recompute-regather) gathers twice there:
-  // the recompute's gather is a forward one (DeepSpeed's forward hooks), on the run's ring even under hpZ
+  // a block gathered again for its backward pass after its recompute (--recompute-regather) gathers twice there,
+  // both times from hpZ's host copy when there is one (zero3-plus.ts)
   const again = s.unitPadded.filter((_, i) => s.regathered?.[i]);
   const gather = (S: number) => (z.qwz ? 2 * (N - 1) * seg(q8(S)) : b * (N - 1) * seg(S));
   const forward = sum(gather, gathered);
-  const backward = (z.hpz ? 0 : forward) + sum(gather, again);
+  const backward = z.hpz ? 0 : forward + sum(gather, again);
   const secondary = (S: number) => b * (z.G - 1) * seg(M * S);
-  const hpzHost = z.hpz ? sum(secondary, gathered) : 0;
+  const hpzHost = z.hpz ? sum(secondary, gathered) + sum(secondary, again) : 0;
   const reduce = z.qgz ? 0 : sum((S) => b * (N - 1) * seg(S));
   const qgzHost = z.qgz ? sum((S) => 2 * (z.G - 1) * seg(q4(M * S))) : 0;
   const qgzCross = z.qgz ? sum((S) => 2 * (M - 1) * seg(q4(S))) : 0;

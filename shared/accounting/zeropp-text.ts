@@ -6,14 +6,12 @@ import type { QuantErrorSteps } from './quant-error.js';
 
 export function zeroPPNotes(r: Report): string[] {
   const notes: string[] = [];
-  // DeepSpeed's recompute fetches through its forward hooks, from the primary partition (zero3-plus.ts)
-  const regather = r.config.recompute && r.config.recomputeRegather ? ", a block's recompute gather across the hosts" : '';
   for (const x of r.rows) {
     const z = componentsOf(r.config, x.scheme);
     if (!z) continue;
     const on = [
       z.qwz && `qwZ (gathers as int8, blocks of ${z.block})`,
-      z.hpz && `hpZ (a secondary copy over each host's ${r.config.shardGroup} ranks; backward gathers on the host${regather})`,
+      z.hpz && `hpZ (a secondary copy over each host's ${r.config.shardGroup} ranks; backward gathers on the host)`,
       z.qgz && `qgZ (gradients as two all-to-alls of int4 blocks of ${z.block}, within the host, then across)`,
     ];
     notes.push(`${x.title}: ZeRO-3 with ZeRO++'s ${on.filter(Boolean).join(', ')}`);

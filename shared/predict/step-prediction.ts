@@ -63,17 +63,16 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   /** ZeRO-3: this pass's gathers, started `gatherAhead` units ahead of the one computing. */
   const gathered = (order: Unit[]) => {
     const done = new Map<Unit, number>();
-    // both halves of a unit: one gather's bytes (ZeRO++: as its components send them; a recompute's gather a forward one)
+    // both halves of a unit: one gather's bytes (ZeRO++: as its components send them, the backward pass's on the host)
     const up = (u: Unit) => off?.up(now, (u.shard + u.frozen.shard) * b) ?? now; // offload_param: the shard up first
-    const fromHost = (u: Unit, again: boolean) => order !== units && (again || !regather?.[u.index]);
-    const gather = (u: Unit, again = false) => (zpp ? zpp.gather(u, fromHost(u, again), now) : ring.run(up(u), u.padded + u.frozen.padded, b, 1));
+    const gather = (u: Unit) => (zpp ? zpp.gather(u, order !== units, now) : ring.run(up(u), u.padded + u.frozen.padded, b, 1));
     const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], gather(order[i]));
     return (i: number) => {
       if (!f.shardParameters) return;
       start(i);
       for (let k = 1; k <= c.gatherAhead; k++) start(i + k);
       now = Math.max(now, done.get(order[i])!);
-      if (order !== units && regather?.[order[i].index]) now = gather(order[i], true); // the backward's own, on demand
+      if (order !== units && regather?.[order[i].index]) now = gather(order[i]); // the backward's own, on demand
       if (lends?.to === order[i]) now = Math.max(now, gather(lends.unit)); // on demand, after the head's own
     };
   };

@@ -1,7 +1,7 @@
 // ZeRO++'s collectives in the step predictor (step-prediction.ts): ZeRO-3's gathers and reduce-scatters as its
 // components send them. qwZ's gathers carry int8 blocks on the run's ring; hpZ's backward gathers run on the
-// host's ring (the intra-host link), a recompute's before them (--recompute-regather) on the run's; qgZ's
-// gradients go within the host, then across it, as int4 blocks (a host's ranks sharing its link across). Each
+// host's ring (the intra-host link), a recompute's too; qgZ's gradients go within the host, then across it, as
+// int4 blocks (a host's ranks sharing its link across). Each
 // quantization and dequantization costs the device memory-bound time, done as work on the step's timeline once
 // the collective is issued (its bytes do not wait for it).
 import { bytesPerElement } from '../tensor/dtype.js';
@@ -14,8 +14,8 @@ import type { RunPlan } from '../accounting/run-plan.js';
 import { RingQueue, type Link } from './ring-queue.js';
 
 export interface ZeroPPQueues {
-  /** A unit's gather issued at `at`: the backward pass's own (`fromHost`: hpZ may serve it) or a forward one
-   *  (a recompute's too); returns when it ends. */
+  /** A unit's gather issued at `at`: in the backward pass (`fromHost`: hpZ serves it, if on) or the forward;
+   *  returns when it ends. */
   gather(u: Unit, fromHost: boolean, at: number): number;
   /** A unit's gradient reduced from `at`; returns when it ends. */
   reduce(u: Unit, at: number): number;

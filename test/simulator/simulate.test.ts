@@ -68,6 +68,20 @@ describe('simulate', () => {
     expect(sim.report.simulated?.choices.every((c) => c.algorithm === "zerowire's ring")).toBe(true);
   });
 
+  it("ZeRO++ under checkpointing crosses the hosts only in the forward: a recompute's gather and a regather read hpZ's host copy", async () => {
+    const run = async (o: { recompute?: boolean; recomputeRegather?: boolean }) => {
+      const sim = await simulate(whatIf({ model: 'gpt:2,64,4,32', scheme: 'zeropp', wireDtype: 'bf16', ...o }), LAN, quiet);
+      const r = sim.report.rows[0];
+      expect(r.sentPerStep.payload, JSON.stringify(o)).toBeCloseTo(r.sentPerStep.theory, 6);
+      expect(r.interHost.measured, JSON.stringify(o)).toBeCloseTo(r.interHost.theory, 6);
+      return r;
+    };
+    const [plain, recomputed, again] = [await run({}), await run({ recompute: true }), await run({ recompute: true, recomputeRegather: true })];
+    expect(recomputed.interHost.measured).toBeCloseTo(plain.interHost.measured, 6);
+    expect(again.interHost.measured).toBeCloseTo(plain.interHost.measured, 6);
+    expect(again.intraHost.measured).toBeGreaterThan(recomputed.intraHost.measured); // the regather, on the host
+  });
+
   it('names the collectives a stalled schedule waits in, instead of hanging', async () => {
     const clock = new VirtualClock();
     const never = new Promise<void>(() => undefined);

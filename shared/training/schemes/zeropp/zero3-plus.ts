@@ -48,7 +48,7 @@ export class ZeroPP extends Zero3 {
     const gathered = ledger.alloc('gathered', dtype, u.padded);
     const params = { frozen: this.frozenWorking.subarray(0, 0), trainable: gathered.subarray(0, u.size), gathered };
     const label = `${pass} gather u${u.index}${GATHER_WHY[use]}`;
-    if (this.hpz && this.fromHost(u, pass, use)) {
+    if (this.hpz && this.fromHost(pass)) {
       await this.hpz.gather(u, gathered, label);
       return params;
     }
@@ -59,13 +59,12 @@ export class ZeroPP extends Zero3 {
     return params;
   }
 
-  /** Whether hpZ serves this gather: the backward pass's come from the host's secondary partition. Under
-   *  --recompute-regather (DeepSpeed's activation checkpointing) a block's first backward gather is its
-   *  recompute's: DeepSpeed's forward hooks fetch it, and a forward fetch reads the primary partition, across
-   *  hosts (its all-gather takes the secondary tensor only when not forward); the gather again after it is the
-   *  backward pass's. */
-  private fromHost(u: Unit, pass: 'forward' | 'backward', use: GatherUse): boolean {
-    return pass === 'backward' && (use !== 'own' || !this.ctx.regather?.[u.index]);
+  /** Whether hpZ serves this gather: every backward one, a recompute's and (--recompute-regather) the gather
+   *  again after it too. DeepSpeed builds a unit's secondary partition when the forward releases it and
+   *  gathers from it whenever one exists (partition_parameters.py, all_gather_coalesced), until the optimizer
+   *  step invalidates it: only the forward's gather crosses the hosts. */
+  private fromHost(pass: 'forward' | 'backward'): boolean {
+    return pass === 'backward';
   }
 }
 
