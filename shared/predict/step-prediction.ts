@@ -63,7 +63,7 @@ export function predictStep(plan: RunPlan, scheme: SchemeName, cost: GpuCost, li
   /** ZeRO-3: this pass's gathers, started `gatherAhead` units ahead of the one computing. */
   const gathered = (order: Unit[]) => {
     const done = new Map<Unit, number>();
-    // both halves of a unit: one gather's bytes (ZeRO++: as its components send them, the backward pass's on the host)
+    // both halves of a unit: one gather's bytes (ZeRO++: as its components send them, backward on the host)
     const up = (u: Unit) => off?.up(now, (u.shard + u.frozen.shard) * b) ?? now; // offload_param: the shard up first
     const gather = (u: Unit) => (zpp ? zpp.gather(u, order !== units, now) : ring.run(up(u), u.padded + u.frozen.padded, b, 1));
     const start = (i: number) => i < order.length && !done.has(order[i]) && done.set(order[i], gather(order[i]));

@@ -1,9 +1,9 @@
 // ZeRO++'s collectives in the step predictor (step-prediction.ts): ZeRO-3's gathers and reduce-scatters as its
 // components send them. qwZ's gathers carry int8 blocks on the run's ring; hpZ's backward gathers run on the
 // host's ring (the intra-host link), a recompute's too; qgZ's gradients go within the host, then across it, as
-// int4 blocks (a host's ranks sharing its link across). Each
-// quantization and dequantization costs the device memory-bound time, done as work on the step's timeline once
-// the collective is issued (its bytes do not wait for it).
+// int4 blocks (a host's ranks sharing its link across). Each quantization and dequantization costs the device
+// memory-bound time, done as work on the step's timeline once the collective is issued (its bytes do not wait
+// for it).
 import { bytesPerElement } from '../tensor/dtype.js';
 import { quantizedElems } from '../tensor/quantize.js';
 import type { Unit } from '../training/layout.js';

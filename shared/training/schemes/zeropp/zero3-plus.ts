@@ -48,7 +48,11 @@ export class ZeroPP extends Zero3 {
     const gathered = ledger.alloc('gathered', dtype, u.padded);
     const params = { frozen: this.frozenWorking.subarray(0, 0), trainable: gathered.subarray(0, u.size), gathered };
     const label = `${pass} gather u${u.index}${GATHER_WHY[use]}`;
-    if (this.hpz && this.fromHost(pass)) {
+    // hpZ serves every backward gather, a recompute's and (--recompute-regather) the gather again after it
+    // too: DeepSpeed builds a unit's secondary partition when the forward releases it and gathers from it
+    // whenever one exists (partition_parameters.py, all_gather_coalesced) until the optimizer step, so only
+    // the forward's gather crosses the hosts
+    if (this.hpz && pass === 'backward') {
       await this.hpz.gather(u, gathered, label);
       return params;
     }
@@ -57,14 +61,6 @@ export class ZeroPP extends Zero3 {
     else await coll.allGather(mine, gathered, label);
     if (pass === 'forward') this.hpz?.keep(u, gathered);
     return params;
-  }
-
-  /** Whether hpZ serves this gather: every backward one, a recompute's and (--recompute-regather) the gather
-   *  again after it too. DeepSpeed builds a unit's secondary partition when the forward releases it and
-   *  gathers from it whenever one exists (partition_parameters.py, all_gather_coalesced), until the optimizer
-   *  step invalidates it: only the forward's gather crosses the hosts. */
-  private fromHost(pass: 'forward' | 'backward'): boolean {
-    return pass === 'backward';
   }
 }
 
