@@ -2,8 +2,8 @@
 // components send them. qwZ's gathers carry int8 blocks on the run's ring; hpZ's backward gathers run on the
 // host's ring (the intra-host link), a recompute's too; qgZ's gradients go within the host, then across it, as
 // int4 blocks (a host's ranks sharing its link across). Each quantization and dequantization costs the device
-// memory-bound time, done as work on the step's timeline once the collective is issued (its bytes do not wait
-// for it).
+// memory-bound time: qwZ's as work on the step's timeline once its gather is issued (its bytes do not wait for
+// it), qgZ's on the reduce stream, before and after each exchange (the compute does not wait for them).
 import { bytesPerElement } from '../tensor/dtype.js';
 import { quantizedElems } from '../tensor/quantize.js';
 import type { Unit } from '../training/layout.js';
@@ -47,9 +47,10 @@ export function zeroPPQueues(plan: RunPlan, scheme: SchemeName, cost: GpuCost, l
     reduce(u: Unit, at: number): number {
       if (!z.qgz) return main.run(at, u.padded, b, 1);
       const S = u.shard;
-      const end = across.run(host.run(at, G * q4(M * S), 2, 1), M * q4(S), 2, 1);
-      work(2 * kernels((G - 1) * M * S, 2 * (G - 1) * q4(M * S)) + 2 * kernels((M - 1) * S, 2 * (M - 1) * q4(S)));
-      return end;
+      // each exchange quantizes before it sends and dequantizes after, on the reduce stream: beside the compute
+      const [inHost, acrossHosts] = [kernels((G - 1) * M * S, 2 * (G - 1) * q4(M * S)), kernels((M - 1) * S, 2 * (M - 1) * q4(S))];
+      const hostDone = host.run(at + inHost, G * q4(M * S), 2, 1) + inHost;
+      return across.run(hostDone + acrossHosts, M * q4(S), 2, 1) + acrossHosts;
     },
   };
 }

@@ -25,6 +25,9 @@ export interface Compute {
   /** A modeled device's time to quantize or dequantize `values` 16-bit values to `codeBytes` of codes (ZeRO++;
    *  real compute quantizes in the values' own kernels and has none of this). */
   quantize?(values: number, codeBytes: number): Promise<void>;
+  /** The same on the stream the gradients' reductions run on (DeepSpeed's reduce_and_partition_stream), beside
+   *  the compute: queued behind that stream's own kernels only (qgZ). */
+  quantizeOnReduceStream?(values: number, codeBytes: number): Promise<void>;
   /** A modeled device's optimizer time over `params` owned parameters (this thread runs no update for it). */
   optimizer?(params: number, gradBytes: number): Promise<void>;
   /** Offload on a modeled device (schemes/offload.ts): `bytes` copied between device and host on the host link,

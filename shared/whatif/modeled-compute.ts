@@ -44,6 +44,7 @@ export class ModeledCompute implements Compute {
   private rows = 0;
   private linkEnd = 0; // when the host link finishes the copies given to it
   private hostEnd = 0; // when the host's Adam finishes
+  private reduceEnd = 0; // when the reduce stream's kernels finish (qgZ's (de)quantization)
   /** Modeled milliseconds of copies and of the host's Adam since the last takeOffloadMs(). */
   private offloadMs = { pcie: 0, hostAdam: 0 };
   private times: PassTimes = { forward: [], backward: [] };
@@ -117,6 +118,14 @@ export class ModeledCompute implements Compute {
   /** ZeRO++'s quantization or dequantization of `values` values, on the device. */
   quantize(values: number, codeBytes: number): Promise<void> {
     return this.wait(this.cost.chainMs(quantizeWork(values, codeBytes)));
+  }
+
+  /** ZeRO++'s qgZ (de)quantizing `values` values on the reduce stream: behind that stream's kernels, not the
+   *  compute's (DeepSpeed reduces gradients on a stream of its own; the two share the device's memory
+   *  bandwidth, which this leaves out). */
+  quantizeOnReduceStream(values: number, codeBytes: number): Promise<void> {
+    this.reduceEnd = Math.max(this.reduceEnd, now()) + this.cost.chainMs(quantizeWork(values, codeBytes));
+    return sleep(this.reduceEnd - now());
   }
 
   /** Adam over this rank's `params` owned parameters, fused, on the device. */

@@ -22,7 +22,7 @@ export interface QgzContext {
   group: readonly Collectives[]; // stride rings over the host's G ranks
   cross: readonly Collectives[]; // stride rings over the M ranks at this rank's place
   lost: QuantError; // what quantizing lost, added to
-  device?: (values: number, codeBytes: number) => Promise<void>; // a modeled device's time to (de)quantize
+  device?: (values: number, codeBytes: number) => Promise<void>; // a modeled device's time to (de)quantize, on its reduce stream
 }
 
 /** Staging buffers in the ledger's comm band, freed together. */
@@ -66,9 +66,8 @@ async function exchange(
   const view = (all: Uint16Array) => (k: number) => (k === me ? null : all.subarray((k < me ? k : k - 1) * Q, (k < me ? k + 1 : k) * Q));
   const [out, got] = [view(outAll), view(gotAll)];
   q.values.quantizeEach(K, part, out, f, q.lost);
-  const moving = allToAll(rings, me, { send: (to) => out(to)!, into: (from) => got(from)!, each: Q }, label);
-  await q.device?.((K - 1) * n, 2 * (K - 1) * Q); // a modeled device quantizing, then dequantizing
-  await moving;
+  await q.device?.((K - 1) * n, 2 * (K - 1) * Q); // a modeled device quantizing before it sends, and dequantizing after
+  await allToAll(rings, me, { send: (to) => out(to)!, into: (from) => got(from)!, each: Q }, label);
   await q.device?.((K - 1) * n, 2 * (K - 1) * Q);
   q.values.dequantizeAddEach(K, got, f, st.f32(n), own);
 }

@@ -29,7 +29,7 @@ export class ZeroPP extends Zero3 {
     }
     if (z.qgz) {
       if (!ctx.strides) throw new Error('qgZ needs its stride rings within and across hosts');
-      const device = compute.quantize?.bind(compute);
+      const device = compute.quantizeOnReduceStream?.bind(compute); // beside the compute, as DeepSpeed's
       this.qgz = new QuantizedGradients({ values, ledger, block: z.block, ...ctx.strides, ...(device ? { device } : {}) });
       this.gradients.reduceShard = this.qgz.reduceShard;
     }
