@@ -166,7 +166,9 @@ describe('--html', () => {
         '--intra-gbit',
         '1600',
         '--batch',
-        '128', // four sequences a GPU: the fastest changes (ZeRO++ to HSDP) below 400 Gbit/s
+        '128',
+        '--accumulate',
+        '4', // four micro-batches a step: the fastest changes (ZeRO-1 to ZeRO++) below 400 Gbit/s
       ];
       const r = await runCli([...args, '--html', file], 60_000);
       expect(r.code, r.stderr).toBe(0);
