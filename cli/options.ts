@@ -167,7 +167,7 @@ function jobFileOptions<T>(y: Argv<T>) {
 export const RECOMPUTE_REGATHER = {
   type: 'boolean',
   describe:
-    "with --recompute, ZeRO-3: a block gathered for its recompute is released after it and gathered again for its backward pass, as DeepSpeed's ZeRO-3 does (--deepspeed with stage 3 sets it); without, the backward's gather serves both, as FSDP's does",
+    "with --recompute, ZeRO-3: a block gathered for its recompute is released after it and gathered again for its backward pass, as DeepSpeed's ZeRO-3 does without a complete trace of the step (--deepspeed with stage 3 sets it); without, the backward's gather serves both, as FSDP's does and DeepSpeed's with one",
 } as const;
 
 /** How a run trains: where compute runs, on how many threads, with what overlap and recomputation. */
