@@ -44,7 +44,7 @@ export class ModeledCompute implements Compute {
   private rows = 0;
   private linkEnd = 0; // when the host link finishes the copies given to it
   private hostEnd = 0; // when the host's Adam finishes
-  private reduceEnd = 0; // when the reduce stream's kernels finish (qgZ's (de)quantization)
+  private readonly reduceStream = new DeviceQueue(); // qgZ's (de)quantization, beside the compute's queue
   /** Modeled milliseconds of copies and of the host's Adam since the last takeOffloadMs(). */
   private offloadMs = { pcie: 0, hostAdam: 0 };
   private times: PassTimes = { forward: [], backward: [] };
@@ -124,8 +124,8 @@ export class ModeledCompute implements Compute {
    *  compute's (DeepSpeed reduces gradients on a stream of its own; the two share the device's memory
    *  bandwidth, which this leaves out). */
   quantizeOnReduceStream(values: number, codeBytes: number): Promise<void> {
-    this.reduceEnd = Math.max(this.reduceEnd, now()) + this.cost.chainMs(quantizeWork(values, codeBytes));
-    return sleep(this.reduceEnd - now());
+    this.reduceStream.inputsReady(now()); // the gradients to (de)quantize are here now
+    return sleep(this.reduceStream.run(this.cost.chainMs(quantizeWork(values, codeBytes))) - now());
   }
 
   /** Adam over this rank's `params` owned parameters, fused, on the device. */
