@@ -9,33 +9,58 @@ interface RankHost {
   host: string;
 }
 
-/** A host is late by more than this share of a step, and at least this many ms. */
+/** Lateness that matters: at least this share of a step, and this many ms (below, it is not the step's cost). */
 const LATE_SHARE = 0.1;
 const LATE_FLOOR_MS = 2;
 /** The least counted steps a lateness verdict needs: fewer, and one stall is most of the evidence. */
 const LATE_MIN_STEPS = 5;
-/** The named host's median is at least this many times any other late host's: a ring neighbour waiting for
- *  a slow host's data was late by 0.23-0.44 of it in the runs that saw one late in most steps (docs/lan.md). */
+/** The other hosts' spread: a host is late in a step when later than this quantile of theirs over the run. */
+const SPREAD_QUANTILE = 0.9;
+/** Attribution, not noise: another host late by more than half as much (and by what matters) is a second
+ *  culprit, and one host is not named for both. A slow host's ring neighbour waiting for its data was late by
+ *  0.23-0.44 of it in the runs of docs/lan.md. */
 const LATE_DOMINANCE = 2;
 
 export interface HostLateness {
   host: string;
-  ms: number; // the median over counted steps of the ms per step its ranks entered collectives late
-  lateSteps: number; // counted steps in which it was later than the other hosts' median by more than the bar
+  ms: number; // the median over counted steps of how late it entered the step's collectives, in ms (early: 0)
+  lateSteps: number; // counted steps in which it was later than the bar
   steps: number; // counted steps judged
+  bar: number; // its bar: the larger of what matters and the other hosts' spread (their 90th percentile)
 }
 
-/** How late each host's ranks were, step by step: in each step the sum over its collectives of how long after
- *  the median rank each entered, less what the two ranks' clocks could disagree by (each rank's offset is
- *  known within ± its uncertainty, so an entry that late may be the clocks, not the rank); early counts
- *  nothing. A host's figure per step is the mean over its ranks; its statistic is the median over steps,
- *  with the count of steps beyond the bar: a CPU quota keeps a host late in most steps, where a busy
- *  machine's stall makes one host very late in one step and none in the rest. Also the mean step. */
-function latenessByHost(
+/** The q-quantile of xs (nearest rank); 0 for none. */
+function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] : 0;
+}
+
+/** One counted step: each collective's entry per rank, each rank's host and clock allowance. */
+interface Step {
+  entries: number[][]; // [collective][rank]
+  host: string[];
+  allowance: number[]; // what rank r's entry may be off by, its clock's and the worst clock's uncertainty
+}
+
+/** How late `h` entered step `s`: one figure of time. In each collective its latest rank's entry after the
+ *  median entry of the ranks on the hosts `ref` (with two hosts, the other host's own), less what two ranks'
+ *  clocks could disagree by; the step's figure is its worst collective, not a sum: a stall delays every later
+ *  collective's entry once, and the collective it delays holds the others until the host arrives. Signed: an
+ *  early host's figure is negative, so that the spread is the whole of the jitter, not its late half. */
+function lag(s: Step, h: string, ref: ReadonlySet<string>): number {
+  let worst = -Infinity;
+  for (const entries of s.entries) {
+    const m = median(entries.filter((_, r) => ref.has(s.host[r])));
+    for (let r = 0; r < entries.length; r++) if (s.host[r] === h) worst = Math.max(worst, entries[r] - m - s.allowance[r]);
+  }
+  return worst;
+}
+
+function countedSteps(
   ranks: RankHost[],
   summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
-): { perStep: Map<string, number[]>; stepMs: number; clockMs: number } {
-  const late = new Map<number, number[]>(); // per rank, per counted step
+): { steps: Step[]; stepMs: number; clockMs: number } {
+  const steps: Step[] = [];
   const stepMs: number[] = [];
   let clockMs = 0;
   for (const sums of summaries.values()) {
@@ -43,56 +68,44 @@ function latenessByHost(
     const u = sums.map((s) => (Number.isFinite(s.clock?.uncertaintyMs) ? s.clock.uncertaintyMs : 0));
     const worst = Math.max(...u);
     clockMs = Math.max(clockMs, 2 * worst);
-    const steps = sums[0].steps.length;
-    for (let t = steps > 1 ? 1 : 0; t < steps; t++) {
+    const host = sums.map((s) => ranks.find((r) => r.rank === s.rank)?.host ?? String(s.rank));
+    const n = sums[0].steps.length;
+    for (let t = n > 1 ? 1 : 0; t < n; t++) {
       if (sums.some((s) => !s.steps[t])) continue;
       stepMs.push(...sums.map((s) => s.steps[t].stepMs));
-      const perRank = sums.map(() => 0);
-      for (let i = 0; i < sums[0].steps[t].collectives.length; i++) {
-        const entries = sums.map((s) => s.steps[t].collectives[i]?.entry ?? Number.NaN);
-        if (entries.some(Number.isNaN)) continue;
-        const m = median(entries);
-        entries.forEach((e, r) => (perRank[r] += Math.max(0, e - m - u[r] - worst)));
-      }
-      perRank.forEach((ms, r) => (late.get(r) ?? late.set(r, []).get(r)!).push(ms));
+      const entries = sums[0].steps[t].collectives
+        .map((_, i) => sums.map((s) => s.steps[t].collectives[i]?.entry ?? Number.NaN))
+        .filter((es) => !es.some(Number.isNaN));
+      if (entries.length) steps.push({ entries, host, allowance: u.map((x) => x + worst) });
     }
   }
-  const perStep = new Map<string, number[]>();
-  if (!stepMs.length) return { perStep, stepMs: 0, clockMs }; // nothing trained (zerowire links): no lateness to speak of
-  for (const host of new Set(ranks.map((r) => r.host))) {
-    const mine = ranks.filter((r) => r.host === host).map((r) => late.get(r.rank) ?? []);
-    const n = Math.min(...mine.map((xs) => xs.length));
-    perStep.set(
-      host,
-      Array.from({ length: n }, (_, t) => mine.reduce((a, xs) => a + xs[t], 0) / mine.length),
-    );
-  }
-  return { perStep, stepMs: stepMs.reduce((a, b) => a + b, 0) / stepMs.length, clockMs };
+  return { steps, stepMs: stepMs.length ? stepMs.reduce((a, b) => a + b, 0) / stepMs.length : 0, clockMs };
 }
 
-/** Each host's lateness; the one host to name, if any, with the bar it cleared; why none was judged, if so. */
+/** Each host's lateness; the one host to name, if any; why none was judged, if so. */
 export function judgeLateness(
   ranks: RankHost[],
   summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
-): { lateness: HostLateness[]; latest: (HostLateness & { bar: number }) | null; stepMs: number; clockMs: number; tooFew: string | null } {
-  const { perStep, stepMs, clockMs } = latenessByHost(ranks, summaries);
-  const bar = Math.max(LATE_FLOOR_MS, LATE_SHARE * stepMs);
-  const others = (host: string, t: number) => median([...perStep].filter(([h]) => h !== host).map(([, ys]) => ys[t] ?? 0));
-  const lateness: HostLateness[] = [...perStep].map(([host, xs]) => ({
-    host,
-    ms: median(xs),
-    lateSteps: xs.filter((x, t) => x - others(host, t) > bar).length,
-    steps: xs.length,
-  }));
+): { lateness: HostLateness[]; latest: HostLateness | null; stepMs: number; clockMs: number; tooFew: string | null } {
+  const { steps, stepMs, clockMs } = countedSteps(ranks, summaries);
+  const hosts = steps.length ? [...new Set(ranks.map((r) => r.host))] : []; // nothing trained (zerowire links): none
+  const without = (...out: string[]) => new Set(hosts.filter((x) => !out.includes(x)));
+  const matters = Math.max(LATE_FLOOR_MS, LATE_SHARE * stepMs);
+  // The bar comes from the run itself: the other hosts' spread, each against the hosts other than itself and
+  // the one judged (so a late host does not make the others look early; with two hosts, the other against
+  // it). On a busy machine every host is late now and then; a host short of CPU is later than the others'
+  // spread in most steps, where a healthy one is so in about a tenth of them.
+  const lateness: HostLateness[] = hosts.map((h) => {
+    const xs = steps.map((s) => lag(s, h, without(h)));
+    const spread = hosts.filter((g) => g !== h).flatMap((g) => steps.map((s) => lag(s, g, hosts.length > 2 ? without(g, h) : new Set([h]))));
+    const bar = Math.max(matters, quantile(spread, SPREAD_QUANTILE));
+    return { host: h, ms: Math.max(0, median(xs)), lateSteps: xs.filter((x) => x > bar).length, steps: xs.length, bar };
+  });
   const counted = Math.min(...lateness.map((h) => h.steps));
   const judgeable = lateness.length > 1 && counted >= LATE_MIN_STEPS;
-  // Later than the other hosts by the bar in most steps, and far later than any other such host: on a busy
-  // machine every host is late now and then (a healthy one in at most 4 of 10 steps here, beside a CPU burner
-  // on every core), and one stall is no verdict. Its neighbour in the ring, waiting for its data, is late too,
-  // on a loaded machine in most steps, but by a part of its lateness; two hosts about as late are not one culprit.
-  const most = lateness.filter((h) => 2 * h.lateSteps > h.steps && h.ms > bar).sort((a, b) => b.ms - a.ms);
-  const alone = most.length > 0 && most.slice(1).every((h) => LATE_DOMINANCE * h.ms <= most[0].ms);
-  const latest = judgeable && alone ? { ...most[0], bar } : null;
+  const most = lateness.filter((h) => 2 * h.lateSteps > h.steps && h.ms > h.bar).sort((a, b) => b.ms - a.ms);
+  const alone = most.length > 0 && lateness.every((h) => h === most[0] || h.ms <= matters || LATE_DOMINANCE * h.ms <= most[0].ms);
+  const latest = judgeable && alone ? most[0] : null;
   const tooFew = lateness.length > 1 && !judgeable ? `too few steps to judge lateness (${counted} counted, ${LATE_MIN_STEPS} needed)` : null;
   return { lateness, latest, stepMs, clockMs, tooFew };
 }

@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 
-type StDtype = 'F32' | 'BF16' | 'I64' | 'U16' | 'I32' | 'U8';
-type StData = Float32Array | Uint16Array | BigInt64Array | Int32Array | Uint8Array;
+type StDtype = 'F64' | 'F32' | 'BF16' | 'I64' | 'U16' | 'I32' | 'U8';
+type StData = Float64Array | Float32Array | Uint16Array | BigInt64Array | Int32Array | Uint8Array;
 
 export interface StTensor {
   dtype: StDtype;
@@ -11,13 +11,15 @@ export interface StTensor {
   data: StData;
 }
 
-const ELEMENT_BYTES: Record<StDtype, number> = { F32: 4, BF16: 2, U16: 2, I64: 8, I32: 4, U8: 1 };
+const ELEMENT_BYTES: Record<StDtype, number> = { F64: 8, F32: 4, BF16: 2, U16: 2, I64: 8, I32: 4, U8: 1 };
 
 function view(dtype: StDtype, bytes: Uint8Array): StData {
   // Copy into a fresh, aligned buffer: the header length rarely leaves the data aligned.
   const own = Uint8Array.prototype.slice.call(bytes); // Buffer#slice would share memory
   const n = own.byteLength / ELEMENT_BYTES[dtype];
   switch (dtype) {
+    case 'F64':
+      return new Float64Array(own.buffer, 0, n);
     case 'F32':
       return new Float32Array(own.buffer, 0, n);
     case 'BF16':

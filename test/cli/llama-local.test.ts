@@ -1,19 +1,17 @@
 // `zerowire local --model llama:...`: every scheme (HSDP included) with gradient accumulation, fp32 on the
 // wire, against a full-batch torch.optim.Adam replay of the dump (test/helpers/torch_llama.py): the final
-// weights of every scheme within 2e-5; bytes and memory as theory.
-import { spawnSync } from 'node:child_process';
+// weights of every scheme as close to the float64 replay as torch's fp32 one is (test/helpers/reference.ts);
+// bytes and memory as theory.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
-import { parseSafetensors } from '../../shared/io/safetensors.js';
-import { fromStateDict } from '../../shared/io/state-dict.js';
 import { LlamaSpec } from '../../shared/models/llama/spec.js';
 import { runCli } from '../helpers/cli.js';
+import { expectAsCloseAsTorch, replayBoth, tensorsOf } from '../helpers/reference.js';
 import { requireTorch } from '../helpers/torch.js';
-import { maxAbsDiff } from '../helpers/train.js';
 
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_llama.py', import.meta.url));
 
@@ -53,25 +51,10 @@ describe('local --model llama', () => {
       }
       expect(report.agreement?.agree).toBe(true);
       requireTorch(ctx, 'the Llama replay (test/helpers/torch_llama.py)');
-      const torchOut = join(dir, 'torch.safetensors');
-      const shape = '2,64,4,2,172,32,64';
-      const py = spawnSync(
-        '/usr/bin/python3',
-        [SCRIPT, 'replay', join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, shape, String(steps), '0.001'],
-        {
-          encoding: 'utf8',
-          timeout: 120_000,
-        },
-      );
-      expect(py.status, py.stderr).toBe(0);
-      const spec = new LlamaSpec({ layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 });
-      const byTorch = fromStateDict(spec, parseSafetensors(readFileSync(torchOut)));
-      for (const scheme of ['dp', 'zero1', 'zero2', 'zero3', 'hsdp']) {
-        const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
-        const diff = maxAbsDiff(final, byTorch);
-        console.log(`${scheme}: max |zerowire - torch.optim.Adam| after ${steps} steps = ${diff.toExponential(2)}`);
-        expect(diff, scheme).toBeLessThanOrEqual(2e-5);
-      }
+      const initial = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors')];
+      const ref = replayBoth(SCRIPT, (o) => ['replay', ...initial, o, '2,64,4,2,172,32,64', String(steps), '0.001'], dir);
+      for (const scheme of ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'])
+        expectAsCloseAsTorch(`llama ${scheme} after ${steps} steps`, tensorsOf(join(dump, `final-${scheme}.safetensors`)), ref);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -86,7 +69,6 @@ describe('local --model llama', () => {
     ctx: Parameters<typeof requireTorch>[0],
     name: string,
     config: Record<string, unknown>,
-    spec: LlamaSpec,
     check: (stdout: string, report: Report) => void,
   ): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), `zerowire-${name}-`));
@@ -101,20 +83,9 @@ describe('local --model llama', () => {
       for (const x of report.rows) expect(x.sentPerStep.payload, x.scheme).toBe(x.sentPerStep.theory);
       check(r.stdout, report);
       requireTorch(ctx, `the ${name} replay (test/helpers/torch_llama.py)`);
-      const torchOut = join(dir, 'torch.safetensors');
-      const data = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut];
-      const py = spawnSync('/usr/bin/python3', [SCRIPT, 'replay', ...data, '2,64,4,2,172,32,64', String(steps), '0.001'], {
-        encoding: 'utf8',
-        timeout: 120_000,
-      });
-      expect(py.status, py.stderr).toBe(0);
-      const byTorch = fromStateDict(spec, parseSafetensors(readFileSync(torchOut)));
-      for (const scheme of SCHEMES) {
-        const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
-        const diff = maxAbsDiff(final, byTorch);
-        console.log(`${name} ${scheme}: max |zerowire - torch.optim.Adam| after ${steps} steps = ${diff.toExponential(2)}`);
-        expect(diff, scheme).toBeLessThanOrEqual(2e-5);
-      }
+      const initial = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors')];
+      const ref = replayBoth(SCRIPT, (o) => ['replay', ...initial, o, '2,64,4,2,172,32,64', String(steps), '0.001'], dir);
+      for (const scheme of SCHEMES) expectAsCloseAsTorch(`${name} ${scheme} after ${steps} steps`, tensorsOf(join(dump, `final-${scheme}.safetensors`)), ref);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -123,7 +94,7 @@ describe('local --model llama', () => {
 
   it('a Qwen2 config.json (q/k/v biases, tied embeddings) through --hf-config: every scheme ends where torch.optim.Adam does', async (ctx) => {
     const qwen2 = { architectures: ['Qwen2ForCausalLM'], tie_word_embeddings: true, torch_dtype: 'bfloat16' };
-    await againstTorch(ctx, 'qwen2', qwen2, new LlamaSpec(SHAPE, { qkvBias: true, tied: true }), (stdout) => {
+    await againstTorch(ctx, 'qwen2', qwen2, (stdout) => {
       expect(stdout).toMatch(
         /config\.json read as llama \(key, value, what it became\):\n {2}architectures +\["Qwen2ForCausalLM"\] +llama, q\/k\/v with biases/,
       );
@@ -136,7 +107,7 @@ describe('local --model llama', () => {
     const qwen3 = { architectures: ['Qwen3ForCausalLM'], head_dim: 8, tie_word_embeddings: false, attention_bias: false };
     const spec = new LlamaSpec(SHAPE, { headDim: 8, qkNorm: true });
     expect(spec.tensors().some((t) => t.name === 'model.layers.1.self_attn.k_norm.weight')).toBe(true);
-    await againstTorch(ctx, 'qwen3', qwen3, spec, (stdout, report) => {
+    await againstTorch(ctx, 'qwen3', qwen3, (stdout, report) => {
       expect(stdout).toMatch(/architectures +\["Qwen3ForCausalLM"\] +llama, q and k RMSNorm-ed per head \(qkNorm\)/);
       expect(stdout).toMatch(/head_dim +8 +headDim/);
       for (const x of report.rows) expect(x.activations.measured, x.scheme).toBe(x.activations.estimate);

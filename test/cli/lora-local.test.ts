@@ -1,8 +1,7 @@
 // `zerowire local --lora 4`: every scheme (HSDP included) with gradient accumulation, fp32 on the wire, on the
 // MLP, the GPT and the Llama, against a full-batch torch.optim.Adam replay over the adapters alone
-// (test/helpers/torch_lora.py, PEFT's LoRA forward): the adapters within 2e-5, the frozen base as the ranks
+// (test/helpers/torch_lora.py, PEFT's LoRA forward): the adapters by the reference rule (test/helpers/reference.ts), the frozen base as the ranks
 // held it bit for bit the initial one; bytes at the socket, resident and peak memory as theory.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/accounting/report.js';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
 import { runCli } from '../helpers/cli.js';
+import { describeVerdict, expectAsCloseAsTorch, judge, replayBoth, tensorsOf } from '../helpers/reference.js';
 import { requireTorch } from '../helpers/torch.js';
 
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_lora.py', import.meta.url));
@@ -19,8 +19,8 @@ const SCHEMES = ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'];
 const LORA = { args: ['--lora', '4,8'], trainable: 'lora_', lr: '0.01' }; // B starts at zero: a rate that moves it visibly
 const CASES = [
   { kind: 'mlp', model: '24,48,32,10', shape: '24,48,32,10', batch: 16, ...LORA },
-  { kind: 'gpt', model: 'gpt:2,32,2,16,32', shape: '2,32,2,16,32', batch: 8, ...LORA },
-  { kind: 'llama', model: 'llama:2,32,4,2,64,16,32', shape: '2,32,4,2,64,16,32', batch: 8, ...LORA },
+  { kind: 'gpt', model: 'gpt:2,32,2,16,32', shape: '2,32,2,16,32', batch: 8, ...LORA, ruleMissed: true },
+  { kind: 'llama', model: 'llama:2,32,4,2,64,16,32', shape: '2,32,4,2,64,16,32', batch: 8, ...LORA, ruleMissed: true },
   // no adapters: the embeddings and the first block frozen, so the backward pass stops after block 1
   {
     kind: 'gpt',
@@ -92,31 +92,29 @@ describe('local --lora', () => {
               ).toBe(0);
         }
         requireTorch(ctx, 'the LoRA replay (test/helpers/torch_lora.py)');
-        const torchOut = join(dir, 'torch.safetensors');
-        const py = spawnSync(
-          '/usr/bin/python3',
-          [SCRIPT, join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, c.kind, c.shape, String(steps), c.lr, '8', c.trainable],
-          { encoding: 'utf8', timeout: 120_000 },
-        );
-        expect(py.status, py.stderr).toBe(0);
-        const byTorch = tensors(torchOut);
+        const initialArgs = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors')];
+        const ref = replayBoth(SCRIPT, (o) => [...initialArgs, o, c.kind, c.shape, String(steps), c.lr, '8', c.trainable], dir);
         for (const scheme of SCHEMES) {
           const final = tensors(join(dump, `final-${scheme}.safetensors`));
-          let diff = 0;
           let moved = 0;
-          for (const [name, t] of byTorch) {
+          for (const [name, t] of initial) {
             if (!isAdapter(name)) continue;
-            const [a, b, init] = [final.get(name)!.data as Float32Array, t.data as Float32Array, initial.get(name)!.data as Float32Array];
-            for (let i = 0; i < a.length; i++) {
-              diff = Math.max(diff, Math.abs(a[i] - b[i]));
-              moved = Math.max(moved, Math.abs(a[i] - init[i]));
-            }
+            const [a, init] = [final.get(name)!.data as Float32Array, t.data as Float32Array];
+            for (let i = 0; i < a.length; i++) moved = Math.max(moved, Math.abs(a[i] - init[i]));
           }
-          console.log(
-            `${c.kind} ${c.args.join(' ')} ${scheme}: max |zerowire - torch.optim.Adam| over what trains after ${steps} steps = ${diff.toExponential(2)} (they moved up to ${moved.toExponential(2)})`,
-          );
+          const label = `${c.kind} ${c.args.join(' ')} ${scheme} over what trains after ${steps} steps`;
+          const ours = tensorsOf(join(dump, `final-${scheme}.safetensors`));
+          let v;
+          if ('ruleMissed' in c) {
+            // A known miss of the reference rule (docs/testing.md): the GPT's and the Llama's adapters end
+            // 10-35 times further from float64 than PyTorch's fp32 ones, in every adapter tensor, at elements
+            // that moved normally; not yet explained. Held to the fixed bound they had until it is.
+            v = judge(ours, ref, isAdapter);
+            console.log(`${label} (the rule's known miss): ${describeVerdict(v)}`);
+            expect(v.ours, label).toBeLessThanOrEqual(2e-5);
+          } else v = expectAsCloseAsTorch(label, ours, ref, isAdapter);
+          console.log(`  (what trains moved up to ${moved.toExponential(2)}, ${(moved / v.ours).toExponential(1)} times the error)`);
           expect(moved, scheme).toBeGreaterThan(1e-3);
-          expect(diff, scheme).toBeLessThanOrEqual(2e-5);
         }
       } finally {
         rmSync(dir, { recursive: true, force: true });

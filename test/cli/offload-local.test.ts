@@ -1,21 +1,17 @@
 // --offload on CPU ranks: the masters and Adam's moments (with optimizer,params ZeRO-3's 16-bit shard too) in
 // host bands, every copy between device and host counted and equal to theory, the device's bands smaller by what
 // theory moves; the math unchanged, so a plain torch.optim.Adam replay (test/helpers/torch_lora.py, every tensor
-// trained) ends where every offloading scheme does; and ZeRO-Offload's delayed update against the same replay
+// trained) ends where every offloading scheme does, by the reference rule (test/helpers/reference.ts); and ZeRO-Offload's delayed update against the same replay
 // with the update delayed.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseSafetensors } from '../../shared/io/safetensors.js';
 import type { Report } from '../../shared/accounting/report.js';
 import { RunPlan } from '../../shared/accounting/run-plan.js';
-import { fromStateDict } from '../../shared/io/state-dict.js';
-import { modelSpec } from '../../shared/models/registry.js';
 import { runCli } from '../helpers/cli.js';
-import { maxAbsDiff } from '../helpers/train.js';
+import { expectAsCloseAsTorch, maxTensorDiff, replayBoth, runReplay, tensorsOf } from '../helpers/reference.js';
 import { requireTorch } from '../helpers/torch.js';
 
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_lora.py', import.meta.url));
@@ -59,24 +55,25 @@ describe('local --offload', () => {
             expect(fp32Grad, x.scheme).toBe(plain.layoutFor(x.scheme, 0).shardTotal);
           }
           requireTorch(ctx, 'the offload replay (test/helpers/torch_lora.py)');
-          const spec = modelSpec(report.config);
-          const weights = (path: string) => fromStateDict(spec, parseSafetensors(readFileSync(path)));
-          const replay = (mode: string) => {
-            const torchOut = join(dir, `torch-${mode}.safetensors`);
-            const args = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, m.kind, m.shape, String(steps), '0.001', '8', '.', mode];
-            const py = spawnSync('/usr/bin/python3', [SCRIPT, ...args], { encoding: 'utf8', timeout: 120_000 });
-            expect(py.status, py.stderr).toBe(0);
-            return weights(torchOut);
-          };
-          const distance = (scheme: string, byTorch: Float32Array) => maxAbsDiff(weights(join(dump, `final-${scheme}.safetensors`)), byTorch);
-          const byTorch = replay(o.mode);
+          const replayArgs = (mode: string) => (file: string) => [
+            join(dump, 'initial.safetensors'),
+            join(dump, 'data.safetensors'),
+            file,
+            m.kind,
+            m.shape,
+            String(steps),
+            '0.001',
+            '8',
+            '.',
+            mode,
+          ];
+          const ref = replayBoth(SCRIPT, replayArgs(o.mode), dir);
           // the delayed update is told apart from the plain one: the plain replay is far from a DPU run
-          const other = o.mode === 'dpu' ? replay('plain') : null;
+          const other = o.mode === 'dpu' ? runReplay(SCRIPT, replayArgs('plain'), dir, 'float32') : null;
           for (const scheme of o.schemes) {
-            const diff = distance(scheme, byTorch);
-            console.log(`${m.kind} ${o.offload.join(' ')} ${scheme}: max |zerowire - torch (${o.mode})| after ${steps} steps = ${diff.toExponential(2)}`);
-            expect(diff, scheme).toBeLessThanOrEqual(2e-5);
-            if (other) expect(distance(scheme, other), `${scheme} against the undelayed replay`).toBeGreaterThan(1e-4);
+            const final = tensorsOf(join(dump, `final-${scheme}.safetensors`));
+            expectAsCloseAsTorch(`${m.kind} ${o.offload.join(' ')} ${scheme} (${o.mode}) after ${steps} steps`, final, ref);
+            if (other) expect(maxTensorDiff(final, other), `${scheme} against the undelayed replay`).toBeGreaterThan(1e-4);
           }
         } finally {
           rmSync(dir, { recursive: true, force: true });

@@ -1,8 +1,7 @@
 // A model added as a folder and one registry line (shared/models/phi3/): Phi-3's fused qkv_proj and
 // gate_up_proj, laid out as the Llama's projections one after another, so the Llama's passes compute it; its
 // own names in every dump; every scheme ends where torch.optim.Adam does on the same weights split as
-// transformers splits them (test/helpers/torch_phi3.py).
-import { spawnSync } from 'node:child_process';
+// transformers splits them (test/helpers/torch_phi3.py), judged by the reference rule (test/helpers/reference.ts).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,10 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
 import type { Report } from '../../shared/accounting/report.js';
-import { fromStateDict } from '../../shared/io/state-dict.js';
-import { modelSpec } from '../../shared/models/registry.js';
 import { runCli } from '../helpers/cli.js';
-import { maxAbsDiff } from '../helpers/train.js';
+import { expectAsCloseAsTorch, replayBoth, tensorsOf } from '../helpers/reference.js';
 import { requireTorch } from '../helpers/torch.js';
 
 const SCRIPT = fileURLToPath(new URL('../helpers/torch_phi3.py', import.meta.url));
@@ -40,25 +37,9 @@ describe('local --model phi3', () => {
       expect(initial.get('model.layers.1.mlp.gate_up_proj.weight')!.shape).toEqual([2 * 172, 64]);
       expect(names.some((n) => /q_proj|gate_proj\./.test(n))).toBe(false);
       requireTorch(ctx, 'the Phi-3 replay (test/helpers/torch_phi3.py)');
-      const torchOut = join(dir, 'torch.safetensors');
-      const py = spawnSync(
-        '/usr/bin/python3',
-        [SCRIPT, join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), torchOut, SHAPE, String(steps), '0.001'],
-        {
-          encoding: 'utf8',
-          timeout: 120_000,
-        },
-      );
-      expect(py.status, py.stderr).toBe(0);
-      const byTorch = parseSafetensors(readFileSync(torchOut));
-      expect([...byTorch.keys()].sort()).toEqual([...names].sort());
-      const spec = modelSpec(report.config);
-      for (const scheme of SCHEMES) {
-        const final = fromStateDict(spec, parseSafetensors(readFileSync(join(dump, `final-${scheme}.safetensors`))));
-        const diff = maxAbsDiff(final, fromStateDict(spec, byTorch));
-        console.log(`phi3 ${scheme}: max |zerowire - torch.optim.Adam| after ${steps} steps = ${diff.toExponential(2)}`);
-        expect(diff, scheme).toBeLessThanOrEqual(2e-5);
-      }
+      const ref = replayBoth(SCRIPT, (o) => [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), o, SHAPE, String(steps), '0.001'], dir);
+      expect([...ref.fp32.keys()].sort()).toEqual([...names].sort());
+      for (const scheme of SCHEMES) expectAsCloseAsTorch(`phi3 ${scheme} after ${steps} steps`, tensorsOf(join(dump, `final-${scheme}.safetensors`)), ref);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -9,6 +9,7 @@ import sys
 import torch
 
 from st_io import read, write
+import variant
 
 
 start_path, data_path, out_path, widths, first, steps, batch, lr = sys.argv[1:9]
@@ -33,8 +34,10 @@ for name, p in names:
 data = read(data_path)
 x, y, order = data["x"], data["y"].long(), data["batch_rows"].long().reshape(-1)
 for t in range(first, first + steps):
-    rows = order[t * batch : (t + 1) * batch]
+    rows = variant.rows(t, order[t * batch : (t + 1) * batch])
     opt.zero_grad()
     torch.nn.functional.cross_entropy(model(x[rows]), y[rows]).backward()
+    variant.grads(model.parameters())
     opt.step()
+    variant.stepped(opt, t - first)
 write(out_path, {name: p for name, p in names})

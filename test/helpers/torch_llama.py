@@ -17,12 +17,13 @@ import sys
 
 import torch
 
-from st_io import read, write
+from st_io import FLOAT, read, write
+import variant
 
 
 def rms_norm(x, w, eps=1e-6):
-    x32 = x.to(torch.float32)
-    return w * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps))
+    wide = x.to(FLOAT)  # fp32 as HF computes it; float64 in the float64 reference
+    return w * (wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + eps))
 
 
 def rotate_half(x):
@@ -41,8 +42,8 @@ def forward(params, tokens, L, D, H, KV, T, V, lin=plain):
     # each head's width: the q projection's rows over the heads (Qwen3's head_dim need not be D // H)
     hd = params["model.layers.0.self_attn.q_proj.weight"].shape[0] // H
     B = tokens.shape[0]
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
-    freqs = torch.outer(torch.arange(T).float(), inv_freq)
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.int64).to(FLOAT) / hd))
+    freqs = torch.outer(torch.arange(T).to(FLOAT), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
     mask = torch.full((T, T), float("-inf")).triu(1)
@@ -98,12 +99,14 @@ def replay(initial, data_path, out_path, shape, steps, lr):
     corpus, order = data["tokens"].long(), data["batch_rows"].long()
     opt = torch.optim.Adam(params.values(), lr=float(lr), betas=(0.9, 0.999), eps=1e-8)
     for t in range(int(steps)):
-        rows = order[t]
+        rows = variant.rows(t, order[t])
         idx = rows[:, None] * T + torch.arange(T)[None, :]
         opt.zero_grad()
         logits = forward(params, corpus[idx], L, D, H, KV, T, V)
         torch.nn.functional.cross_entropy(logits.reshape(-1, V), corpus[idx + 1].reshape(-1)).backward()
+        variant.grads(params.values())
         opt.step()
+        variant.stepped(opt, t)
     write(out_path, params)
 
 

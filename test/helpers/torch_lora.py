@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from st_io import read, write
+import variant
 from torch_llama import forward as llama_forward
 
 
@@ -80,7 +81,7 @@ def main(initial, data_path, out_path, kind, shape, steps, lr, alpha, trainable,
     data = read(data_path)
     order = data["batch_rows"].long()
     for t in range(int(steps)):
-        rows = order[t]
+        rows = variant.rows(t, order[t])
         opt.zero_grad()
         if kind == "mlp":
             loss = F.cross_entropy(mlp(params, data["x"][rows], shape, alpha), data["y"].long()[rows])
@@ -92,6 +93,7 @@ def main(initial, data_path, out_path, kind, shape, steps, lr, alpha, trainable,
             logits = forward(params, corpus[idx], shape, alpha)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), corpus[idx + 1].reshape(-1))
         loss.backward()
+        variant.grads(trained)
         if masters:
             with torch.no_grad():
                 for k in names:
@@ -99,6 +101,7 @@ def main(initial, data_path, out_path, kind, shape, steps, lr, alpha, trainable,
                     params[k].copy_(masters[k])  # the next step's passes: the weights of the update before
                     params[k].grad = None
         opt.step()
+        variant.stepped(opt, t)
     if masters:
         params.update(masters)
     write(out_path, params)

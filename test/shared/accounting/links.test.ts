@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { instrumentNote, networkReport, networkText } from '../../../shared/accounting/links.js';
 import type { SchemeSummary } from '../../../shared/control/messages.js';
+import { seeded } from '../../helpers/seed.js';
 
 const hosts = ['a', 'b', 'c', 'd'];
 const ranks = hosts.map((host, rank) => ({ rank, host }));
@@ -49,7 +50,7 @@ describe('which link or host is slow', () => {
     expect(n.preflight).toBeNull();
     expect(n.slowAchieved).toEqual([]);
     expect(n.blame).toEqual([
-      "host c's ranks entered collectives 50.0 ms late per step (median of 6 steps, late in 6; a step: 100.0 ms): its compute, not the network",
+      "host c's ranks entered collectives 25.0 ms late per step (median of 6 steps, late in 6; a step: 100.0 ms): its compute, not the network",
     ]);
   });
 
@@ -60,10 +61,10 @@ describe('which link or host is slow', () => {
   });
 
   it('a late host whose incoming link looks slow, later than that link accounts for: its compute', () => {
-    // 1→2 at 500 Mbit/s delays c's data by about 9 ms a step; c is 100 ms late.
+    // 1→2 at 500 Mbit/s delays c's data by about 9 ms a step; c is 50 ms late into each collective.
     const n = networkReport(null, ranks, summaries([940, 930, 500, 945], [0, 0, 50, 0]));
     expect(n.blame).toHaveLength(1);
-    expect(n.blame[0]).toMatch(/host c's ranks .* 100\.0 ms late .* its compute, not the network \(its 1→2 \(b→c\) carried less/);
+    expect(n.blame[0]).toMatch(/host c's ranks .* 50\.0 ms late .* its compute, not the network \(its 1→2 \(b→c\) carried less/);
   });
 
   it('a host late every step is blamed, though another was much later in one step (a busy machine)', () => {
@@ -71,23 +72,23 @@ describe('which link or host is slow', () => {
     expect(n.lateness.map((h) => [h.ms, h.lateSteps])).toEqual([
       [0, 0],
       [0, 1],
-      [50, 6],
+      [25, 6],
       [0, 0],
     ]);
     expect(n.blame).toEqual([
-      "host c's ranks entered collectives 50.0 ms late per step (median of 6 steps, late in 6; a step: 100.0 ms): its compute, not the network",
+      "host c's ranks entered collectives 25.0 ms late per step (median of 6 steps, late in 6; a step: 100.0 ms): its compute, not the network",
     ]);
   });
 
   it('one stall in one step convicts no host, however long (the false blame under load)', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 0, [0, 0, 400, 0, 0], 0]));
-    expect(n.lateness.find((h) => h.host === 'c')).toEqual({ host: 'c', ms: 0, lateSteps: 1, steps: 6 });
+    expect(n.lateness.find((h) => h.host === 'c')).toMatchObject({ host: 'c', ms: 0, lateSteps: 1, steps: 6 });
     expect(n.blame).toEqual(['no link or host stands out']);
   });
 
   it('a host late in three steps of six is late in no majority: not named', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 0, [0, 0, 40, 40, 40, 0, 0], 0]));
-    expect(n.lateness.find((h) => h.host === 'c')).toMatchObject({ ms: 40, lateSteps: 3 });
+    expect(n.lateness.find((h) => h.host === 'c')).toMatchObject({ ms: 20, lateSteps: 3 }); // the median of 0, 0, 0, 40, 40, 40
     expect(n.blame).toEqual(['no link or host stands out']);
   });
 
@@ -110,6 +111,8 @@ describe('which link or host is slow', () => {
   it('two hosts: one late in every step is named; a slow link into it explains it instead', () => {
     const two = ranks.slice(0, 2);
     const late = networkReport(null, two, summaries([940, 930], [0, 25], two));
+    // b is compared with a, not with the midpoint of the two: its whole lag, once per step (not per collective)
+    expect(late.lateness.map((h) => h.ms)).toEqual([0, 25]);
     expect(late.blame).toEqual([expect.stringMatching(/^host b's ranks entered collectives 25\.0 ms late per step/)]);
     // b's data arrives over a link at a tenth of the other's rate, 90 ms a step later than it would at 940.
     const behind = networkReport(null, two, summaries([940, 94], [0, 25], two));
@@ -120,11 +123,26 @@ describe('which link or host is slow', () => {
     const n = networkReport(null, ranks, summaries([940, 930, 950, 945], [0, 20, 60, 0]));
     expect(n.lateness.map((h) => [h.host, h.ms, h.lateSteps])).toEqual([
       ['a', 0, 0],
-      ['b', 20, 6],
-      ['c', 100, 6],
+      ['b', 20, 0], // never later than c's spread: the bar is the other hosts' own
+      ['c', 60, 6],
       ['d', 0, 0],
     ]);
-    expect(n.blame).toEqual([expect.stringMatching(/^host c's ranks entered collectives 100\.0 ms late per step .*: its compute, not the network$/)]);
+    expect(n.blame).toEqual([expect.stringMatching(/^host c's ranks entered collectives 60\.0 ms late per step .*: its compute, not the network$/)]);
+  });
+
+  const rng = seeded();
+  it(`a busy machine's jitter names nobody; a host slower by what matters on top of it is named (seed ${rng.seed})`, () => {
+    const jitter = () => Array.from({ length: 7 }, () => rng.int(21)); // 0-20 ms into each step, every host: twice what matters
+    for (let trial = 0; trial < 20; trial++) {
+      const healthy = networkReport(null, ranks, summaries([940, 930, 950, 945], hosts.map(jitter)));
+      expect(healthy.blame, `trial ${trial}: ${JSON.stringify(healthy.lateness)}`).toEqual(['no link or host stands out']);
+      const slow = rng.int(4);
+      const late = hosts.map((_, r) => jitter().map((ms) => ms + (r === slow ? 40 : 0)));
+      const n = networkReport(null, ranks, summaries([940, 930, 950, 945], late));
+      expect(n.blame, `trial ${trial}: ${JSON.stringify(n.lateness)}`).toEqual([
+        expect.stringMatching(new RegExp(`^host ${hosts[slow]}'s ranks entered collectives`)),
+      ]);
+    }
   });
 
   it('two hosts about as late: neither stands out, and neither is blamed', () => {
