@@ -42,18 +42,23 @@ interface Step {
   allowance: number[]; // what rank r's entry may be off by, its clock's and the worst clock's uncertainty
 }
 
-/** How late `h` entered step `s`: one figure of time. In each collective its latest rank's entry after the
+/** How late `h` made step `s`: one figure of time. In each collective, its latest rank's entry after the
  *  median entry of the ranks on the hosts `ref` (with two hosts, the other host's own), less what two ranks'
- *  clocks could disagree by; the step's figure is its worst collective, not a sum: a stall delays every later
- *  collective's entry once, and the collective it delays holds the others until the host arrives. Signed: an
- *  early host's figure is negative, so that the spread is the whole of the jitter, not its late half. */
+ *  clocks could disagree by; the step's figure is what that lag newly rose by, collective after collective:
+ *  a host short of CPU is late again after each collective that realigned everyone (each a wait of its own,
+ *  so each counts), where one stall that shifts every later entry counts once, at its length (a plain sum
+ *  counted it again in each collective after it). Signed where it never rose (its first collective's lag,
+ *  negative if early), so that the spread is the whole of the jitter, not its late half. */
 function lag(s: Step, h: string, ref: ReadonlySet<string>): number {
-  let worst = -Infinity;
+  let [total, before, first] = [0, 0, Number.NaN];
   for (const entries of s.entries) {
     const m = median(entries.filter((_, r) => ref.has(s.host[r])));
-    for (let r = 0; r < entries.length; r++) if (s.host[r] === h) worst = Math.max(worst, entries[r] - m - s.allowance[r]);
+    const now = Math.max(...entries.map((e, r) => (s.host[r] === h ? e - m - s.allowance[r] : -Infinity)));
+    if (Number.isNaN(first)) first = now;
+    total += Math.max(0, now - Math.max(0, before));
+    before = now;
   }
-  return worst;
+  return total > 0 ? total : first;
 }
 
 function countedSteps(
