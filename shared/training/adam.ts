@@ -13,9 +13,25 @@ export function adamUpdate(param: Float32Array, m: Float32Array, v: Float32Array
   const bc1 = 1 - h.beta1 ** t;
   const bc2Sqrt = Math.sqrt(1 - h.beta2 ** t);
   const stepSize = h.lr / bc1;
-  // In a WebAssembly heap (the ranks' model states): the SIMD kernel, the same arithmetic in fp32.
+  // In a WebAssembly heap (the ranks' model states): the SIMD kernel, the same arithmetic in fp32. 1 - beta is
+  // taken here in double and rounded once, as torch.optim.Adam takes it; in fp32 from a rounded beta2 it
+  // loses 1.3e-5 of itself.
   const heap = heapOf(param, m, v, g);
-  if (heap) return heap.k.adam(param.byteOffset, m.byteOffset, v.byteOffset, g.byteOffset, param.length, h.beta1, h.beta2, stepSize, bc2Sqrt, h.eps);
+  if (heap)
+    return heap.k.adam(
+      param.byteOffset,
+      m.byteOffset,
+      v.byteOffset,
+      g.byteOffset,
+      param.length,
+      h.beta1,
+      1 - h.beta1,
+      h.beta2,
+      1 - h.beta2,
+      stepSize,
+      bc2Sqrt,
+      h.eps,
+    );
   for (let i = 0; i < param.length; i++) {
     const gi = g[i];
     const mi = (m[i] = h.beta1 * m[i] + (1 - h.beta1) * gi);
