@@ -33,10 +33,10 @@ function lanSh(args: string[], what: string, env: NodeJS.ProcessEnv = {}): strin
   return r.stdout;
 }
 
-/** One zerowire job on `hosts` x `procs` ranks at `rate`; its report. */
-export function lanJob(rate: string, options: string[], steps: number, hosts = 4, procs = 1): Report {
+/** One zerowire job on `hosts` x `procs` ranks at `rate` (`lan`: lan.sh's own options); its report. */
+export function lanJob(rate: string, options: string[], steps: number, hosts = 4, procs = 1, lan: string[] = []): Report {
   const out = join(dir, `run-${runs++}.json`);
-  const args = ['--hosts', String(hosts), '--procs', String(procs), '--rate', rate, '--'];
+  const args = ['--hosts', String(hosts), '--procs', String(procs), '--rate', rate, ...lan, '--'];
   lanSh([...args, ...options, '--steps', String(steps), '--out', out, '--log-level', 'warn'], `${rate} ${options.join(' ')}`);
   return JSON.parse(readFileSync(out, 'utf8')) as Report;
 }

@@ -63,8 +63,10 @@ describe('rank --procs', () => {
     const c = await coordinator(4);
     try {
       const t0 = Date.now();
-      const ranks = await runCli(['rank', '--procs', '4', '--peer-port', String(base), '--coordinator', `ws://127.0.0.1:${c.port}`], 30_000);
-      expect(Date.now() - t0).toBeLessThan(10_000);
+      const ranks = await runCli(['rank', '--procs', '4', '--peer-port', String(base), '--coordinator', `ws://127.0.0.1:${c.port}`], 60_000);
+      // Not a speed check: the other three would otherwise wait out the coordinator's 120 s join window. Four
+      // Node processes starting on a loaded 2-core machine took 10.6 s once (a fresh clone's CI beside other work).
+      expect(Date.now() - t0).toBeLessThan(30_000);
       expect(ranks.code).toBe(3);
       const errors = logLines(ranks.stderr).filter((l) => l.level === 50);
       expect(String(errors[0].msg)).toBe(
