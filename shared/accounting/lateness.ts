@@ -9,8 +9,10 @@ interface RankHost {
   host: string;
 }
 
-/** Lateness that matters: at least this share of a step, and this many ms (below, it is not the step's cost). */
-const LATE_SHARE = 0.1;
+/** Lateness that matters: at least this share of a step, and this many ms. Below it a host is not the step's
+ *  cost: beside a CPU burner a healthy host of two was 5.0 ms late in 5 of 7 steps of 34 ms (15%), while hosts
+ *  on 0.3 of a core were 24-56% (bench/lateness.ts; docs/lan.md). */
+const LATE_SHARE = 0.2;
 const LATE_FLOOR_MS = 2;
 /** The least counted steps a lateness verdict needs: fewer, and one stall is most of the evidence. */
 const LATE_MIN_STEPS = 5;
@@ -91,7 +93,7 @@ function countedSteps(
 export function judgeLateness(
   ranks: RankHost[],
   summaries: ReadonlyMap<string, readonly Omit<SchemeSummary, 'master'>[]>,
-): { lateness: HostLateness[]; latest: HostLateness | null; stepMs: number; clockMs: number; tooFew: string | null } {
+): { lateness: HostLateness[]; latest: HostLateness | null; matters: number; stepMs: number; clockMs: number; tooFew: string | null } {
   const { steps, stepMs, clockMs } = countedSteps(ranks, summaries);
   const hosts = steps.length ? [...new Set(ranks.map((r) => r.host))] : []; // nothing trained (zerowire links): none
   const without = (...out: string[]) => new Set(hosts.filter((x) => !out.includes(x)));
@@ -112,5 +114,5 @@ export function judgeLateness(
   const alone = most.length > 0 && lateness.every((h) => h === most[0] || h.ms <= matters || LATE_DOMINANCE * h.ms <= most[0].ms);
   const latest = judgeable && alone ? most[0] : null;
   const tooFew = lateness.length > 1 && !judgeable ? `too few steps to judge lateness (${counted} counted, ${LATE_MIN_STEPS} needed)` : null;
-  return { lateness, latest, stepMs, clockMs, tooFew };
+  return { lateness, latest, matters, stepMs, clockMs, tooFew };
 }

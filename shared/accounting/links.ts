@@ -126,7 +126,7 @@ export function networkReport(
   const slowProbed = slowOnes(capacity);
   const achieved = achievedRates(ranks, summaries);
   const slowAchieved = slowOnes(achieved);
-  const { lateness, latest, stepMs, clockMs, tooFew } = judgeLateness(ranks, summaries);
+  const { lateness, latest, matters, stepMs, clockMs, tooFew } = judgeLateness(ranks, summaries);
   const blame: string[] = [];
   // The pre-flight's median is the one its kind's line prints; the run's is of what the links achieved.
   const say = (what: string, slow: MeasuredLink[], all: MeasuredLink[], against: string) => {
@@ -137,7 +137,9 @@ export function networkReport(
   };
   // A host behind a slow link enters late because its data comes late: the link's doing, as far as the
   // link's slowness accounts for the lateness. What is left beyond that is the host's own compute.
-  const lateHost = latest && latest.ms - delayInto(latest.host, achieved) > latest.bar ? latest : null;
+  // (Against what matters, not the spread: the spread already judged the host late; this asks whether the
+  // link leaves enough of it to be the host's own.)
+  const lateHost = latest && latest.ms - delayInto(latest.host, achieved) > matters ? latest : null;
   // A host short of CPU reads and sends in fits and starts, so the links touching it look slow too.
   const symptoms = lateHost ? slowAchieved.filter((l) => l.fromHost === lateHost.host || l.toHost === lateHost.host) : [];
   const slowLinks = slowAchieved.filter((l) => !symptoms.includes(l));

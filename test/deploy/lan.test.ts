@@ -87,7 +87,7 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
 
   it('2 hosts x 2 ranks, joined interleaved: the ring keeps each host together, so exactly 2 links cross and each host interface carries one link', async () => {
     const out = join(dir, 'grouped.json');
-    const lan = runLan(['--hosts', '2', '--procs', '2', '--rate', '1gbit', '--', '--scheme', 'dp', '--model', '64,512,512,10', '--steps', '4', '--out', out]);
+    const lan = runLan(['--hosts', '2', '--procs', '2', '--rate', '1gbit', '--', '--scheme', 'dp', '--model', '64,512,512,10', '--steps', '8', '--out', out]);
     expect(await lan.done).toBe(0);
     const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
     const hosts = report.ranks.map((r) => r.host);
@@ -109,9 +109,9 @@ describe.skipIf(!net.ok)('LAN of network namespaces', () => {
     }
     expect(lan.err()).toMatch(/ring: 0 \(10\.250\.0\.\d\) → 1 \(10\.250\.0\.\d\) → 2 .* 2 of 4 links cross hosts/);
     // A healthy LAN ring: no slow-link verdict, and each kind of link with one median wherever one is printed.
-    // Its 3 counted steps are too few to judge lateness (docs/lan.md: under load a healthy host of two was
-    // named in one run of four on 3 steps), and the verdict says so rather than name a host.
-    expect(lan.out()).toMatch(/^verdict: no link stands out; too few steps to judge lateness \(3 counted, 5 needed\)$/m);
+    // Its 7 counted steps are judged, and a healthy host is named by nobody (docs/lan.md: 10 of 10 beside a
+    // CPU burner, bench/lateness.ts).
+    expect(lan.out()).toMatch(/^verdict: no link or host stands out$/m);
     const medians = mediansByKind(lan.out());
     expect(medians.get('between hosts'), lan.out()).toBeDefined(); // the ring's floor names it (2 links inside a host: none printed)
     for (const [kind, values] of medians) expect([...values], `the medians of the ${kind}`).toHaveLength(1);
