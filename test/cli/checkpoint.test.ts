@@ -185,7 +185,7 @@ describe('--resume with another scheme and world size', () => {
       const startFile = join(dir, `reshard-start-${scheme}.safetensors`);
       const tensors = new Map([...toStateDict(spec, start.master), ...toStateDict(spec, start.m, 'm.'), ...toStateDict(spec, start.v, 'v.')]);
       writeFileSync(startFile, serializeSafetensors(tensors));
-      const ref = replayBoth(REPLAY, (o) => [startFile, join(dump, 'data.safetensors'), o, widths.join(','), '3', '3', '48', '0.01'], dir);
+      const ref = await replayBoth(REPLAY, (o) => [startFile, join(dump, 'data.safetensors'), o, widths.join(','), '3', '3', '48', '0.01'], dir);
       expectAsCloseAsTorch(`${scheme} w${world} resumed from ZeRO-3 w4`, tensorsOf(join(dump, `final-${scheme}.safetensors`)), ref);
     }
     requireTorch(ctx, 'the resharded resume replay (test/helpers/torch_adam_replay.py)');

@@ -52,7 +52,7 @@ describe('local --model llama', () => {
       expect(report.agreement?.agree).toBe(true);
       requireTorch(ctx, 'the Llama replay (test/helpers/torch_llama.py)');
       const initial = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors')];
-      const ref = replayBoth(SCRIPT, (o) => ['replay', ...initial, o, '2,64,4,2,172,32,64', String(steps), '0.001'], dir);
+      const ref = await replayBoth(SCRIPT, (o) => ['replay', ...initial, o, '2,64,4,2,172,32,64', String(steps), '0.001'], dir);
       for (const scheme of ['dp', 'zero1', 'zero2', 'zero3', 'hsdp'])
         expectAsCloseAsTorch(`llama ${scheme} after ${steps} steps`, tensorsOf(join(dump, `final-${scheme}.safetensors`)), ref);
     } finally {
@@ -84,7 +84,7 @@ describe('local --model llama', () => {
       check(r.stdout, report);
       requireTorch(ctx, `the ${name} replay (test/helpers/torch_llama.py)`);
       const initial = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors')];
-      const ref = replayBoth(SCRIPT, (o) => ['replay', ...initial, o, '2,64,4,2,172,32,64', String(steps), '0.001'], dir);
+      const ref = await replayBoth(SCRIPT, (o) => ['replay', ...initial, o, '2,64,4,2,172,32,64', String(steps), '0.001'], dir);
       for (const scheme of SCHEMES) expectAsCloseAsTorch(`${name} ${scheme} after ${steps} steps`, tensorsOf(join(dump, `final-${scheme}.safetensors`)), ref);
     } finally {
       rmSync(dir, { recursive: true, force: true });

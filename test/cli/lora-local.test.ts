@@ -93,7 +93,7 @@ describe('local --lora', () => {
         }
         requireTorch(ctx, 'the LoRA replay (test/helpers/torch_lora.py)');
         const initialArgs = [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors')];
-        const ref = replayBoth(SCRIPT, (o) => [...initialArgs, o, c.kind, c.shape, String(steps), c.lr, '8', c.trainable], dir);
+        const ref = await replayBoth(SCRIPT, (o) => [...initialArgs, o, c.kind, c.shape, String(steps), c.lr, '8', c.trainable], dir);
         for (const scheme of SCHEMES) {
           const final = tensors(join(dump, `final-${scheme}.safetensors`));
           let moved = 0;

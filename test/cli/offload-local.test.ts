@@ -67,7 +67,7 @@ describe('local --offload', () => {
             '.',
             mode,
           ];
-          const ref = replayBoth(SCRIPT, replayArgs(o.mode), dir);
+          const ref = await replayBoth(SCRIPT, replayArgs(o.mode), dir);
           // the delayed update is told apart from the plain one: the plain replay is far from a DPU run
           const other = o.mode === 'dpu' ? runReplay(SCRIPT, replayArgs('plain'), dir, 'float32') : null;
           for (const scheme of o.schemes) {

@@ -37,7 +37,7 @@ describe('local --model phi3', () => {
       expect(initial.get('model.layers.1.mlp.gate_up_proj.weight')!.shape).toEqual([2 * 172, 64]);
       expect(names.some((n) => /q_proj|gate_proj\./.test(n))).toBe(false);
       requireTorch(ctx, 'the Phi-3 replay (test/helpers/torch_phi3.py)');
-      const ref = replayBoth(SCRIPT, (o) => [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), o, SHAPE, String(steps), '0.001'], dir);
+      const ref = await replayBoth(SCRIPT, (o) => [join(dump, 'initial.safetensors'), join(dump, 'data.safetensors'), o, SHAPE, String(steps), '0.001'], dir);
       expect([...ref.fp32.keys()].sort()).toEqual([...names].sort());
       for (const scheme of SCHEMES) expectAsCloseAsTorch(`phi3 ${scheme} after ${steps} steps`, tensorsOf(join(dump, `final-${scheme}.safetensors`)), ref);
     } finally {

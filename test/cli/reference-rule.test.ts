@@ -50,7 +50,7 @@ describe('the reference rule', () => {
     const run = ['local', '--world', '4', '--hf-config', dir, '--scheme', 'dp,zero3', '--accumulate', '2', '--wire-dtype', 'fp32', '--batch', '8'];
     const r = await runCli([...run, '--samples', '32', '--steps', String(steps), '--preflight', 'off', '--dump', dump], 120_000);
     expect(r.code, r.stderr).toBe(0);
-    if (TORCH) ref = replayBoth(SCRIPT, args, dir);
+    if (TORCH) ref = await replayBoth(SCRIPT, args, dir);
   }, 180_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -78,7 +78,14 @@ function coordinatorError(live: Live): { time: number; msg: string } | undefined
 const random = seeded();
 
 describe(`a rank lost mid-run (seed ${random.seed})`, () => {
-  const trials = Array.from({ length: 20 }, () => ({ rank: random.int(4), scheme: random.pick(['dp', 'zero1', 'zero2', 'zero3']), step: 1 + random.int(6) }));
+  // Every rank killed once and every scheme once (a seeded pairing, a seeded step): what the suite must hold.
+  // The statistics over 100 trials are bench:faults' (docs/faults.md); 20 random trials here cost 140 s.
+  const schemes = ['dp', 'zero1', 'zero2', 'zero3'];
+  for (let i = schemes.length - 1; i > 0; i--) {
+    const j = random.int(i + 1);
+    [schemes[i], schemes[j]] = [schemes[j], schemes[i]];
+  }
+  const trials = schemes.map((scheme, rank) => ({ rank, scheme, step: 1 + random.int(6) }));
   for (const t of trials) {
     it(`SIGKILL rank ${t.rank} at ${t.scheme} step ${t.step}: detected within 2 s, survivors exit non-zero within 5 s, nothing left`, async () => {
       const live = start(t.scheme);

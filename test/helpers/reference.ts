@@ -6,7 +6,7 @@
 // Over the model's tensors: max|ours - ref64| <= FACTOR * max|torch32 - ref64| + ULPS ulps of the largest |ref64|.
 // test/cli/reference-rule.test.ts shows what the rule lets through (a reordered batch, gradients an ulp off) and
 // what it catches (a missing 1/N, a wrong bias correction, a dropped micro-batch). docs/testing.md states it.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -28,13 +28,29 @@ let replays = 0;
 
 export type Variant = 'plain' | 'permute' | 'ulp' | 'unscaled' | 'bias-step' | 'drop-micro';
 
-/** Run a replay script (its output path last in `args(out)`) in `dtype`, as `variant`; its tensors. */
-export function runReplay(script: string, args: (out: string) => string[], dir: string, dtype: 'float32' | 'float64', variant: Variant = 'plain'): Tensors {
+function replayCall(script: string, args: (out: string) => string[], dir: string, dtype: 'float32' | 'float64', variant: Variant) {
   const out = join(dir, `replay-${dtype}-${variant}-${++replays}.safetensors`);
   const env = { ...process.env, ZEROWIRE_REF_DTYPE: dtype, ZEROWIRE_REF_VARIANT: variant, OMP_NUM_THREADS: '1' };
-  const py = spawnSync('/usr/bin/python3', [script, ...args(out)], { encoding: 'utf8', timeout: 120_000, env });
-  if (py.status !== 0) throw new Error(`${script} (${dtype}, ${variant}) exited ${py.status}: ${py.stderr}`);
-  return tensorsOf(out);
+  return { out, argv: [script, ...args(out)], env, what: `${script} (${dtype}, ${variant})` };
+}
+
+/** Run a replay script (`args(out)` names its output) in `dtype`, as `variant`; its tensors. */
+export function runReplay(script: string, args: (out: string) => string[], dir: string, dtype: 'float32' | 'float64', variant: Variant = 'plain'): Tensors {
+  const c = replayCall(script, args, dir, dtype, variant);
+  const py = spawnSync('/usr/bin/python3', c.argv, { encoding: 'utf8', timeout: 120_000, env: c.env });
+  if (py.status !== 0) throw new Error(`${c.what} exited ${py.status}: ${py.stderr}`);
+  return tensorsOf(c.out);
+}
+
+/** The same, as a child process of its own (the three replays of a reference run side by side). */
+function replayAsync(script: string, args: (out: string) => string[], dir: string, dtype: 'float32' | 'float64', variant: Variant = 'plain'): Promise<Tensors> {
+  const c = replayCall(script, args, dir, dtype, variant);
+  return new Promise((resolve, reject) => {
+    execFile('/usr/bin/python3', c.argv, { encoding: 'utf8', timeout: 120_000, env: c.env, maxBuffer: 16 << 20 }, (err, _out, stderr) => {
+      if (err) reject(new Error(`${c.what} failed: ${err.message}\n${stderr}`));
+      else resolve(tensorsOf(c.out));
+    });
+  });
 }
 
 export interface Reference {
@@ -44,13 +60,15 @@ export interface Reference {
   fp64: Tensors;
 }
 
-/** The same replay in fp32 (as given and with each batch reordered) and in float64. */
-export function replayBoth(script: string, args: (out: string) => string[], dir: string): Reference {
-  return {
-    fp32: runReplay(script, args, dir, 'float32'),
-    permuted: runReplay(script, args, dir, 'float32', 'permute'),
-    fp64: runReplay(script, args, dir, 'float64'),
-  };
+/** The same replay in fp32 (as given and with each batch reordered) and in float64, side by side: each is a
+ *  Python process of its own, most of whose time is importing torch. */
+export async function replayBoth(script: string, args: (out: string) => string[], dir: string): Promise<Reference> {
+  const [fp32, permuted, fp64] = await Promise.all([
+    replayAsync(script, args, dir, 'float32'),
+    replayAsync(script, args, dir, 'float32', 'permute'),
+    replayAsync(script, args, dir, 'float64'),
+  ]);
+  return { fp32, permuted, fp64 };
 }
 
 function ulp32(x: number): number {

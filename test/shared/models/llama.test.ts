@@ -37,7 +37,7 @@ describe('llama', () => {
   it.for([
     ['without biases (Llama)', false],
     ['with q/k/v biases (Qwen2)', true],
-  ] as const)('matches PyTorch %s: logits, gradients and one Adam step, as close to float64 as torch', { timeout: 120_000 }, ([, qkvBias], ctx) => {
+  ] as const)('matches PyTorch %s: logits, gradients and one Adam step, as close to float64 as torch', { timeout: 120_000 }, async ([, qkvBias], ctx) => {
     requireTorch(ctx, 'the Llama reference (test/helpers/torch_llama.py)');
     const shape = { layers: 2, dim: 64, heads: 4, kvHeads: 2, ff: 172, seq: 32, vocab: 64 };
     const spec = new LlamaSpec(shape, { qkvBias });
@@ -56,7 +56,7 @@ describe('llama', () => {
       input.set('tokens', { dtype: 'I32', shape: [rows, shape.seq], data: tokens });
       input.set('targets', { dtype: 'I32', shape: [rows, shape.seq], data: targets });
       writeFileSync(join(dir, 'in.safetensors'), serializeSafetensors(input));
-      const ref = replayBoth(SCRIPT, (o) => [join(dir, 'in.safetensors'), o, Object.values(shape).join(','), '0.01'], dir);
+      const ref = await replayBoth(SCRIPT, (o) => [join(dir, 'in.safetensors'), o, Object.values(shape).join(','), '0.01'], dir);
       const model = new Llama(spec);
       const grad = new Float32Array(spec.params);
       const loss = model.lossAndGradient(theta, tokens, rows, targets, grad);
