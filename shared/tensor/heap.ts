@@ -13,7 +13,20 @@ interface ElementwiseKernels {
   add(dst: number, src: number, n: number): void;
   narrow_bf16(src: number, dst: number, n: number): void;
   widen_bf16(src: number, dst: number, n: number): void;
-  adam(p: number, m: number, v: number, g: number, n: number, beta1: number, rest1: number, beta2: number, rest2: number, step: number, bc2: number, eps: number): void;
+  adam(
+    p: number,
+    m: number,
+    v: number,
+    g: number,
+    n: number,
+    beta1: number,
+    rest1: number,
+    beta2: number,
+    rest2: number,
+    step: number,
+    bc2: number,
+    eps: number,
+  ): void;
 }
 
 /** Which heap (if any) a buffer belongs to: how the kernels' callers find them. */
