@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { parseSafetensors } from '../../shared/io/safetensors.js';
+import { maxAbsDiff } from './train.js';
 
 const FACTOR = 4;
 const ULPS = 4;
@@ -77,20 +78,13 @@ function ulp32(x: number): number {
   return 2 ** (Math.floor(Math.log2(a)) - 23);
 }
 
-function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new Error(`length ${a.length} vs ${b.length}`);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-}
-
 /** The largest difference between two results, over every tensor of `a`. */
 export function maxTensorDiff(a: Tensors, b: Tensors): number {
   let m = 0;
   for (const [name, x] of a) {
     const y = b.get(name);
     if (!y) throw new Error(`tensor ${name}: missing from the other result`);
-    m = Math.max(m, maxDiff(x, y));
+    m = Math.max(m, maxAbsDiff(x, y));
   }
   return m;
 }
@@ -117,7 +111,7 @@ export function judge(ours: Tensors, ref: Reference, only: (name: string) => boo
     const [z, t, tp] = [ours.get(name), ref.fp32.get(name), ref.permuted.get(name)];
     if (!z || !t || !tp) throw new Error(`tensor ${name}: missing from ${z ? "torch's fp32 replays" : "zerowire's result"}`);
     for (let i = 0; i < r.length; i++) top = Math.max(top, Math.abs(r[i]));
-    const [ez, et] = [maxDiff(z, r), Math.max(maxDiff(t, r), maxDiff(tp, r))];
+    const [ez, et] = [maxAbsDiff(z, r), Math.max(maxAbsDiff(t, r), maxAbsDiff(tp, r))];
     if (process.env.REF_DIAG) console.log(`  ${name.padEnd(48)} ours ${ez.toExponential(2)} torch32 ${et.toExponential(2)}`);
     if (ez > worstE) [worst, worstE] = [name, ez];
     [e, eT] = [Math.max(e, ez), Math.max(eT, et)];
