@@ -29,6 +29,7 @@ export interface HostLateness {
   lateSteps: number; // counted steps in which it was later than the bar
   steps: number; // counted steps judged
   bar: number; // its bar: the larger of what matters and the other hosts' spread (their 90th percentile)
+  ownMs: number; // the median over counted steps of how much longer its slowest rank computed than the other hosts' median rank
 }
 
 /** The q-quantile of xs (nearest rank); 0 for none. */
@@ -42,6 +43,7 @@ interface Step {
   entries: number[][]; // [collective][rank]
   host: string[];
   allowance: number[]; // what rank r's entry may be off by, its clock's and the worst clock's uncertainty
+  compute: number[]; // [rank] its units' compute spans summed (ms): the work no link can slow
 }
 
 /** How late `h` made step `s`: one figure of time. In each collective, its latest rank's entry after the
@@ -83,10 +85,19 @@ function countedSteps(
       const entries = sums[0].steps[t].collectives
         .map((_, i) => sums.map((s) => s.steps[t].collectives[i]?.entry ?? Number.NaN))
         .filter((es) => !es.some(Number.isNaN));
-      if (entries.length) steps.push({ entries, host, allowance: u.map((x) => x + worst) });
+      const compute = sums.map((s) => s.steps[t].units.reduce((ms, u) => ms + (u.end - u.start), 0));
+      if (entries.length) steps.push({ entries, host, allowance: u.map((x) => x + worst), compute });
     }
   }
   return { steps, stepMs: stepMs.length ? stepMs.reduce((a, b) => a + b, 0) / stepMs.length : 0, clockMs };
+}
+
+/** How much longer `h`'s slowest rank computed in step `s` than the median rank of the other hosts: a host
+ *  short of CPU computes longer, where a host behind a slow link computes as fast and only waits longer. */
+function ownCompute(s: Step, h: string): number {
+  const mine = s.compute.filter((_, r) => s.host[r] === h);
+  const theirs = s.compute.filter((_, r) => s.host[r] !== h);
+  return mine.length && theirs.length ? Math.max(...mine) - median(theirs) : 0;
 }
 
 /** Each host's lateness; the one host to name, if any; why none was judged, if so. */
@@ -106,7 +117,8 @@ export function judgeLateness(
     const xs = steps.map((s) => lag(s, h, without(h)));
     const spread = hosts.filter((g) => g !== h).flatMap((g) => steps.map((s) => lag(s, g, hosts.length > 2 ? without(g, h) : new Set([h]))));
     const bar = Math.max(matters, quantile(spread, SPREAD_QUANTILE));
-    return { host: h, ms: Math.max(0, median(xs)), lateSteps: xs.filter((x) => x > bar).length, steps: xs.length, bar };
+    const ownMs = Math.max(0, median(steps.map((s) => ownCompute(s, h))));
+    return { host: h, ms: Math.max(0, median(xs)), lateSteps: xs.filter((x) => x > bar).length, steps: xs.length, bar, ownMs };
   });
   const counted = Math.min(...lateness.map((h) => h.steps));
   const judgeable = lateness.length > 1 && counted >= LATE_MIN_STEPS;

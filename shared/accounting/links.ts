@@ -138,8 +138,11 @@ export function networkReport(
   // A host behind a slow link enters late because its data comes late: the link's doing, as far as the
   // link's slowness accounts for the lateness. What is left beyond that is the host's own compute.
   // (Against what matters, not the spread: the spread already judged the host late; this asks whether the
-  // link leaves enough of it to be the host's own.)
-  const lateHost = latest && latest.ms - delayInto(latest.host, achieved) > matters ? latest : null;
+  // link leaves enough of it to be the host's own.) But a host short of CPU also reads its links in fits and
+  // starts, so the link into it looks slow for the host's own reason: its compute, which no link slows, says
+  // which it was. Computing longer than the others by more than the link accounts for, it is the host.
+  const linkDelay = latest ? delayInto(latest.host, achieved) : 0;
+  const lateHost = latest && (latest.ms - linkDelay > matters || latest.ownMs > Math.max(matters, linkDelay)) ? latest : null;
   // A host short of CPU reads and sends in fits and starts, so the links touching it look slow too.
   const symptoms = lateHost ? slowAchieved.filter((l) => l.fromHost === lateHost.host || l.toHost === lateHost.host) : [];
   const slowLinks = slowAchieved.filter((l) => !symptoms.includes(l));
@@ -148,7 +151,7 @@ export function networkReport(
   if (slowLinks.length) say('during the run, link', slowLinks, achieved, 'where the links between hosts achieved a median');
   if (lateHost)
     blame.push(
-      `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (median of ${lateHost.steps} steps, late in ${lateHost.lateSteps}; a step: ${stepMs.toFixed(1)} ms): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,
+      `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (median of ${lateHost.steps} steps, late in ${lateHost.lateSteps}; a step: ${stepMs.toFixed(1)} ms${lateHost.ownMs > 0 ? `; its compute ${lateHost.ownMs.toFixed(1)} ms longer than the other hosts'` : ''}): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,
     );
   if (!blame.length && (achieved.length >= 3 || probed.length >= 3)) blame.push(tooFew ? `no link stands out; ${tooFew}` : 'no link or host stands out');
   else if (tooFew) blame.push(tooFew);

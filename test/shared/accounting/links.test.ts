@@ -9,8 +9,8 @@ const hosts = ['a', 'b', 'c', 'd'];
 const ranks = hosts.map((host, rank) => ({ rank, host }));
 
 /** 7 steps per rank (6 counted); rank r receives 10 Mbit per step from r-1 at `mbit[r]`, and enters each of 2 collectives `late[r]` ms late
- *  (or, given per step, `late[r][t]`). */
-function summaries(mbit: number[], late: (number | number[])[], of = ranks): Map<string, Omit<SchemeSummary, 'master'>[]> {
+ *  (or, given per step, `late[r][t]`); its units compute `compute[r]` ms a step (30 where not given). */
+function summaries(mbit: number[], late: (number | number[])[], of = ranks, compute: number[] = []): Map<string, Omit<SchemeSummary, 'master'>[]> {
   const lateAt = (r: number, t: number) => (typeof late[r] === 'number' ? late[r] : (late[r][t] ?? 0));
   const steps = (r: number) =>
     [0, 1, 2, 3, 4, 5, 6].map((t) => ({
@@ -18,6 +18,7 @@ function summaries(mbit: number[], late: (number | number[])[], of = ranks): Map
       stepMs: 100,
       wire: { wireMs: 10_000 / mbit[r], bytes: 1.25e6, hiddenMs: 0, hiddenBytes: 0 },
       collectives: [0, 1].map((i) => ({ entry: 1000 * t + 40 * i + lateAt(r, t), exit: 1000 * t + 40 * i + 30 })),
+      units: [{ unit: 0, pass: 'forward', start: 1000 * t, end: 1000 * t + (compute[r] ?? 30) }],
     }));
   return new Map([['dp', of.map(({ rank }) => ({ rank, steps: steps(rank) }) as unknown as Omit<SchemeSummary, 'master'>)]]);
 }
@@ -117,6 +118,21 @@ describe('which link or host is slow', () => {
     // b's data arrives over a link at a tenth of the other's rate, 90 ms a step later than it would at 940.
     const behind = networkReport(null, two, summaries([940, 94], [0, 25], two));
     expect(behind.blame.join(' ')).not.toMatch(/entered collectives/);
+  });
+
+  it('a host short of CPU reads its links in fits and starts: the link into it looks slow by all its lateness, but its compute says it was the host (a loaded CI run)', () => {
+    // c is 60 ms late; 1→2 into it at 150 Mbit/s would account for 56 ms of that; c computed 90 ms longer than the others.
+    const starved = networkReport(null, ranks, summaries([940, 930, 150, 945], [0, 0, 60, 0], ranks, [30, 30, 120, 30]));
+    expect(starved.lateness.find((h) => h.host === 'c')).toMatchObject({ ms: 60, ownMs: 90 });
+    expect(starved.blame).toEqual([
+      expect.stringMatching(
+        /^host c's ranks entered collectives 60\.0 ms late .*; its compute 90\.0 ms longer than the other hosts'\): its compute, not the network \(its 1→2 \(b→c\) carried less/,
+      ),
+    ]);
+    // The same lateness and link with c computing as fast as the others: the link.
+    const behind = networkReport(null, ranks, summaries([940, 930, 150, 945], [0, 0, 60, 0]));
+    expect(behind.blame.join(' ')).not.toMatch(/entered collectives/);
+    expect(behind.blame.join(' ')).toMatch(/during the run, link: 1→2 \(b→c\) 150 Mbit\/s/);
   });
 
   it("a slow host's ring neighbour late in every step too, by a fifth as much: the slow host is named (a loaded CI run: 139.8 and 41.6 ms)", () => {
