@@ -1,7 +1,9 @@
 // `npm ci` (its prepare script) links zerowire's own command into node_modules/.bin, so that `npx zerowire`
-// finds it in this checkout. npx would otherwise look for it in the project's package tree, which the `node`
-// devDependency's own install step leaves unreadable to it on a fresh clone (a nested install the lockfile
-// does not list), and then fail with "zerowire: command not found".
+// in this checkout runs this checkout's build and installs nothing. package.json has no "bin" on purpose:
+// npm exec, given a command that the project's own package.json names as its bin, installs the project
+// into ~/.npm/_npx/<hash> to link it (libnpmexec, "self-execution of a local bin"), which builds it again
+// there, and a first run interrupted mid-install left that folder empty and every later `npx zerowire` in
+// the checkout failing until it was deleted by hand. Without it, npx finds this link and runs it.
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { fileURLToPath, URL } from 'node:url';
 
