@@ -23,6 +23,7 @@ export const SET_BY_COMPOSE = {
     out: 'written to ZEROWIRE_RESULTS (./results)',
     html: 'written to ZEROWIRE_RESULTS (./results)',
     trace: 'written to ZEROWIRE_RESULTS (./results)',
+    'as-owner-of': "/results: the report is its owner's file",
     help: 'not a setting',
     version: 'not a setting',
   },

@@ -6,6 +6,7 @@ import { createLogger } from '../log.js';
 import { runHelp, runOptions, type Cli } from '../options.js';
 import { jobOptions } from '../job.js';
 import { readingText } from '../model-options.js';
+import { becomeOwnerOf } from '../as-owner.js';
 
 /** `links`: the same coordinator, which wires the ranks, runs the pre-flight (all pairs by default),
  *  prints what it measured and lets them go, training nothing. */
@@ -34,6 +35,7 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
         'discover',
         'min-world',
         'settle',
+        'as-owner-of',
       ])
         .option('port', { type: 'number', default: 7070, describe: 'port the ranks join on (0: any free port, logged)' })
         .option('hostfile', { type: 'string', describe: "DeepSpeed's hostfile (HOST slots=N a line): the world is its slots" })
@@ -48,6 +50,7 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
             "if fewer than --world ranks joined in time, run with them when at least this many did (a warning says so); 'auto' never settles below 2 unless this is 1",
         })
         .option('settle', { type: 'number', default: 3, describe: 'with --world auto: seconds without a new rank before the run starts' })
+        .option('as-owner-of', { type: 'string', describe: "started as root, first become this folder's owner (compose: ./results)" })
         .option('preflight', {
           choices: linksOnly ? ['ring', 'all-pairs'] : ['off', 'ring', 'all-pairs'],
           default: linksOnly ? 'all-pairs' : 'ring',
@@ -55,6 +58,7 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
             'before the schemes, measure each ring link (ring) or every pair of hosts (all-pairs): rate with one stream and several, round trip (docs/lan.md)',
         }),
     async (a) => {
+      if (a.asOwnerOf !== undefined) becomeOwnerOf(a.asOwnerOf);
       const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator', a.logFormat);
       const tls = readTls(a);
       const { model, deepspeed, ...job } = jobOptions(a, a.host, a.port, true);

@@ -1,8 +1,8 @@
 // deploy/docker-compose.yml with --scale rank=4, driven by testcontainers, image built from the Dockerfile.
 // The build takes the offline path (locally made base image, npm cache from the build context) because this
 // machine has no registry; deploy/offline/prepare.sh makes both and is idempotent.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,8 +29,10 @@ async function composeEnv(): Promise<Record<string, string>> {
   };
 }
 
-const results = mkdtempSync(join(tmpdir(), 'zerowire-results-'));
-chmodSync(results, 0o777); // the containers run as uid 1000
+// Not made beforehand, as in a fresh clone without deploy/results: Docker makes it (root's), and the coordinator
+// writes as its owner (--as-owner-of).
+const scratch = mkdtempSync(join(tmpdir(), 'zerowire-results-'));
+const results = join(scratch, 'results');
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -45,7 +47,7 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
   const downs: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
     for (const d of downs) await d().catch(() => undefined);
-    rmSync(results, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   /** Build the image (offline path), bring the compose project up with 4 ranks, and arrange its removal. */
@@ -106,6 +108,52 @@ describe.skipIf(!engine.ok && !IN_CI)('docker compose up --scale rank=4', () => 
       expect(iface!).toBeGreaterThanOrEqual(row.sentPerStep.frame);
       expect(iface!).toBeLessThanOrEqual(1.1 * row.sentPerStep.frame);
     }
+  }, 600_000);
+
+  /** The README's command as written (docker-compose: Debian's docker.io has no compose plugin), with the
+   *  offline build's settings and the results folder in the environment; its exit code and when it exited. */
+  function readmeCommand(project: string, extra: Record<string, string>): Promise<{ code: number | null; exitedAt: number; out: string }> {
+    return composeEnv().then(
+      (env) =>
+        new Promise((resolve) => {
+          const child = spawn('docker-compose', ['up', '--build', '--scale', 'rank=4', '--exit-code-from', 'coordinator'], {
+            cwd: join(repo, 'deploy'),
+            env: { ...process.env, ...env, COMPOSE_PROJECT_NAME: project, ...extra },
+          });
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+          child.on('close', (code) => resolve({ code, exitedAt: Date.now(), out }));
+          downs.push(async () =>
+            spawnSync('docker-compose', ['down', '-t', '2'], { cwd: join(repo, 'deploy'), env: { ...process.env, ...env, COMPOSE_PROJECT_NAME: project } }),
+          );
+        }),
+    );
+  }
+
+  it("the README's command as written: the report is the results folder's owner's file; with the folder unwritable the command fails within 10 s of the coordinator", async () => {
+    expect(engine.ok, `CI=true but ${engine.why}`).toBe(true);
+    execFileSync('bash', [join(repo, 'deploy/offline/prepare.sh')], { stdio: 'inherit' });
+    const owned = join(scratch, 'owned'); // a user's folder, not uid 1000's, not made writable for anyone else
+    mkdirSync(owned);
+    chownSync(owned, 4321, 4321);
+    const run = await readmeCommand(`zwreadme${process.pid}`, { ZEROWIRE_RESULTS: owned, ZEROWIRE_STEPS: '2', ZEROWIRE_SCHEME: 'dp' });
+    expect(run.code, run.out.slice(-2000)).toBe(0);
+    expect(statSync(join(owned, 'report.json')).uid).toBe(4321);
+    expect((JSON.parse(readFileSync(join(owned, 'report.json'), 'utf8')) as Report).world).toBe(4);
+
+    const shut = join(scratch, 'shut');
+    mkdirSync(shut);
+    chownSync(shut, 4321, 4321);
+    chmodSync(shut, 0o555);
+    const project = `zwshut${process.pid}`;
+    const failed = await readmeCommand(project, { ZEROWIRE_RESULTS: shut, ZEROWIRE_STEPS: '2', ZEROWIRE_SCHEME: 'dp' });
+    expect(failed.out).toMatch(/--out: cannot write in \/results \(EACCES\)/);
+    expect(failed.code).toBe(2);
+    const finished = execFileSync('docker', ['inspect', '-f', '{{.State.FinishedAt}}', `${project}_coordinator_1`], { encoding: 'utf8' }).trim();
+    const after = (failed.exitedAt - Date.parse(finished)) / 1000;
+    console.log(`the coordinator failed; the command exited ${after.toFixed(1)} s later`);
+    expect(after).toBeLessThan(10);
   }, 600_000);
 
   it('docker stop of one rank container: the coordinator names it within 2 s and the other containers exit non-zero', async () => {

@@ -154,11 +154,11 @@ describe.skipIf(!engine.ok && !IN_CI)('docker stack deploy -c deploy/stack.yml',
 
   it('the default placement (one rank per node) on one node: a clear message, not a world-1 report', async () => {
     const stack = `zwswarmone${process.pid}`;
-    deploy(stack, { ZEROWIRE_RANKS_PER_NODE: '', ZEROWIRE_JOIN_TIMEOUT: '15', ZEROWIRE_STEPS: '2' });
+    deploy(stack, { ZEROWIRE_RANKS_PER_NODE: '', ZEROWIRE_JOIN_TIMEOUT: '8', ZEROWIRE_STEPS: '2' });
     expect(await eventually(() => taskStates(`${stack}_coordinator`).every(finished), 120_000)).toBe(true);
     expect(taskStates(`${stack}_coordinator`)[0]).toMatch(/^Failed/);
     const log = logs(`${stack}_coordinator`);
-    expect(log).toMatch(/only 1 of 4 ranks joined within 15 s; tasks\.rank resolves to 1 addresses: the others never started/);
+    expect(log).toMatch(/only 1 of 4 ranks joined within 8 s; tasks\.rank resolves to 1 addresses: the others never started/);
     expect(log).not.toMatch(/losses agree/);
     await removeStack(stack);
     expect(leftovers(stack)).toEqual([]);
