@@ -1,5 +1,6 @@
 // One scheme on one rank, start to finish: allocate its bands, (resume,) train every step, report each step,
 // checkpoint when asked, and summarise what was measured.
+import { loopLagMeter } from './loop-lag.js';
 import type { Logger } from 'pino';
 import { readRankShard, writeRankShard, type WrittenShard } from '../shared/io/checkpoint.js';
 import { readStateFor } from '../shared/io/reshard.js';
@@ -105,6 +106,17 @@ async function startScheme(run: SchemeRun, layout: ShardLayout, ledger: MemoryLe
   return s;
 }
 
+/** Between steps, outside any step's timing: the clock resynced when due, a straggler's delay. Returns when
+ *  the clock was last synced. */
+async function betweenSteps(run: SchemeRun, synced: number): Promise<number> {
+  if (performance.now() - synced > CLOCK_RESYNC_MS) {
+    await run.resyncClock();
+    synced = performance.now();
+  }
+  if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
+  return synced;
+}
+
 export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
   const { scheme, plan, coll, data, compute, log } = run;
   const [c, ring, rings] = [plan.config, coll.ring, allRings(run)];
@@ -127,19 +139,17 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     const steps: StepMetrics[] = [];
     const modeledMs: number[] = [];
     let synced = performance.now();
+    const loopLag = loopLagMeter();
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
-      if (performance.now() - synced > CLOCK_RESYNC_MS) {
-        await run.resyncClock(); // between steps, outside any step's timing
-        synced = performance.now();
-      }
-      if (run.straggleMs > 0) await new Promise((r) => setTimeout(r, run.straggleMs));
+      synced = await betweenSteps(run, synced);
+      loopLag.restart();
       const st = await s.step(data.rankBatch(t, c.batch, ring.rank, ring.world));
       const modeled = compute.takeModeledMs?.();
       if (modeled !== undefined) modeledMs.push(modeled);
       else checkLoss(st.loss, t, scheme);
       memory.observe(st.processBytesPeak);
       const [quant, offloadMs] = [s.takeQuantError(), compute.takeOffloadMs?.()];
-      const m = { ...stepMetrics(t, st, ledger, run.clock()), ...(quant ? { quant } : {}), ...(offloadMs ? { offloadMs } : {}) };
+      const m = { ...stepMetrics(t, st, ledger, run.clock()), loopLagMs: loopLag.maxMs(), ...(quant ? { quant } : {}), ...(offloadMs ? { offloadMs } : {}) };
       steps.push(m);
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
       run.onStep(m);
@@ -150,6 +160,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     }
     // Once every rank has entered this barrier, the next rank has received all this rank sent in the last
     // step: only then have those bytes left through the interface (a shaped link may still hold them).
+    loopLag.stop();
     if (run.iface) await coll.barrier('scheme end');
     const counted = countedSince(before, countersNow(run, rings));
     return {

@@ -30,6 +30,7 @@ export interface HostLateness {
   steps: number; // counted steps judged
   bar: number; // its bar: the larger of what matters and the other hosts' spread (their 90th percentile)
   ownMs: number; // the median over counted steps of how much longer its slowest rank computed than the other hosts' median rank
+  stallMs: number; // ... and how much longer its most held-up rank's event loop was held up than theirs (0: not measured)
 }
 
 /** The q-quantile of xs (nearest rank); 0 for none. */
@@ -44,6 +45,7 @@ interface Step {
   host: string[];
   allowance: number[]; // what rank r's entry may be off by, its clock's and the worst clock's uncertainty
   compute: number[]; // [rank] its units' compute spans summed (ms): the work no link can slow
+  stall: number[]; // [rank] the longest its event loop was held up (ms), NaN where not measured
 }
 
 /** How late `h` made step `s`: one figure of time. In each collective, its latest rank's entry after the
@@ -86,7 +88,8 @@ function countedSteps(
         .map((_, i) => sums.map((s) => s.steps[t].collectives[i]?.entry ?? Number.NaN))
         .filter((es) => !es.some(Number.isNaN));
       const compute = sums.map((s) => s.steps[t].units.reduce((ms, u) => ms + (u.end - u.start), 0));
-      if (entries.length) steps.push({ entries, host, allowance: u.map((x) => x + worst), compute });
+      const stall = sums.map((s) => s.steps[t].loopLagMs ?? Number.NaN);
+      if (entries.length) steps.push({ entries, host, allowance: u.map((x) => x + worst), compute, stall });
     }
   }
   return { steps, stepMs: stepMs.length ? stepMs.reduce((a, b) => a + b, 0) / stepMs.length : 0, clockMs };
@@ -95,8 +98,19 @@ function countedSteps(
 /** How much longer `h`'s slowest rank computed in step `s` than the median rank of the other hosts: a host
  *  short of CPU computes longer, where a host behind a slow link computes as fast and only waits longer. */
 function ownCompute(s: Step, h: string): number {
-  const mine = s.compute.filter((_, r) => s.host[r] === h);
-  const theirs = s.compute.filter((_, r) => s.host[r] !== h);
+  return excess(s.compute, s.host, h);
+}
+
+/** How much longer `h`'s most held-up rank's event loop was held up in step `s` than the other hosts' median
+ *  rank's: a host short of CPU stalls whatever it is doing (reading its links too, which then look slow),
+ *  where a host waiting on a slow link has its loop free. */
+function ownStall(s: Step, h: string): number {
+  return s.stall.some(Number.isNaN) ? 0 : excess(s.stall, s.host, h);
+}
+
+function excess(xs: number[], host: string[], h: string): number {
+  const mine = xs.filter((_, r) => host[r] === h);
+  const theirs = xs.filter((_, r) => host[r] !== h);
   return mine.length && theirs.length ? Math.max(...mine) - median(theirs) : 0;
 }
 
@@ -118,7 +132,8 @@ export function judgeLateness(
     const spread = hosts.filter((g) => g !== h).flatMap((g) => steps.map((s) => lag(s, g, hosts.length > 2 ? without(g, h) : new Set([h]))));
     const bar = Math.max(matters, quantile(spread, SPREAD_QUANTILE));
     const ownMs = Math.max(0, median(steps.map((s) => ownCompute(s, h))));
-    return { host: h, ms: Math.max(0, median(xs)), lateSteps: xs.filter((x) => x > bar).length, steps: xs.length, bar, ownMs };
+    const stallMs = Math.max(0, median(steps.map((s) => ownStall(s, h))));
+    return { host: h, ms: Math.max(0, median(xs)), lateSteps: xs.filter((x) => x > bar).length, steps: xs.length, bar, ownMs, stallMs };
   });
   const counted = Math.min(...lateness.map((h) => h.steps));
   const judgeable = lateness.length > 1 && counted >= LATE_MIN_STEPS;

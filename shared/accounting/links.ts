@@ -85,6 +85,14 @@ function delayInto(host: string, all: AchievedLink[]): number {
   return between.filter((l) => l.toHost === host).reduce((ms, l) => ms + l.msPerStep * Math.max(0, 1 - l.mbit / others), 0);
 }
 
+/** What the late host's ranks did longer than the others' (compute, a held-up event loop), for its verdict. */
+function stalledText(h: HostLateness): string {
+  const parts = [h.ownMs > 0 ? `its compute ${h.ownMs.toFixed(1)} ms` : '', h.stallMs > 0 ? `its event loop held up ${h.stallMs.toFixed(1)} ms` : ''].filter(
+    Boolean,
+  );
+  return parts.length ? `; ${parts.join(', ')} longer than the other hosts'` : '';
+}
+
 /** The host every slow link touches, if they share one. */
 function commonHost(links: MeasuredLink[]): string | null {
   if (!links.length) return null;
@@ -139,10 +147,12 @@ export function networkReport(
   // link's slowness accounts for the lateness. What is left beyond that is the host's own compute.
   // (Against what matters, not the spread: the spread already judged the host late; this asks whether the
   // link leaves enough of it to be the host's own.) But a host short of CPU also reads its links in fits and
-  // starts, so the link into it looks slow for the host's own reason: its compute, which no link slows, says
-  // which it was. Computing longer than the others by more than the link accounts for, it is the host.
+  // starts, so the link into it looks slow for the host's own reason. What no link slows says which it was:
+  // its compute, and how long its event loop was held up; longer than the other hosts' by more than what
+  // matters, it is the host (a host behind a slow link computes as fast and waits with its loop free).
   const linkDelay = latest ? delayInto(latest.host, achieved) : 0;
-  const lateHost = latest && (latest.ms - linkDelay > matters || latest.ownMs > Math.max(matters, linkDelay)) ? latest : null;
+  const own = latest ? Math.max(latest.ownMs, latest.stallMs) : 0;
+  const lateHost = latest && (latest.ms - linkDelay > matters || own > matters) ? latest : null;
   // A host short of CPU reads and sends in fits and starts, so the links touching it look slow too.
   const symptoms = lateHost ? slowAchieved.filter((l) => l.fromHost === lateHost.host || l.toHost === lateHost.host) : [];
   const slowLinks = slowAchieved.filter((l) => !symptoms.includes(l));
@@ -151,7 +161,7 @@ export function networkReport(
   if (slowLinks.length) say('during the run, link', slowLinks, achieved, 'where the links between hosts achieved a median');
   if (lateHost)
     blame.push(
-      `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (median of ${lateHost.steps} steps, late in ${lateHost.lateSteps}; a step: ${stepMs.toFixed(1)} ms${lateHost.ownMs > 0 ? `; its compute ${lateHost.ownMs.toFixed(1)} ms longer than the other hosts'` : ''}): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,
+      `host ${lateHost.host}'s ranks entered collectives ${lateHost.ms.toFixed(1)} ms late per step (median of ${lateHost.steps} steps, late in ${lateHost.lateSteps}; a step: ${stepMs.toFixed(1)} ms${stalledText(lateHost)}): its compute, not the network${symptoms.length ? ` (its ${symptoms.map(linkName).join(', ')} carried less in fits and starts, as a host short of CPU does)` : ''}`,
     );
   if (!blame.length && (achieved.length >= 3 || probed.length >= 3)) blame.push(tooFew ? `no link stands out; ${tooFew}` : 'no link or host stands out');
   else if (tooFew) blame.push(tooFew);

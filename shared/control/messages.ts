@@ -56,6 +56,9 @@ const StepMetricsSchema = v.object({
   computeMs: finite, // the step minus exposed communication
   commMs: finite, // wall time during which a collective was running
   exposedMs: finite, // time the step stood waiting for communication
+  // the longest the rank's event loop was held up during the step (a timer's lateness, ms): a host short of CPU
+  // stalls here whatever it was doing; one that waits on a slow link does not (absent: not measured, a simulation)
+  loopLagMs: v.optional(finite),
   sent: TrafficSchema,
   recv: TrafficSchema,
   collectives: v.array(CollectiveBriefSchema),

@@ -10,7 +10,13 @@ const ranks = hosts.map((host, rank) => ({ rank, host }));
 
 /** 7 steps per rank (6 counted); rank r receives 10 Mbit per step from r-1 at `mbit[r]`, and enters each of 2 collectives `late[r]` ms late
  *  (or, given per step, `late[r][t]`); its units compute `compute[r]` ms a step (30 where not given). */
-function summaries(mbit: number[], late: (number | number[])[], of = ranks, compute: number[] = []): Map<string, Omit<SchemeSummary, 'master'>[]> {
+function summaries(
+  mbit: number[],
+  late: (number | number[])[],
+  of = ranks,
+  compute: number[] = [],
+  loopLag: number[] = [],
+): Map<string, Omit<SchemeSummary, 'master'>[]> {
   const lateAt = (r: number, t: number) => (typeof late[r] === 'number' ? late[r] : (late[r][t] ?? 0));
   const steps = (r: number) =>
     [0, 1, 2, 3, 4, 5, 6].map((t) => ({
@@ -19,6 +25,7 @@ function summaries(mbit: number[], late: (number | number[])[], of = ranks, comp
       wire: { wireMs: 10_000 / mbit[r], bytes: 1.25e6, hiddenMs: 0, hiddenBytes: 0 },
       collectives: [0, 1].map((i) => ({ entry: 1000 * t + 40 * i + lateAt(r, t), exit: 1000 * t + 40 * i + 30 })),
       units: [{ unit: 0, pass: 'forward', start: 1000 * t, end: 1000 * t + (compute[r] ?? 30) }],
+      ...(loopLag.length ? { loopLagMs: loopLag[r] } : {}),
     }));
   return new Map([['dp', of.map(({ rank }) => ({ rank, steps: steps(rank) }) as unknown as Omit<SchemeSummary, 'master'>)]]);
 }
@@ -129,8 +136,15 @@ describe('which link or host is slow', () => {
         /^host c's ranks entered collectives 60\.0 ms late .*; its compute 90\.0 ms longer than the other hosts'\): its compute, not the network \(its 1→2 \(b→c\) carried less/,
       ),
     ]);
-    // The same lateness and link with c computing as fast as the others: the link.
-    const behind = networkReport(null, ranks, summaries([940, 930, 150, 945], [0, 0, 60, 0]));
+    // Its compute as fast as the others' but its event loop held up 100 ms where theirs was about 10 (a CPU quota's
+    // stall falls where it falls): the host.
+    const stalled = networkReport(null, ranks, summaries([940, 930, 150, 945], [0, 0, 60, 0], ranks, [], [10, 12, 100, 9]));
+    expect(stalled.lateness.find((h) => h.host === 'c')).toMatchObject({ ownMs: 0, stallMs: 90 });
+    expect(stalled.blame).toEqual([
+      expect.stringMatching(/^host c's .*; its event loop held up 90\.0 ms longer than the other hosts'\): its compute, not the network/),
+    ]);
+    // The same lateness and link with c computing as fast as the others, its loop as free: the link.
+    const behind = networkReport(null, ranks, summaries([940, 930, 150, 945], [0, 0, 60, 0], ranks, [], [10, 12, 11, 9]));
     expect(behind.blame.join(' ')).not.toMatch(/entered collectives/);
     expect(behind.blame.join(' ')).toMatch(/during the run, link: 1→2 \(b→c\) 150 Mbit\/s/);
   });
