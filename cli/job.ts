@@ -1,5 +1,6 @@
 // A run command's options turned into the coordinator's job: the run config, checkpoints, files, liveness,
 // checked once here, with errors that name the option.
+import { screenWidth } from '../shared/io/screen.js';
 import { resolve } from 'node:path';
 import { checkWorld, ConfigError, modeledDevice, type RunConfig } from '../shared/control/run-config.js';
 import { checkRecompute, modelSpec } from '../shared/models/registry.js';
@@ -35,6 +36,7 @@ export type RunArgv = RunOptions & {
   html?: string;
   dump?: string;
   logLevel: string;
+  wide: boolean;
   token?: string;
   tokenFile?: string;
   heartbeatTimeout: number;
@@ -117,5 +119,6 @@ export function jobOptions(argv: RunArgv, host: string, port: number, allowAuto:
     trace: a.trace,
     html: a.html,
     dump: a.dump,
+    width: screenWidth(a.wide), // the report's: a terminal's columns, else whole lines
   };
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { runCoordinatorJob, type CoordinatorJobOptions } from '../coordinator/main.js';
 import { LIVENESS } from '../shared/transport/liveness.js';
+import { LOG_COLUMNS_ENV } from './log.js';
 
 const CLI = fileURLToPath(new URL('./zerowire.js', import.meta.url));
 
@@ -14,6 +15,7 @@ export interface LocalOptions extends CoordinatorJobOptions {
   world: number;
   logLevel: string;
   logFormat: string;
+  wide?: boolean; // --wide: the ranks' log lines whole too
   rankArgs: string[]; // extra arguments for every rank
 }
 
@@ -35,13 +37,19 @@ function forward(child: ChildProcess, tag: () => string): void {
   }
 }
 
+/** On a terminal, how wide a rank's log lines may be: this terminal's width less the `[rank r] ` before them. */
+function rankLogColumns(wide: boolean | undefined): Record<string, string> {
+  if (wide || !process.stderr.isTTY || !(process.stderr.columns > 0)) return {};
+  return { [LOG_COLUMNS_ENV]: String(Math.max(40, process.stderr.columns - '[rank 999] '.length)) };
+}
+
 /** One rank process, dialling the coordinator on `port` with the run's token. */
 function spawnRank(opts: LocalOptions, port: number, token: string): ChildProcess {
   const hb = String((opts.heartbeatTimeoutMs ?? LIVENESS.timeoutMs) / 1000);
   const args = ['--log-level', opts.logLevel, '--log-format', opts.logFormat, '--peer-host', '127.0.0.1', '--heartbeat-timeout', hb, ...opts.rankArgs];
   return spawn(process.execPath, [CLI, 'rank', '--coordinator', `${opts.tls ? 'wss' : 'ws'}://127.0.0.1:${port}`, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...rankEnv(), ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0' },
+    env: { ...rankEnv(), ZEROWIRE_TOKEN: token, FORCE_COLOR: process.stderr.isTTY ? '1' : '0', ...rankLogColumns(opts.wide) },
   });
 }
 

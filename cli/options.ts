@@ -18,6 +18,12 @@ export function baseCli(argv: string[]) {
       .scriptName('zerowire')
       .env('ZEROWIRE')
       .option('log-level', { choices: LOG_LEVELS, default: 'info', global: true, describe: 'how much the log says' })
+      .option('wide', {
+        type: 'boolean',
+        default: false,
+        global: true,
+        describe: 'on a terminal, every table column and whole lines however wide (a file or a pipe gets them always; the JSON has everything)',
+      })
       .option('log-format', {
         choices: LOG_FORMATS,
         default: 'pretty',
@@ -80,7 +86,7 @@ const HELP_GROUPS: [string, string[]][] = [
     'Network, liveness and security:',
     ['preflight', 'timeout', 'join-timeout', 'heartbeat-timeout', 'max-rank-memory', 'token', 'token-file', 'tls-cert', 'tls-key', 'tls-ca'],
   ],
-  ['Logs and the rest:', ['log-level', 'log-format', 'blas', 'help', 'version']],
+  ['Logs and the rest:', ['log-level', 'log-format', 'wide', 'blas', 'help', 'version']],
 ];
 
 /** Groups the help of a run command (`local`, `coordinator`, `links`) by HELP_GROUPS, with its examples;

@@ -101,8 +101,9 @@ function ranked(a: ChangeArgs, now: JobNow, link: Link, intra: Link, need: numbe
 
 /** The job as configured, and the smallest change that meets --need (written with --emit-deepspeed); `refused`:
  *  why nothing was written where a file was asked for. */
-export function changePlan(a: ChangeArgs, link: Link, intra: Link, explicit: (flag: string) => boolean): { text: string; refused?: string } {
+export function changePlan(a: ChangeArgs, link: Link, intra: Link, explicit: (flag: string) => boolean, width = Infinity): { text: string; refused?: string } {
   const need = a.need ?? DEFAULT_NEED;
+  const fit = { width, noteColumns: [0] }; // on a narrow screen each change's keys go under the table
   const set = settingsOf(a, a.dsJson, explicit);
   const configured = predictSettings(a, set, link, intra);
   const head = [['', 'scheme', 'GB per GPU', 'fits', 'step ms', 'exposed ms (share)']];
@@ -110,7 +111,7 @@ export function changePlan(a: ChangeArgs, link: Link, intra: Link, explicit: (fl
   const exposed = set.offload ? "exposed time (the network's, the host's copies and Adam)" : 'exposed communication';
   const lines = [`${a.deepspeed} as configured, and what to change so that it fits and ${exposed} is at most ${need}% of the step:`];
   if (typeof configured !== 'string' && meets(configured, need)) {
-    lines.push(textTable(head, [outcomeRow('as configured', configured)]), `it meets that as configured: nothing to change.`);
+    lines.push(textTable(head, [outcomeRow('as configured', configured)], fit), `it meets that as configured: nothing to change.`);
     if (a.emitDeepspeed) lines.push(emit(a, a.dsJson, 'unchanged'));
     return { text: lines.join('\n') };
   }
@@ -120,7 +121,7 @@ export function changePlan(a: ChangeArgs, link: Link, intra: Link, explicit: (fl
   // the fewest keys changed, fastest first; where none meets the aim, the closest that fit
   const closest = tried.filter((t) => t.o.memory <= t.o.card).sort((x, y) => share(x.o) - share(y.o));
   const shown = best ? met.filter((t) => t.c.size === best.c.size).slice(0, 5) : closest.slice(0, 3);
-  lines.push(textTable(head, [outcomeRow('as configured', configured), ...shown.map((t) => outcomeRow(t.c.label, t.o))]));
+  lines.push(textTable(head, [outcomeRow('as configured', configured), ...shown.map((t) => outcomeRow(t.c.label, t.o))], fit));
   if (!best) {
     lines.push(
       `no change of one or two keys (stage, MiCS or hpZ partition, accumulation, buckets, overlap) meets it on this device and link${shown.length ? ': the closest that fit are shown' : ''}.`,

@@ -4,7 +4,7 @@
 // step against the link rate from 1 to 400 Gbit/s; and where the fastest scheme that fits changes.
 import { writeFileSync } from 'node:fs';
 import { bestChanges, CURVE_RATES, exposedShare, fastest, leastRate, RATE_CEILING, type Candidate, type Need } from '../shared/predict/link-need.js';
-import { renderNeedPage, type NeedCurve } from '../shared/predict/need-figure.js';
+import { PAGE_COLUMNS, renderNeedPage, type NeedCurve } from '../shared/predict/need-figure.js';
 import { RunPlan } from '../shared/accounting/run-plan.js';
 import { predictStep, type Link, type StepPrediction } from '../shared/predict/step-prediction.js';
 import { textTable } from '../shared/accounting/table.js';
@@ -78,12 +78,16 @@ function answerRow(n: SchemeNeed, tokens: number): string[] {
 }
 
 /** The text `plan --need` prints (and, with --html, the page it writes). */
-export async function needPlan(a: NeedArgs, { needs, plan, describe }: ReturnType<typeof schemeNeeds> = schemeNeeds(a)): Promise<string> {
+export async function needPlan(a: NeedArgs, { needs, plan, describe }: ReturnType<typeof schemeNeeds> = schemeNeeds(a), width = Infinity): Promise<string> {
   const tokens = tokensOf(plan.gpu, plan.config.batch);
-  const answers = textTable(
-    [['scheme', `least Gbit/s between hosts (exposed ≤ ${a.need}% of the step)`, 'step ms there', 'exposed ms', 'tokens/s']],
-    needs.map((n) => answerRow(n, tokens)),
-  );
+  // on a narrow screen (or the page), why a scheme never gets there goes under the table
+  const answersAt = (w: number) =>
+    textTable(
+      [['scheme', `least Gbit/s between hosts (exposed ≤ ${a.need}% of the step)`, 'step ms there', 'exposed ms', 'tokens/s']],
+      needs.map((n) => answerRow(n, tokens)),
+      { width: w, noteColumns: [1] },
+    );
+  const answers = answersAt(width);
   const curveHead = [['scheme', ...CURVE_RATES.map((r) => `${r} Gbit/s`)]];
   const curve = textTable(
     curveHead,
@@ -104,7 +108,10 @@ export async function needPlan(a: NeedArgs, { needs, plan, describe }: ReturnTyp
       predict: (r) => n.predict(r).stepMs,
       need: n.need && 'gbit' in n.need ? n.need.gbit : null,
     }));
-    writeFileSync(a.html, await renderNeedPage({ title: `Link rate each scheme needs: ${describe}`, curves, changes, lo, hi, tables: [answers, curve, best] }));
+    writeFileSync(
+      a.html,
+      await renderNeedPage({ title: `Link rate each scheme needs: ${describe}`, curves, changes, lo, hi, tables: [answersAt(PAGE_COLUMNS), curve, best] }),
+    );
   }
   return [
     describe,

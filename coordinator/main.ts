@@ -9,6 +9,7 @@ import type { RunConfig, SchemeName } from '../shared/control/run-config.js';
 import { buildReport, type Report } from '../shared/accounting/report.js';
 import { finalParameters } from '../shared/accounting/final-weights.js';
 import { formatReport } from '../shared/accounting/report-text.js';
+import { wrapText } from '../shared/accounting/wrap.js';
 import { networkReport, networkText } from '../shared/accounting/links.js';
 import { buildTrace } from '../shared/accounting/trace.js';
 import { renderHtmlReport } from '../shared/accounting/html-report.js';
@@ -26,6 +27,7 @@ export interface CoordinatorJobOptions extends CoordinatorOptions {
   html?: string; // the report with its figures, one self-contained HTML file
   dump?: string;
   resumeDir?: string;
+  width?: number; // how wide the printed report may be (a terminal's columns); absent: whole lines
 }
 
 /** Find, for every scheme of the run, the newest complete checkpoint under `dir`, and check it fits. */
@@ -143,7 +145,7 @@ async function writeOutputs(opts: CoordinatorJobOptions, result: RunResult, repo
 /** `zerowire links`: the pre-flight's figures and verdict, and --out as JSON; no training happened. */
 async function linksReport(opts: CoordinatorJobOptions, result: RunResult, log: Logger): Promise<number> {
   const network = networkReport(result.preflight, result.ranks, new Map());
-  process.stdout.write(`${networkText(network).join('\n')}\n`);
+  process.stdout.write(`${wrapText(networkText(network).join('\n'), opts.width ?? Infinity)}\n`);
   if (opts.out) {
     const ranks = result.ranks.map(({ rank, address, host, hostname }) => ({ rank, address, host, hostname }));
     await writeFileAtomic(
@@ -184,7 +186,7 @@ export async function runCoordinatorJob(opts: CoordinatorJobOptions, log: Logger
     log.debug(result.messages, `largest control message from a rank: ${result.messages.largest} bytes (cap ${result.messages.cap})`);
     if (opts.linksOnly) return await linksReport(opts, result, log);
     const report = buildReport(result.plan, result.ranks, result.summaries, result.notes, result.preflight);
-    process.stdout.write(`${formatReport(report)}\n`);
+    process.stdout.write(`${formatReport(report, opts.width)}\n`);
     // modeled compute has no values, so no losses to agree on (agreement null; the report says so)
     if (report.agreement && !report.agreement.agree) log.warn(report.agreement, 'schemes disagree beyond the bound each pair earns (see the agreement line)');
     await writeOutputs(opts, result, report, log);

@@ -37,6 +37,7 @@ export const SET_BY_COMPOSE = {
     'peer-host': "the container's address on the compose network",
     'peer-port': "the container's own port, 7071",
     model: "the coordinator's ZEROWIRE_MODEL is the run's model",
+    wide: 'a rank prints no table',
     help: 'not a setting',
     version: 'not a setting',
   },

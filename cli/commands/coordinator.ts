@@ -1,4 +1,5 @@
 // `zerowire coordinator`: wait for --world ranks, run the schemes, print the report.
+import { print } from '../print.js';
 import { runCoordinatorJob } from '../../coordinator/main.js';
 import { ConfigError } from '../../shared/control/run-config.js';
 import { readTls, tlsOptions } from '../tls-options.js';
@@ -59,10 +60,10 @@ export function coordinatorCommand(y: Cli, exit: (code: number) => void, linksOn
         }),
     async (a) => {
       if (a.asOwnerOf !== undefined) becomeOwnerOf(a.asOwnerOf);
-      const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator', a.logFormat);
+      const log = createLogger(a.logLevel, linksOnly ? 'links' : 'coordinator', a.logFormat, a.wide);
       const tls = readTls(a);
       const { model, deepspeed, ...job } = jobOptions(a, a.host, a.port, true);
-      for (const text of [model.reading && readingText(model), deepspeed]) if (text) process.stdout.write(`${text}\n\n`);
+      for (const text of [model.reading && readingText(model), deepspeed]) if (text) print(a, `${text}\n`);
       exit(
         await runCoordinatorJob(
           {

@@ -1,4 +1,5 @@
 // `zerowire local`: a coordinator and --world rank processes on this machine.
+import { print } from '../print.js';
 import { createLogger } from '../log.js';
 import { runLocal } from '../local.js';
 import { refuseOnThisMachine } from '../local-checks.js';
@@ -19,13 +20,13 @@ export function localCommand(y: Cli, exit: (code: number) => void): Cli {
         ['$0 local --scheme dp,zero3 --html report.html', 'two schemes, the report with its figures as a page'],
       ]),
     async (a) => {
-      const log = createLogger(a.logLevel, 'local', a.logFormat);
+      const log = createLogger(a.logLevel, 'local', a.logFormat, a.wide);
       const { model, deepspeed, ...job } = jobOptions(a, '127.0.0.1', 0, false);
       refuseOnThisMachine(job.config, job.world as number, model.text);
-      if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);
-      if (deepspeed) process.stdout.write(`${deepspeed}\n\n`);
+      if (model.reading) print(a, `${readingText(model)}\n`);
+      if (deepspeed) print(a, `${deepspeed}\n`);
       const tls = readTls(a); // the ranks read the same files
-      exit(await runLocal({ ...job, tls, world: job.world as number, logLevel: a.logLevel, logFormat: a.logFormat, rankArgs: tlsArgv(a) }, log));
+      exit(await runLocal({ ...job, tls, world: job.world as number, logLevel: a.logLevel, logFormat: a.logFormat, wide: a.wide, rankArgs: tlsArgv(a) }, log));
     },
   );
 }

@@ -1,4 +1,5 @@
 // `zerowire plan`: model states (and activations) per rank for each scheme, and whether they fit.
+import { print, widthOf } from '../print.js';
 import { ConfigError, DEFAULT_BUCKET_BYTES } from '../../shared/control/run-config.js';
 import { checkAdapt, parseAdapt } from '../run-config-options.js';
 import { fineTuneOptions } from '../finetune-options.js';
@@ -56,17 +57,17 @@ function whatIf(a: WhatIfArgv & JobArgs): void {
   const intra = intraLink(a);
   const link = { gbit: a.gbit ?? DEFAULT_GBIT, latencyUs: a.latencyUs };
   // --run without --gbit: the links the run's pre-flight measured, if it ran one
-  if (a.run !== undefined) return void process.stdout.write(`${compareWithRun(a.run, a.gbit === undefined ? null : link, intra)}\n`);
+  if (a.run !== undefined) return print(a, compareWithRun(a.run, a.gbit === undefined ? null : link, intra));
   if (a.model === undefined && a.hfConfig === undefined) throw new ConfigError('plan --compute: give the --model to predict (e.g. llama2-7b) or --hf-config');
   checkShardGroup(a.shardGroup, a.world);
   printReading(a);
   const text = whatIfPlan({ ...a, compute: a.compute ?? 'auto', batch: a.batch ?? a.world }, link, intra);
-  process.stdout.write(`${text}\n`);
+  print(a, text);
   if (a.job) {
     const { raw, dsJson, dsContext } = a.job;
     const base = { ...raw, compute: raw.compute ?? 'auto', batch: raw.batch ?? a.world, deepspeed: a.deepspeed!, dsJson, dsContext };
-    const { text, refused } = changePlan({ ...base, need: a.need, emitDeepspeed: a.emitDeepspeed }, link, intra, (f) => givenOnCommandLine(f));
-    process.stdout.write(`\n${text}\n`);
+    const { text, refused } = changePlan({ ...base, need: a.need, emitDeepspeed: a.emitDeepspeed }, link, intra, (f) => givenOnCommandLine(f), widthOf(a));
+    print(a, `\n${text}`);
     if (refused) throw new ConfigError(refused);
   } else if (a.emitDeepspeed !== undefined) throw new ConfigError('--emit-deepspeed: only with --deepspeed FILE (the config it changes)');
 }
@@ -103,9 +104,9 @@ async function need(
   printReading(a);
   const args = { ...a, compute: a.compute ?? 'auto', batch: a.batch ?? a.world, shardGroup: G >= 2 ? G : 0, intra };
   const answers = schemeNeeds(args);
-  process.stdout.write(`${await needPlan(args, answers)}\n${a.html ? `page: ${a.html}\n` : ''}`);
-  if (a.simulate) process.stdout.write(`\n${await simulatedNeeds(answers.plan.config, a.world, hosts, a.need / 100, answers.needs)}\n`);
-  if (a.check) process.stdout.write(`\n${checkNeeds(args, answers.needs, check)}\n`);
+  print(a, `${await needPlan(args, answers, widthOf(a))}${a.html ? `\npage: ${a.html}` : ''}`);
+  if (a.simulate) print(a, `\n${await simulatedNeeds(answers.plan.config, a.world, hosts, a.need / 100, answers.needs)}`);
+  if (a.check) print(a, `\n${checkNeeds(args, answers.needs, check)}`);
 }
 
 /** The options of a prediction on a modeled device. */
@@ -243,7 +244,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
       const G = a.shardGroup;
       checkShardGroup(G, a.world);
       const rows = plan(params, a.world, memory, a.wireDtype, a.accumulate, G, adapt && spec ? (n) => new ShardLayout(spec, n, 0, 'layer').sizes() : undefined);
-      process.stdout.write(`${formatPlan(rows, params, a.world, memory, a.wireDtype, activations, a.accumulate)}\n`);
+      print(a, formatPlan(rows, params, a.world, memory, a.wireDtype, activations, a.accumulate));
       if (a.k8s)
         process.stdout.write(
           `\n# for each rank container of deploy/k8s/ranks.yaml (every scheme, one after another):\n${k8sResources(rows, a.cpu, activations?.bytes ?? 0)}\n`,
@@ -255,7 +256,7 @@ export function planCommand(y: Cli, _exit: (code: number) => void): Cli {
 /** The model of --model or --hf-config, a config.json's mapping printed first. */
 function printReading(a: ModelArgs): ResolvedModel {
   const r = resolveModel(a);
-  if (r.reading) process.stdout.write(`${readingText(r)}\n\n`);
+  if (r.reading) print(a, `${readingText(r)}\n`);
   return r;
 }
 
@@ -270,7 +271,7 @@ function withPlanDeepspeed<T extends ModelArgs & { deepspeed?: string; fsdp?: st
   const hidden = a.model === undefined && a.hfConfig === undefined ? null : hiddenOf(resolveModel(a).model);
   const ds = a.deepspeed !== undefined ? withDeepspeed({ ...a, batch: a.batch ?? a.world, lr: 1e-3 }, hidden, a.world) : null;
   const read = ds ?? withFsdp(a, a.world);
-  process.stdout.write(`${read.text}\n\n`);
+  print(a, `${read.text}\n`);
   const { scheme: _s, qwz: _q, hpz: _h, qgz: _g, gatherAhead: _a, ...set } = read.options as T & Settings;
   const job = ds?.json && ds.context ? { raw: a, dsJson: ds.json, dsContext: ds.context } : undefined;
   return { ...a, ...set, job };

@@ -73,7 +73,7 @@ export function rankCommand(y: Cli, exit: (code: number) => void): Cli {
     'join a coordinator and train',
     (y) => rankHelp(rankOptions(y)),
     async (a) => {
-      const log = createLogger(a.logLevel, 'rank', a.logFormat);
+      const log = createLogger(a.logLevel, 'rank', a.logFormat, a.wide);
       if (!Number.isInteger(a.procs) || a.procs < 1 || a.procs > 256) throw new ConfigError(`--procs: ${a.procs} must be an integer from 1 to 256`);
       const id = rankIdentity({ coordinator: a.coordinator, rankId: a.rankId, tls: a.tlsCert !== undefined }, process.env);
       if (a.procs > 1) {

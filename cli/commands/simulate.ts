@@ -1,6 +1,7 @@
 // `zerowire simulate`: the run's every rank on a virtual clock and a modeled network (simulator/), its report
 // marked simulated; with --run, a LAN run's own config and measured links, the simulated step beside the
 // measured one.
+import { print, widthOf } from '../print.js';
 import type { Argv } from 'yargs';
 import { runHelp, runOptions, type Cli } from '../options.js';
 import { createLogger } from '../log.js';
@@ -113,7 +114,7 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
       ]),
     async (a) => {
       const argv: SimulateArgv = a;
-      const log = createLogger(argv.logLevel, 'simulate', a.logFormat);
+      const log = createLogger(argv.logLevel, 'simulate', a.logFormat, a.wide);
       let sim: Simulation;
       let measured: Report | null = null;
       if (argv.collective !== undefined) {
@@ -123,7 +124,7 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
         const { config, world } = jobOptions({ ...argv, batch: Number.isInteger(w) && w > 0 ? w * (argv.accumulate ?? 1) : argv.batch }, '127.0.0.1', 0, false);
         if (!modeledDevice(config))
           throw new ConfigError('--collective: name the GPU (--compute model:PRESET or --device FILE): the link inside a host is its own');
-        process.stdout.write(`${await collectiveSweep(argv as SimulateArgv & { collective: string }, topologyFromOptions(argv, config, world as number))}\n`);
+        print(argv, await collectiveSweep(argv as SimulateArgv & { collective: string }, topologyFromOptions(argv, config, world as number)));
         return exit(0);
       }
       if (argv.run !== undefined) {
@@ -136,12 +137,12 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
         );
       } else {
         const { model, deepspeed, config, world } = jobOptions(argv, '127.0.0.1', 0, false);
-        if (model.reading) process.stdout.write(`${readingText(model)}\n\n`);
-        if (deepspeed) process.stdout.write(`${deepspeed}\n\n`);
+        if (model.reading) print(argv, `${readingText(model)}\n`);
+        if (deepspeed) print(argv, `${deepspeed}\n`);
         sim = await simulateOnWorker(config, { ...topologyFromOptions(argv, config, world as number), ...burst(argv.burstKib) }, log);
       }
-      process.stdout.write(`${formatReport(sim.report)}\n`);
-      if (measured) process.stdout.write(`\nsimulated against measured (${argv.run}):\n${againstRun(sim.report, measured)}\n`);
+      print(argv, formatReport(sim.report, widthOf(argv)));
+      if (measured) print(argv, `\nsimulated against measured (${argv.run}):\n${againstRun(sim.report, measured)}`);
       await writeOutputs(argv, sim);
       exit(0);
     },

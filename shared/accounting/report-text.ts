@@ -11,6 +11,7 @@ import { gathersParameters, isReplicated, schemeTitle } from '../training/scheme
 import type { HostBytes, Report, SchemeRow } from './report.js';
 import { simulatedNotes, simulatedTable } from './simulated.js';
 import { textTable } from './table.js';
+import { wrapText } from './wrap.js';
 import { columnUnit, formatBytes } from './units.js';
 import { whatIfText } from './whatif-text.js';
 import { placementNotes } from './placement-text.js';
@@ -49,6 +50,9 @@ function overlapNote(c: RunConfig, where: string): string {
   return `, overlap on (${parts.join(', ')}; ${where})`;
 }
 
+/** Ring links a note names one by one; a larger ring names the first that cross and counts the rest. */
+const RING_LISTED = 8;
+
 /** Which ring links cross hosts, and what the ranks sending over them put on the wire. */
 function ringNote(r: Report): string {
   const n = r.ranks.length;
@@ -56,7 +60,12 @@ function ringNote(r: Report): string {
     (x, i) => `${i}→${(i + 1) % n} ${r.ring.crossHost[i] ? `crosses (${x.host} → ${r.ranks[(i + 1) % n].host})` : `stays on ${x.host}`}`,
   );
   const crossing = r.ring.crossHost.filter(Boolean).length;
-  return `ring by host: ${crossing} of ${n} links cross hosts (each rank sends only to the next, so its bytes are that link's): ${links.join(', ')}`;
+  const head = `ring by host: ${crossing} of ${n} links cross hosts (each rank sends only to the next, so its bytes are that link's)`;
+  if (n <= RING_LISTED) return `${head}: ${links.join(', ')}`;
+  // A large ring: the links that cross, the first few of them; every link is in the JSON's ring.
+  const crossed = links.filter((_, i) => r.ring.crossHost[i]);
+  const more = crossed.length - RING_LISTED;
+  return `${head}: ${crossed.slice(0, RING_LISTED).join(', ')}${more > 0 ? `, and ${more} more that cross (every link: the JSON report's ring)` : ''}`;
 }
 
 /** The units of the table's size columns, each chosen to fit its largest figure. */
@@ -126,8 +135,11 @@ function tableHeader(hasIface: boolean, u: SizeUnits, got: 'measured' | 'simulat
 }
 
 /** One scheme's row of the table. */
-function tableRow(x: SchemeRow, hasIface: boolean, u: SizeUnits): string[] {
+function tableRow(x: SchemeRow, hasIface: boolean, u: SizeUnits, simulated: boolean): string[] {
   const kb = u.sent.cell;
+  // A simulation moves payload over modeled links: no frames, sockets or arrivals to count ('-', not a 0 that
+  // would read as nothing sent or no overlap).
+  const counted = (f: () => string) => (simulated ? '-' : f());
   return [
     x.title,
     String(x.world),
@@ -139,8 +151,8 @@ function tableRow(x: SchemeRow, hasIface: boolean, u: SizeUnits): string[] {
     u.activ.cell(x.activations.measured),
     kb(x.sentPerStep.theory),
     kb(x.sentPerStep.payload),
-    kb(x.sentPerStep.frame),
-    kb(x.sentPerStep.socket),
+    counted(() => kb(x.sentPerStep.frame)),
+    counted(() => kb(x.sentPerStep.socket)),
     ...(hasIface ? [x.sentPerStep.iface === null ? '-' : kb(x.sentPerStep.iface)] : []),
     x.ratioToDp === null ? '-' : f2(x.ratioToDp),
     x.time.stepMs.toFixed(1),
@@ -149,7 +161,7 @@ function tableRow(x: SchemeRow, hasIface: boolean, u: SizeUnits): string[] {
     x.time.exposedMs.toFixed(1),
     splitCell(x.time.waitMs, x),
     splitCell(x.time.transferMs, x),
-    x.time.hiddenMs.toFixed(1),
+    counted(() => x.time.hiddenMs.toFixed(1)),
     Number.isNaN(x.finalLoss) ? '-' : x.finalLoss.toFixed(4),
   ];
 }
@@ -187,10 +199,12 @@ function reportNotes(r: Report): string[] {
   for (const n of r.notes ?? []) notes.push(n);
   const dp = r.rows.find((x) => isReplicated(x.scheme));
   const clock = Math.max(0, ...r.rows.map((x) => x.split?.clockUncertaintyMs ?? 0));
-  notes.push(
-    `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.overlap ? '; with overlap on, collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
-    `hidden (an estimate) = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing; a frame whose arrival straddles the edge of a compute span counts pro rata${where.startsWith('compute inline') ? "; inline compute reads nothing during a unit, so what the kernel's receive queue gained meanwhile counts, at the link's pre-flight rate" : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: casts, staging, the ring's work between units, copies to a compute thread)`,
-  );
+  // a simulation's clock is the simulator's, with nothing arriving to estimate: the measured run's notes do not apply
+  if (!r.simulated)
+    notes.push(
+      `exposed = wait (for the last rank to enter each collective) + transfer (from then until this rank left it), on a common clock of the ranks (offsets within ±${clock.toFixed(2)} ms; '<' marks a figure smaller than that)${c.overlap ? '; with overlap on, collectives also run while a rank computes, so wait + transfer exceed exposed' : ''}`,
+      `hidden (an estimate) = time data was arriving from the previous rank while this rank computed (a collective merely pending moves no bytes and hides nothing; a frame whose arrival straddles the edge of a compute span counts pro rata${where.startsWith('compute inline') ? "; inline compute reads nothing during a unit, so what the kernel's receive queue gained meanwhile counts, at the link's pre-flight rate" : ''}); compute = step − exposed, of which fwd/bwd/opt are the passes themselves (the rest: casts, staging, the ring's work between units, copies to a compute thread)`,
+    );
   if (z3 && dp && z3.time.transferMs !== null && dp.time.transferMs !== null && dp.time.transferMs > 0)
     notes.push(
       `ZeRO-3 vs DP, transfer per step: ${z3.time.transferMs.toFixed(1)} vs ${dp.time.transferMs.toFixed(1)} ms (${(z3.time.transferMs / dp.time.transferMs).toFixed(2)}x); waiting for slower ranks is not the network's cost.`,
@@ -267,13 +281,26 @@ export function reportCells(r: Report): { header: string[][]; rows: string[][]; 
   const units = sizeUnits(r.rows);
   return {
     header: tableHeader(hasIface, units, r.simulated ? 'simulated' : 'measured'),
-    rows: r.rows.map((x) => tableRow(x, hasIface, units)),
+    rows: r.rows.map((x) => tableRow(x, hasIface, units, Boolean(r.simulated))),
     notes: reportNotes(r),
   };
 }
 
-export function formatReport(r: Report): string {
+/** The report as text, `width` columns at most (a terminal's): the table keeps its answer columns, the notes
+ *  wrap. */
+export function formatReport(r: Report, width = Infinity): string {
   const { header, rows, notes } = reportCells(r);
   const simulated = r.simulated ? ['', ...simulatedTable(r.simulated)] : [];
-  return [textTable(header, rows), '', notes.join('\n'), ...(r.device ? ['', ...whatIfText(r)] : []), ...simulated].join('\n');
+  const table = textTable(header, rows, { width, dropOrder: dropOrder(header[header.length - 1]) });
+  return [table, '', wrapText([notes.join('\n'), ...(r.device ? ['', ...whatIfText(r)] : []), ...simulated].join('\n'), width)].join('\n');
+}
+
+/** The report table's columns in the order a narrow terminal leaves them out: the breakdowns first, the
+ *  answers (memory measured, bytes sent, the step, what was exposed, the loss) last. */
+const LEFT_OUT_FIRST = ['fwd/bwd/opt', 'params', 'N', 'socket', 'frame', 'iface', 'hidden', 'wait', 'transfer', 'compute', 'xDP'];
+function dropOrder(names: string[]): number[] {
+  const byName = LEFT_OUT_FIRST.flatMap((n) => (names.includes(n) ? [names.indexOf(n)] : []));
+  // then the theory columns of memory, and the activations, before any measured figure
+  const theory = names.flatMap((n, i) => (n === 'theory' && i < 7 ? [i] : []));
+  return [...byName, ...theory, 7];
 }

@@ -31,6 +31,7 @@ export function simulatedNotes(s: SimulationNote): string[] {
   for (const c of s.choices) by.set(c.algorithm, (by.get(c.algorithm) ?? 0) + c.count);
   return [
     `SIMULATED (zerowire simulate; docs/simulate.md): every rank's own step schedule in virtual time on ${s.network}; no byte was sent and compute is the device model's`,
+    `exposed: communication the step waited for, in the simulation's virtual time (compute = step − exposed); frame, socket and hidden are '-': a simulation moves payload over modeled links, with no frames or sockets to count and no arrivals to time`,
     `algorithms, by how many collectives took them: ${[...by].map(([a, n]) => `${a} ${n}`).join(', ')}`,
     `simulation: ${(s.wallMs / 1000).toFixed(1)} s, ${s.events} clock events, ${s.heapMB.toFixed(0)} MB heap and ${s.rssMB.toFixed(0)} MB resident at most`,
   ];

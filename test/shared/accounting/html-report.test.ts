@@ -145,6 +145,43 @@ describe('--html', () => {
     }
   });
 
+  it("plan --need's page as the README's case draws it, in a 1280 px window: every answer readable, a dot at each, ZeRO-2 over ZeRO-1 dashed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zerowire-need-'));
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    try {
+      const file = join(dir, 'need.html');
+      const r = await runCli(
+        ['plan', '--need', '10', '--compute', 'model:h100', '--model', 'llama2-7b', '--world', '32', '--hosts', '4', '--html', file],
+        60_000,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const answered = [...r.stdout.matchAll(/^(\S+) +(\d+) +[\d.]+ +[\d.]+ +\d+$/gm)].map((m) => ({ scheme: m[1], gbit: Number(m[2]) }));
+      expect(answered.map((x) => x.scheme)).toContain('ZeRO-3'); // 1329 Gbit/s: past the table's 400
+      const { page, errors, fetched } = await openPage(browser, file);
+      await page.setViewportSize({ width: 1280, height: 900 });
+      // No table cut at the window's edge: each is as wide as what it shows.
+      for (const pre of await page.locator('pre').all()) {
+        const { scroll, client } = await pre.evaluate((e) => ({ scroll: e.scrollWidth, client: e.clientWidth }));
+        expect(scroll, (await pre.textContent()) ?? undefined).toBeLessThanOrEqual(client + 1);
+        const box = await pre.boundingBox();
+        expect(box!.x + box!.width).toBeLessThanOrEqual(1280);
+      }
+      for (const a of answered)
+        await expect(page.locator('pre').first().textContent()).resolves.toMatch(new RegExp(`^${a.scheme.replace('+', '\\+')} +${a.gbit} `, 'm'));
+      // A dot for every answer, wherever it falls (the axis spans them all).
+      expect(await page.locator('figure#need svg g.mark-symbol.role-mark path').count()).toBe(answered.length);
+      // ZeRO-1 and ZeRO-2 predict the same step here: the second drawn dashed so the first shows.
+      expect(await page.locator('figure#need svg g.mark-line path[stroke-dasharray]').count()).toBeGreaterThan(0);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'plan-need-readme.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(fetched).toEqual([]);
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("plan --need's page: opens with no console error, fetches nothing, a line per scheme that fits and a rule where the fastest changes", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'zerowire-need-'));
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
