@@ -89,10 +89,15 @@ const HELP_GROUPS: [string, string[]][] = [
   ['Logs and the rest:', ['log-level', 'log-format', 'wide', 'blas', 'help', 'version']],
 ];
 
-/** Groups the help of a run command (`local`, `coordinator`, `links`) by HELP_GROUPS, with its examples;
- *  `listen`: the command's own options that go with the network's. */
-export function runHelp<T>(y: Argv<T>, examples: [string, string][], listen: string[] = []): Argv<T> {
-  for (const [heading, keys] of HELP_GROUPS) y = y.group(heading.startsWith('Network') ? [...listen, ...keys] : keys, heading);
+/** Groups the help of a run command (`local`, `coordinator`, `links`, `simulate`) by HELP_GROUPS, with its
+ *  examples; `listen`: the command's own options that go with the network's; `apart`: options of the run that
+ *  do not apply to this command, left out of its help. */
+export function runHelp<T>(y: Argv<T>, examples: [string, string][], listen: string[] = [], apart: readonly string[] = []): Argv<T> {
+  for (const [heading, keys] of HELP_GROUPS) {
+    const shown = (heading.startsWith('Network') ? [...listen, ...keys] : keys).filter((k) => !apart.includes(k));
+    if (shown.length) y = y.group(shown, heading);
+  }
+  for (const k of apart) y = y.hide(k);
   for (const [command, what] of examples) y = y.example(command, what);
   return y;
 }

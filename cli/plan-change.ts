@@ -48,7 +48,15 @@ function predictSettings(a: ChangeArgs, set: Settings, link: Link, intra: Link):
   const scheme = jobScheme(set);
   // `a` holds the command line's options alone: each file's settings go on them afresh
   const args = { ...a, ...set, scheme, shardGroup: set.shardGroup ?? 0 };
-  const config = whatIfConfig(args);
+  // a file whose settings cannot run together here (ZeRO++'s quantized weights with --lora, say) is a row that
+  // says so, and the search goes on to the changes that can: not a refusal after the table
+  let config: ReturnType<typeof whatIfConfig>;
+  try {
+    config = whatIfConfig(args);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
   const refusal = schemeRefusal(scheme, config);
   if (refusal) return refusal;
   const { cost, device } = runDevice(config);
@@ -103,7 +111,7 @@ function ranked(a: ChangeArgs, now: JobNow, link: Link, intra: Link, need: numbe
  *  why nothing was written where a file was asked for. */
 export function changePlan(a: ChangeArgs, link: Link, intra: Link, explicit: (flag: string) => boolean, width = Infinity): { text: string; refused?: string } {
   const need = a.need ?? DEFAULT_NEED;
-  const fit = { width, noteColumns: [0] }; // on a narrow screen each change's keys go under the table
+  const fit = { width, noteColumns: [0, 1] }; // on a narrow screen each change's keys (and why a file cannot run) go under the table
   const set = settingsOf(a, a.dsJson, explicit);
   const configured = predictSettings(a, set, link, intra);
   const head = [['', 'scheme', 'GB per GPU', 'fits', 'step ms', 'exposed ms (share)']];

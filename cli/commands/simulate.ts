@@ -1,6 +1,7 @@
 // `zerowire simulate`: the run's every rank on a virtual clock and a modeled network (simulator/), its report
 // marked simulated; with --run, a LAN run's own config and measured links, the simulated step beside the
 // measured one.
+import { givenOnCommandLine } from '../config-mapping.js';
 import { print, widthOf } from '../print.js';
 import type { Argv } from 'yargs';
 import { runHelp, runOptions, type Cli } from '../options.js';
@@ -28,6 +29,23 @@ function burst(kib: number | undefined): { burstKiB?: number } {
   if (!(kib >= 0)) throw new ConfigError(`--burst-kib: ${kib} must be 0 or more KiB`);
   return { burstKiB: kib };
 }
+
+/** The run's options that a simulation has nothing to apply to: no sockets to secure, time out or join, no
+ *  processes to watch, no checkpoints written. Left out of its help and refused when given. */
+const NOT_SIMULATED = [
+  'preflight',
+  'timeout',
+  'join-timeout',
+  'heartbeat-timeout',
+  'token',
+  'token-file',
+  'tls-cert',
+  'tls-key',
+  'tls-ca',
+  'checkpoint-every',
+  'checkpoint-dir',
+  'resume',
+];
 
 function simulateOptions<T>(y: Argv<T>) {
   return runOptions(y)
@@ -101,18 +119,25 @@ export function simulateCommand(y: Cli, exit: (code: number) => void): Cli {
     'simulate',
     "every rank's own step schedule in virtual time on a modeled network of hosts, GPUs and NICs (NCCL's algorithms)",
     (y) =>
-      runHelp(simulateOptions(y), [
+      runHelp(
+        simulateOptions(y),
         [
-          '$0 simulate --compute model:h100 --model llama2-7b --world 64 --hosts 8 --nics 4 --nic-gbit 200 --steps 2',
-          '8 hosts of 8 H100s, 4 × 200 Gbit NICs each',
+          [
+            '$0 simulate --compute model:h100 --model llama2-7b --world 64 --hosts 8 --nics 4 --nic-gbit 200 --steps 2',
+            '8 hosts of 8 H100s, 4 × 200 Gbit NICs each',
+          ],
+          ['$0 simulate --run lan.json', 'a LAN run simulated on the links it measured, beside what it measured'],
+          [
+            '$0 simulate --collective all-reduce --compute model:a100 --world 64 --hosts 8 --nics 8 --nic-gbit 200',
+            "the network model's all-reduce at 8 B to 8 GiB, as nccl-tests prints it",
+          ],
         ],
-        ['$0 simulate --run lan.json', 'a LAN run simulated on the links it measured, beside what it measured'],
-        [
-          '$0 simulate --collective all-reduce --compute model:a100 --world 64 --hosts 8 --nics 8 --nic-gbit 200',
-          "the network model's all-reduce at 8 B to 8 GiB, as nccl-tests prints it",
-        ],
-      ]),
+        [],
+        NOT_SIMULATED,
+      ),
     async (a) => {
+      const given = NOT_SIMULATED.find((o) => givenOnCommandLine(`--${o}`));
+      if (given) throw new ConfigError(`--${given}: a simulation has no processes, sockets or files of its own to apply it to`);
       const argv: SimulateArgv = a;
       const log = createLogger(argv.logLevel, 'simulate', a.logFormat, a.wide);
       let sim: Simulation;

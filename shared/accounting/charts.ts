@@ -56,6 +56,16 @@ function schemeBars(runs: LabelledReport[], data: Datum[], encoding: Record<stri
   return frame(runs, data, { mark: 'bar', encoding: { x: { field: CATEGORY.scheme, type: 'nominal', sort: schemes, title: null }, ...encoding } }, schemes);
 }
 
+/** What the loss lines show, from the runs' own agreement: one line where the losses were identical. */
+function lossCaption(runs: LabelledReport[]): string {
+  const agreements = runs.flatMap(({ report }) => (report.agreement ? [report.agreement] : []));
+  if (!agreements.length) return 'Mean over ranks.';
+  const most = Math.max(...agreements.map((a) => a.maxLossDiff));
+  return most === 0
+    ? "Mean over ranks. The schemes' losses were identical at every step: their lines are one."
+    : `Mean over ranks. The schemes' losses differed by ${most.toPrecision(2)} at most (the report's agreement line gives each pair's bound and why).`;
+}
+
 function lossFigure(runs: LabelledReport[]): Figure {
   const data = runs.flatMap(({ label, report }) =>
     report.rows.flatMap((row) => row.losses.map((loss, i) => ({ run: label, [CATEGORY.scheme]: row.title, step: i + 1, loss }))),
@@ -64,7 +74,7 @@ function lossFigure(runs: LabelledReport[]): Figure {
   return {
     id: 'loss',
     title: 'Loss per step',
-    caption: 'Mean over ranks. With fp32 on the wire the schemes draw one line; with bf16 they differ by rounding only.',
+    caption: lossCaption(runs),
     spec: frame(
       runs,
       data,

@@ -97,6 +97,20 @@ describe('plan: what to change in a DeepSpeed config', () => {
     expect(exposed).toBeGreaterThan(comm);
   });
 
+  it(
+    'a file whose settings cannot run with the command line (quantized weights with --lora): a row that says so, and the changes that can, exit 0',
+    { timeout: 60_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'zerowire-qwz-'));
+      const file = join(dir, 'ds.json');
+      writeFileSync(file, JSON.stringify({ train_micro_batch_size_per_gpu: 1, zero_optimization: { stage: 3, zero_quantized_weights: true } }));
+      const r = await runCli(['plan', '--deepspeed', file, '--model', 'llama2-7b', '--compute', 'model:h100', '--world', '8', '--lora', '8']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^as configured {2,}cannot run: --qwz with --lora or --freeze: it does not quantize frozen weights yet/m);
+      expect(r.stdout).toMatch(/^zero_optimization\.stage 3 → \d {2,}(DP|ZeRO-\d) +[\d.]+ +yes /m);
+    },
+  );
+
   it('--emit-deepspeed needs a --deepspeed file to change', async () => {
     const r = await runCli(['plan', '--model', 'llama2-7b', '--compute', 'model:h100', '--world', '8', '--emit-deepspeed', '/tmp/x.json']);
     expect(r.code).toBe(2);

@@ -11,6 +11,14 @@ const TINY = ['--compute', 'model:h100', '--model', 'llama:2,64,4,4,128,32', '--
 const TWO_HOSTS = ['--hosts', '2', '--nics', '2', '--nic-gbit', '200'];
 
 describe('zerowire simulate', () => {
+  it('its help lists no option a simulation has nothing to apply to (liveness, TLS, tokens, checkpoints)', async () => {
+    const r = await runCli(['simulate', '--help']);
+    expect(r.code).toBe(0);
+    for (const o of ['--tls-cert', '--heartbeat-timeout', '--join-timeout', '--token', '--checkpoint-every', '--resume', '--preflight'])
+      expect(r.stdout).not.toContain(o);
+    for (const o of ['--compute', '--world', '--nic-gbit', '--scheme']) expect(r.stdout).toContain(o);
+  });
+
   it("prints the run's report marked simulated, with NCCL's choice per collective size, and writes its files", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'zw-sim-'));
     const [out, trace, html] = ['r.json', 't.json', 'r.html'].map((f) => join(dir, f));
@@ -21,6 +29,9 @@ describe('zerowire simulate', () => {
     for (const s of ['DP', 'ZeRO-1', 'ZeRO-2', 'ZeRO-3', 'HSDP', 'ZeRO\\+\\+']) expect(r.stdout).toMatch(new RegExp(`^${s} +8 `, 'm'));
     expect(r.stdout).toMatch(/all-reduce +8 +2 .* (ring|tree)\/(LL|LL128|Simple) /);
     expect(r.stdout).not.toMatch(/really ran over this run's sockets/);
+    // nothing framed, no socket, no arrivals to time: '-', not a 0 that reads as nothing sent or no overlap
+    expect(r.stdout).toMatch(/^ZeRO-3 .* - +- .* - +[\d.-]+$/m);
+    expect(r.stdout).not.toMatch(/on a common clock of the ranks/);
     const report = JSON.parse(readFileSync(out, 'utf8'));
     expect(report.simulated.choices.length).toBeGreaterThan(0);
     for (const row of report.rows) expect(row.sentPerStep.payload).toBeCloseTo(row.sentPerStep.theory, 3);
@@ -60,6 +71,8 @@ describe('zerowire simulate', () => {
       /--min-bytes 1G is above --max-bytes 1M/,
     ],
     ['a size it cannot read', ['--world', '8', '--collective', 'all-gather', '--max-bytes', 'lots'], /--max-bytes: cannot read "lots" as a size/],
+    ['an option of real runs only (--resume)', ['--world', '8', '--resume', 'ck'], /^zerowire: --resume: a simulation has no processes, sockets or files/],
+    ['an option of real runs only (--token)', ['--world', '8', '--token', 'abc'], /^zerowire: --token: a simulation has/],
   ];
   for (const [what, args, message] of refusals)
     it(`refuses ${what} in one line, exit 2`, async () => {

@@ -90,6 +90,9 @@ describe('--html', () => {
       // The network section: the pre-flight's links as a heat map, a cell per ring link.
       expect(await page.locator('section.network table.heat td[style*="background"]').count()).toBeGreaterThanOrEqual(4);
       expect((await page.locator('section.network h3').allTextContents())[0]).toMatch(/^Links before the run \(pre-flight, ring, [\d.]+ s\)/);
+      // The loss caption says what this run's agreement says: one line where the losses were identical.
+      const caption = await page.locator('figure#loss figcaption').textContent();
+      expect(caption).toMatch(report.agreement!.maxLossDiff === 0 ? /identical at every step/ : /differed by [\d.e-]+ at most/);
       // Every figure, each with all four schemes among its drawn labels.
       const ids = await page.locator('figure').evaluateAll((fs) => fs.map((f) => f.id));
       expect(ids).toEqual(['time', 'traffic', 'memory', 'memory-full', 'loss']);
