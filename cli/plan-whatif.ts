@@ -8,9 +8,9 @@ import { predictStep, type Link, type StepPrediction } from '../shared/predict/s
 import { readReport } from '../shared/accounting/report-file.js';
 import type { Report } from '../shared/accounting/report.js';
 import { textTable } from '../shared/accounting/table.js';
-import { ConfigError, SCHEMES, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
+import { ALL_SCHEMES, ConfigError, type RunConfig, type SchemeName } from '../shared/control/run-config.js';
 import { makeRunConfig } from './run-config-options.js';
-import { schemeRefusal, schemeTitle } from '../shared/training/schemes/table.js';
+import { frozenRefused, SCHEME_TABLE, schemeRefusal, schemeTitle } from '../shared/training/schemes/table.js';
 import { withHostAdamRate } from './offload-options.js';
 import { activationBytes, tokensOf } from '../shared/whatif/model-passes.js';
 import { runDevice } from '../shared/whatif/preset.js';
@@ -59,8 +59,10 @@ export function cardMemory(a: { memory?: string }, device: { memoryGB: number; t
 
 /** The run config `local` would make of these options (the schemes and the schedule as a run has them). */
 export function whatIfConfig(a: WhatIfPlanArgs): RunConfig {
-  // ZeRO++ with frozen weights (DeepSpeed's MixZ++) is not built: as `local` refuses it, it is left out here
-  const all = [...SCHEMES, ...(a.shardGroup ? ['hsdp', ...(a.lora || a.freeze ? [] : ['zeropp'])] : [])] as SchemeName[];
+  // the schemes a run of these options can hold: those that need groups where there are groups, and none the
+  // table refuses for frozen weights (ZeRO++'s, DeepSpeed's MixZ++, is not built), as `local` leaves them out
+  const frozen = Boolean(a.lora || a.freeze);
+  const all = ALL_SCHEMES.filter((s) => (!SCHEME_TABLE[s].needsGroups || a.shardGroup) && !(frozen && frozenRefused(s)));
   // with --offload, the schemes that can (DP cannot; parameters are ZeRO-3's and HSDP's)
   const offload = a.offload === undefined ? undefined : { params: /params/.test(a.offload), dpu: false };
   const can = (s: SchemeName) => schemeRefusal(s, { offload }) === null; // the table's rule, as --offload refuses

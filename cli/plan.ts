@@ -1,9 +1,8 @@
 // `zerowire plan`: model states per rank for each scheme, and whether they fit.
-import { SCHEMES, type SchemeName } from '../shared/control/run-config.js';
-import { SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
+import { ALL_SCHEMES, type SchemeName } from '../shared/control/run-config.js';
+import { componentsOf, isHybrid, SCHEME_TABLE, schemeTitle } from '../shared/training/schemes/table.js';
 import { textTable } from '../shared/accounting/table.js';
 import { bareSizes, crossGroupTraffic, memoryTheory, trafficTheory, type ZeroPPTheory } from '../shared/accounting/theory.js';
-import { DEFAULT_QUANT_BLOCK } from '../shared/control/zeropp.js';
 import type { WireDtype } from '../shared/tensor/dtype.js';
 import type { LayoutSizes } from '../shared/training/layout.js';
 
@@ -32,13 +31,14 @@ export function plan(
     const sentPerStep = trafficTheory(SCHEME_TABLE[scheme], sizes, dtype, accumulate, 1, zpp) + across;
     return { scheme, bytesPerRank, sentPerStep, fits: memory === undefined ? null : bytesPerRank <= memory };
   };
-  const rows = SCHEMES.map((scheme) => row(scheme, world, 0));
-  if (shardGroup >= 2 && world % shardGroup === 0 && world / shardGroup >= 2) {
-    rows.push(row('hsdp', shardGroup, crossGroupTraffic(sizesOver(shardGroup), world / shardGroup, dtype, accumulate)));
-    // ZeRO++: ZeRO-3 over the world with all three components, hosts of shardGroup ranks
-    rows.push(row('zeropp', world, 0, { qwz: true, hpz: true, qgz: true, block: DEFAULT_QUANT_BLOCK, G: shardGroup }));
-  }
-  return rows;
+  const groups = shardGroup >= 2 && world % shardGroup === 0 && world / shardGroup >= 2;
+  // the table's rows: the schemes that need groups where there are groups; a hybrid shards over its group and
+  // sends 2(M-1)/M of a shard across the M groups, ZeRO++ shards over the world with its components on hosts of G
+  return ALL_SCHEMES.filter((s) => !SCHEME_TABLE[s].needsGroups || groups).map((s) => {
+    if (isHybrid(s)) return row(s, shardGroup, crossGroupTraffic(sizesOver(shardGroup), world / shardGroup, dtype, accumulate));
+    const components = componentsOf({ zeropp: undefined }, s);
+    return row(s, world, 0, components ? { ...components, G: shardGroup } : undefined);
+  });
 }
 
 /** Node itself, the links' receive pool (64 MiB), the kernel arena and the data: what a rank holds besides

@@ -14,7 +14,7 @@ import { networkReport, networkText } from '../shared/accounting/links.js';
 import { buildTrace } from '../shared/accounting/trace.js';
 import { renderHtmlReport } from '../shared/accounting/html-report.js';
 import { crossHostLinks } from '../shared/accounting/ring-links.js';
-import { schemeTitle } from '../shared/training/schemes/table.js';
+import { isHybrid, schemeTitle } from '../shared/training/schemes/table.js';
 import { writeFileAtomic } from '../shared/io/safetensors.js';
 import { checkWritableDir, checkWritableFile } from '../shared/io/writable.js';
 import { Coordinator } from './coordinator.js';
@@ -63,7 +63,7 @@ async function checkpointFor(dir: string, scheme: SchemeName): ReturnType<typeof
   const own = await latestIndex(dir, scheme);
   if (own.index) return own;
   const others = await Promise.all(ALL_SCHEMES.filter((s) => s !== scheme).map((s) => latestIndex(dir, s)));
-  const usable = others.filter((o) => o.index && (o.index.scheme !== 'hsdp' || o.index.shardGroup));
+  const usable = others.filter((o) => o.index && (!isHybrid(o.index.scheme) || o.index.shardGroup));
   const newest = usable.sort((a, b) => b.index!.step - a.index!.step)[0];
   return newest ?? own;
 }

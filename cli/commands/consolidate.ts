@@ -1,5 +1,5 @@
 // `zerowire consolidate`: the full model of a sharded checkpoint as one safetensors file (torch names).
-import { ConfigError } from '../../shared/control/run-config.js';
+import { ALL_SCHEMES, ConfigError } from '../../shared/control/run-config.js';
 import { latestIndex } from '../../shared/io/checkpoint.js';
 import { consolidate } from '../../shared/io/reshard.js';
 import { serializeSafetensors, writeFileAtomic } from '../../shared/io/safetensors.js';
@@ -14,7 +14,7 @@ export function consolidateCommand(y: Cli, _exit: (code: number) => void): Cli {
       y
         .option('dir', { type: 'string', demandOption: true, describe: 'the --checkpoint-dir of the run' })
         .option('scheme', {
-          choices: ['dp', 'zero1', 'zero2', 'zero3', 'hsdp', 'zeropp'] as const,
+          choices: ALL_SCHEMES,
           demandOption: true,
           describe: "whose checkpoint: the scheme's newest complete one",
         })

@@ -54,7 +54,7 @@ export interface HostNeed {
 export function hostNeeds(plan: RunPlan, ranksOnHost: number): HostNeed[] {
   const { config, spec, world } = plan;
   const activations = spec.activationBytes(config.batch / (world * config.accumulate), config.recompute);
-  const schemes = config.schemes.filter((s) => s !== 'hsdp' || config.shardGroup > 0);
+  const schemes = config.schemes.filter((s) => !isHybrid(s) || config.shardGroup > 0);
   return schemes
     .map((scheme) => {
       const rankBytes = plan.heapBytes(scheme) + 4 * spec.params + activations + RANK_RUNTIME_BYTES;

@@ -81,6 +81,10 @@ export function ringsNeeded(c: Pick<RunConfig, 'zeropp' | 'schemes'>): { replica
   return { replicas: c.schemes.some(isHybrid), hpz: all.some((x) => x.hpz), qgz: all.some((x) => x.qgz) };
 }
 
+/** Whether the scheme, as a run without components asked for would run it, refuses frozen weights (--lora,
+ *  --freeze): the same rule as schemeRefusal's, for a list of schemes made before a run config exists. */
+export const frozenRefused = (scheme: SchemeName): boolean => Boolean(SCHEME_TABLE[scheme].noFrozen && componentsOf({ zeropp: undefined }, scheme));
+
 /** Why `scheme` cannot run with this config whatever the world (frozen weights, checkpoints, offload), or null. */
 export function schemeRefusal(
   scheme: SchemeName,
