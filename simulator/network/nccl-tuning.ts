@@ -23,6 +23,12 @@ const HW_LAT: Record<HopKind, Record<Algorithm, Record<Protocol, number>>> = {
   pcie: { tree: { LL: 1.0, LL128: 1.9, Simple: 28 }, ring: { LL: 1.0, LL128: 2.5, Simple: 5.7 } },
   net: { tree: { LL: 5.0, LL128: 8.5, Simple: 50 }, ring: { LL: 2.7, LL128: 4.0, Simple: 9.6 } },
 };
+/** One send/receive over one hop (NCCL's p2p runs the Simple protocol): the ring's Simple base latency and that
+ *  hop's Simple figure, microseconds. The one place these constants are read for p2p. */
+export function p2pLatencyUs(hop: HopKind): number {
+  return BASE_LAT.ring.Simple + HW_LAT[hop].ring.Simple;
+}
+
 // LL128's most per channel, GB/s, by collective
 const LL128_MAX_BW_PER_CH: Record<NcclColl, number> = { 'all-gather': 18.3, 'reduce-scatter': 15.2, 'all-reduce': 16.7 };
 // Trees stray from the model at medium sizes: NCCL's correction, powers of two from 64 B

@@ -6,7 +6,7 @@
 import { sleep } from '../../shared/time/clock.js';
 import { Fluid, type FlowSpec } from './fluid.js';
 import { TokenBuckets } from './token-bucket.js';
-import { ncclChoice, PROTOCOL_WIRE, type NcclColl } from './nccl-tuning.js';
+import { ncclChoice, p2pLatencyUs, PROTOCOL_WIRE, type NcclColl } from './nccl-tuning.js';
 import { commGraph, hostOf, spread, usableIntra, type Topology } from './topology.js';
 
 export type SimKind = NcclColl | 'shift' | 'all-to-all';
@@ -73,7 +73,7 @@ export class Network {
     if (call.kind === 'shift') {
       // a send/receive pair: NCCL's p2p runs Simple over the one link between the two ranks
       const cross = members.some((r, i) => hostOf(t, r) !== hostOf(t, members[(i + 1) % n]));
-      const latencyUs = 8.4 + (cross ? 9.6 : t.intra.kind === 'nvlink' ? 3.4 : 5.7);
+      const latencyUs = p2pLatencyUs(cross ? 'net' : t.intra.kind === 'nvlink' ? 'nvlink' : 'pcie');
       const bw = cross ? t.nicGBps : usableIntra(t);
       const row = { kind: call.kind, ranks: n, hosts: on.size, bytes: call.segmentBytes, algorithm: 'p2p/Simple', channels: 1, latencyUs };
       return { latencyMs: latencyUs / 1000, flow: { bytes: call.segmentBytes, capBytesPerMs: bw * 1e6, demands: this.footprint(on, 1, cross) }, row };
@@ -94,7 +94,7 @@ export class Network {
     const K = members.length;
     const leaves = on.size > 1;
     const nccl = t.transport === 'nccl';
-    const latencyUs = nccl ? 8.4 + (leaves ? 9.6 : t.intra.kind === 'nvlink' ? 3.4 : 5.7) : leaves ? t.hopUs : t.intra.latencyUs;
+    const latencyUs = nccl ? p2pLatencyUs(leaves ? 'net' : t.intra.kind === 'nvlink' ? 'nvlink' : 'pcie') : leaves ? t.hopUs : t.intra.latencyUs;
     const demands = new Map<string, number>();
     for (const [h, k] of on) {
       if (leaves) demands.set(`nic:${h}`, (k * (K - k)) / (K - 1)); // per byte one member sends: its share that leaves
