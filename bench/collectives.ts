@@ -76,6 +76,92 @@ function gloo(world: number, bytes: number, iters: number): Measured | null {
 
 const cpu = (m: Measured) => `${m.userMs.toFixed(1)}+${m.sysMs.toFixed(1)}`;
 
+/** Every size from --min-kib to --max-mib, each collective: time, algbw, busbw, CPU and frame overhead. */
+async function sweep(procs: RingProcesses, kinds: string[], big: number): Promise<void> {
+  row(['size', 'collective', 'time ms', 'algbw GB/s', 'busbw GB/s', 'cpu ms', 'frame ovh %']);
+  for (let bytes = argv['min-kib'] * 1024; bytes <= big; bytes *= 4) {
+    const iters = bytes >= 16 << 20 ? 5 : bytes >= 1 << 20 ? 10 : 30;
+    const m = await zerowire(procs, bytes, iters, kinds);
+    for (const kind of kinds)
+      row([
+        fmtBytes(bytes),
+        kind,
+        (m[kind].seconds * 1000).toFixed(2),
+        (bytes / m[kind].seconds / 1e9).toFixed(3),
+        m[kind].busbw.toFixed(3),
+        cpu(m[kind]),
+        (100 * m[kind].overhead).toFixed(3),
+      ]);
+  }
+}
+
+/** A plain TCP ring between the same processes: GB/s per link, the ceiling a transport on sockets works under. */
+async function plainRing(procs: RingProcesses, big: number): Promise<number> {
+  const tcp = (await procs.all({ cmd: 'tcp', bytes: big, iters: 5 }, 'tcp')) as Extract<WorkerReply, { kind: 'tcp' }>[];
+  const plain = summarise(
+    'pipe',
+    big,
+    procs.world,
+    tcp.map((r) => r.timing),
+  );
+  const pipe = big / plain.seconds / 1e9;
+  console.log(
+    `\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once; 1 MiB writes, reads into one reused buffer): ${pipe.toFixed(3)} GB/s per link, cpu ${cpu(plain)} ms`,
+  );
+  return pipe;
+}
+
+/** zerowire's and gloo's fp32 all-reduce of `big`, taking turns so that both see the same machine. */
+async function againstGloo(procs: RingProcesses, big: number, pipe: number): Promise<void> {
+  const N = procs.world;
+  const ours: Measured[] = [];
+  const theirs: Measured[] = [];
+  for (let round = 0; round < argv.rounds; round++) {
+    ours.push((await zerowire(procs, big, 5, ['all-reduce']))['all-reduce']);
+    const g = argv.gloo ? gloo(N, big, 5) : null;
+    if (g) theirs.push(g);
+  }
+  const busbws = (ms: Measured[]) => ms.map((m) => m.busbw);
+  const cpuOf = (ms: Measured[]) => cpu({ ...ms[0], userMs: median(ms.map((m) => m.userMs)), sysMs: median(ms.map((m) => m.sysMs)) });
+  const zw = median(busbws(ours));
+  console.log(`\n${fmtBytes(big)} fp32 all-reduce, ${argv.rounds} alternating rounds (medians; busbw of each round after the colon):`);
+  row(['', 'busbw GB/s', 'cpu ms']);
+  console.log(
+    `${[' zerowire', zw.toFixed(3), cpuOf(ours)].map((c) => c.padStart(15)).join('')}  : ${busbws(ours)
+      .map((b) => b.toFixed(2))
+      .join(' ')}`,
+  );
+  if (theirs.length === 0) {
+    console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring`);
+    console.log(
+      argv.gloo
+        ? 'torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)'
+        : 'torch.distributed gloo: not measured (--no-gloo)',
+    );
+    return;
+  }
+  const gl = median(busbws(theirs));
+  console.log(
+    `${[' gloo', gl.toFixed(3), cpuOf(theirs)].map((c) => c.padStart(15)).join('')}  : ${busbws(theirs)
+      .map((b) => b.toFixed(2))
+      .join(' ')}`,
+  );
+  const perRound = ours.map((m, i) => m.busbw / (theirs[i] ?? theirs[0]).busbw);
+  console.log(
+    `zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring; zerowire / gloo = ${(zw / gl).toFixed(2)}x (median of per-round ratios ${median(perRound).toFixed(2)}x)`,
+  );
+  const cores = availableParallelism();
+  if (N > cores) {
+    // More ranks than cores: the run is CPU-bound and busbw follows total CPU per all-reduce. The kernel's
+    // share (TCP copies and stack) is the floor of any implementation on sockets.
+    const total = (ms: Measured[]) => median(ms.map((m) => m.userMs + m.sysMs));
+    const kernel = median(ours.map((m) => m.sysMs));
+    console.log(
+      `CPU-bound (${N} ranks on ${cores} cores): CPU per rank per all-reduce ${total(ours).toFixed(1)} ms (zerowire) vs ${total(theirs).toFixed(1)} ms (gloo); even with no user time at all, zerowire / gloo could reach only about ${(total(theirs) / kernel).toFixed(2)}x (gloo's CPU / zerowire's kernel CPU)`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const N = argv.world;
   const kinds = argv.kinds.split(',');
@@ -88,82 +174,9 @@ async function main(): Promise<void> {
     console.log('nccl-tests definitions: algbw = size/time; busbw = algbw * 2(N-1)/N for all-reduce, (N-1)/N for the others;');
     console.log('cpu = user+kernel ms per rank per iteration (all threads of the process, mean over ranks);');
     console.log('frame overhead = socket bytes written beyond the tensor payload (ws headers, msgpack envelopes), % of payload\n');
-    row(['size', 'collective', 'time ms', 'algbw GB/s', 'busbw GB/s', 'cpu ms', 'frame ovh %']);
-    for (let bytes = argv['min-kib'] * 1024; bytes <= big; bytes *= 4) {
-      const iters = bytes >= 16 << 20 ? 5 : bytes >= 1 << 20 ? 10 : 30;
-      const m = await zerowire(procs, bytes, iters, kinds);
-      for (const kind of kinds)
-        row([
-          fmtBytes(bytes),
-          kind,
-          (m[kind].seconds * 1000).toFixed(2),
-          (bytes / m[kind].seconds / 1e9).toFixed(3),
-          m[kind].busbw.toFixed(3),
-          cpu(m[kind]),
-          (100 * m[kind].overhead).toFixed(3),
-        ]);
-    }
-
-    const tcp = (await procs.all({ cmd: 'tcp', bytes: big, iters: 5 }, 'tcp')) as Extract<WorkerReply, { kind: 'tcp' }>[];
-    const plain = summarise(
-      'pipe',
-      big,
-      N,
-      tcp.map((r) => r.timing),
-    );
-    const pipe = big / plain.seconds / 1e9;
-    console.log(
-      `\nplain TCP ring between the same processes (${fmtBytes(big)} per link, all links at once; 1 MiB writes, reads into one reused buffer): ${pipe.toFixed(3)} GB/s per link, cpu ${cpu(plain)} ms`,
-    );
-    if (!kinds.includes('all-reduce') || argv.dtype !== 'fp32') return;
-
-    // zerowire and gloo take turns, so that both see the same machine.
-    const ours: Measured[] = [];
-    const theirs: Measured[] = [];
-    for (let round = 0; round < argv.rounds; round++) {
-      ours.push((await zerowire(procs, big, 5, ['all-reduce']))['all-reduce']);
-      const g = argv.gloo ? gloo(N, big, 5) : null;
-      if (g) theirs.push(g);
-    }
-    const busbws = (ms: Measured[]) => ms.map((m) => m.busbw);
-    const cpuOf = (ms: Measured[]) => cpu({ ...ms[0], userMs: median(ms.map((m) => m.userMs)), sysMs: median(ms.map((m) => m.sysMs)) });
-    const zw = median(busbws(ours));
-    console.log(`\n${fmtBytes(big)} fp32 all-reduce, ${argv.rounds} alternating rounds (medians; busbw of each round after the colon):`);
-    row(['', 'busbw GB/s', 'cpu ms']);
-    console.log(
-      `${[' zerowire', zw.toFixed(3), cpuOf(ours)].map((c) => c.padStart(15)).join('')}  : ${busbws(ours)
-        .map((b) => b.toFixed(2))
-        .join(' ')}`,
-    );
-    if (theirs.length === 0) {
-      console.log(`zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring`);
-      console.log(
-        argv.gloo
-          ? 'torch.distributed gloo: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)'
-          : 'torch.distributed gloo: not measured (--no-gloo)',
-      );
-      return;
-    }
-    const gl = median(busbws(theirs));
-    console.log(
-      `${[' gloo', gl.toFixed(3), cpuOf(theirs)].map((c) => c.padStart(15)).join('')}  : ${busbws(theirs)
-        .map((b) => b.toFixed(2))
-        .join(' ')}`,
-    );
-    const perRound = ours.map((m, i) => m.busbw / (theirs[i] ?? theirs[0]).busbw);
-    console.log(
-      `zerowire = ${((100 * zw) / pipe).toFixed(0)}% of the plain TCP ring; zerowire / gloo = ${(zw / gl).toFixed(2)}x (median of per-round ratios ${median(perRound).toFixed(2)}x)`,
-    );
-    const cores = availableParallelism();
-    if (N > cores) {
-      // More ranks than cores: the run is CPU-bound and busbw follows total CPU per all-reduce. The kernel's
-      // share (TCP copies and stack) is the floor of any implementation on sockets.
-      const total = (ms: Measured[]) => median(ms.map((m) => m.userMs + m.sysMs));
-      const kernel = median(ours.map((m) => m.sysMs));
-      console.log(
-        `CPU-bound (${N} ranks on ${cores} cores): CPU per rank per all-reduce ${total(ours).toFixed(1)} ms (zerowire) vs ${total(theirs).toFixed(1)} ms (gloo); even with no user time at all, zerowire / gloo could reach only about ${(total(theirs) / kernel).toFixed(2)}x (gloo's CPU / zerowire's kernel CPU)`,
-      );
-    }
+    await sweep(procs, kinds, big);
+    const pipe = await plainRing(procs, big);
+    if (kinds.includes('all-reduce') && argv.dtype === 'fp32') await againstGloo(procs, big, pipe);
   } finally {
     process.off('SIGINT', stop);
     await procs.stop();

@@ -85,10 +85,8 @@ function endings(lines: Record<string, unknown>[], ranks: number[]): string {
     .join('');
 }
 
-async function trial(n: number, fault: Fault): Promise<Trial> {
-  const scheme = SCHEMES[int(SCHEMES.length)];
-  const delayMs = int(1000);
-  const pick = int(argv.hosts);
+/** The LAN job of one trial, its log (JSON lines on stderr) gathered as it comes. */
+function startJob(scheme: string): { job: ChildProcess; err: () => string; exit: Promise<number> } {
   const args = [
     LAN,
     '--hosts',
@@ -111,25 +109,37 @@ async function trial(n: number, fault: Fault): Promise<Trial> {
   });
   let err = '';
   job.stderr!.on('data', (d) => (err += d));
-  const exit = new Promise<number>((r) => job.once('exit', (code) => r(code ?? 1)));
+  return { job, err: () => err, exit: new Promise<number>((r) => job.once('exit', (code) => r(code ?? 1))) };
+}
+
+/** The fault, on the victim rank's process or its host's link. */
+function inject(fault: Fault, victim: { pid: number; host: string }, hostNs: string[]): void {
+  if (fault === 'kill') process.kill(victim.pid, 'SIGKILL');
+  else if (fault === 'stop') process.kill(victim.pid, 'SIGSTOP');
+  else spawnSync('ip', ['-n', hostNs[Number(victim.host.split('.').pop()) - 2], 'link', 'set', 'eth0', 'down']);
+}
+
+async function trial(n: number, fault: Fault): Promise<Trial> {
+  const scheme = SCHEMES[int(SCHEMES.length)];
+  const delayMs = int(1000);
+  const pick = int(argv.hosts);
+  const { job, err: log, exit } = startJob(scheme);
   const result: Trial = { n, fault, scheme, delayMs, victim: -1, detectMs: null, named: '', right: false, exitedMs: null, codes: '', left: 0 };
   try {
-    const ready = await until(() => /lan: ready (\S+) (\S+) (.*)/.exec(err) ?? undefined, 20_000);
-    const ring = await until(() => logLines(err).find((l) => /^ring: /.test(String(l.msg))), 30_000);
-    if (!ready || !ring) throw new Error(`the job did not start:\n${err.slice(-2000)}`);
+    const ready = await until(() => /lan: ready (\S+) (\S+) (.*)/.exec(log()) ?? undefined, 20_000);
+    const ring = await until(() => logLines(log()).find((l) => /^ring: /.test(String(l.msg))), 30_000);
+    if (!ready || !ring) throw new Error(`the job did not start:\n${log().slice(-2000)}`);
     const hostNs = ready[3].trim().split(' ');
     const members = ring.ring as { rank: number; pid: number; host: string }[];
-    const coordinatorPid = logLines(err).find((l) => l.name === 'coordinator')!.pid as number;
+    const coordinatorPid = logLines(log()).find((l) => l.name === 'coordinator')!.pid as number;
     const victim = members[pick];
     result.victim = victim.rank;
-    const stepped = await until(() => logLines(err).find((l) => l.name === 'coordinator' && l.scheme === scheme && (l.step as number) >= 1), 120_000);
-    if (!stepped) throw new Error(`no step of ${scheme} within 120 s:\n${err.slice(-2000)}`);
+    const stepped = await until(() => logLines(log()).find((l) => l.name === 'coordinator' && l.scheme === scheme && (l.step as number) >= 1), 120_000);
+    if (!stepped) throw new Error(`no step of ${scheme} within 120 s:\n${log().slice(-2000)}`);
     await sleep(delayMs);
     const t0 = Date.now();
-    if (fault === 'kill') process.kill(victim.pid, 'SIGKILL');
-    else if (fault === 'stop') process.kill(victim.pid, 'SIGSTOP');
-    else spawnSync('ip', ['-n', hostNs[Number(victim.host.split('.').pop()) - 2], 'link', 'set', 'eth0', 'down']);
-    const verdict = await until(() => logLines(err).find((l) => l.level === 50 && l.name === 'coordinator'), 15_000);
+    inject(fault, victim, hostNs);
+    const verdict = await until(() => logLines(log()).find((l) => l.level === 50 && l.name === 'coordinator'), 15_000);
     if (verdict) {
       result.detectMs = (verdict.time as number) - t0;
       result.named = String(verdict.msg);
@@ -142,7 +152,7 @@ async function trial(n: number, fault: Fault): Promise<Trial> {
     if (fault === 'stop') process.kill(victim.pid, 'SIGKILL'); // the operator's part: nobody else can end a frozen process
     const code = await Promise.race([exit, sleep(20_000).then(() => -1)]);
     result.codes = `${code}:${endings(
-      logLines(err),
+      logLines(log()),
       members.map((m) => m.pid),
     )}`;
     result.left = [coordinatorPid, ...members.map((m) => m.pid)].filter(alive).length;

@@ -45,6 +45,7 @@ export interface SchemeRun {
   resyncClock: () => Promise<void>; // estimate it again (clocks drift over a long run)
   straggleMs: number; // idle this long before every step (--straggle-ms)
   collect?: boolean; // a full collection before the scheme (default); off where one process holds many ranks (simulate)
+  loopLag?: boolean; // time the event loop's hold-ups per step (default); off where the loop is not the rank's (simulate)
   onStep: (m: StepMetrics) => void;
   onCheckpoint: (step: number, written: WrittenShard) => void;
 }
@@ -139,7 +140,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
     const steps: StepMetrics[] = [];
     const modeledMs: number[] = [];
     let synced = performance.now();
-    const loopLag = loopLagMeter();
+    const loopLag = loopLagMeter(run.loopLag !== false);
     for (let t = resume?.step ?? 0; t < c.steps; t++) {
       synced = await betweenSteps(run, synced);
       loopLag.restart();
@@ -149,7 +150,7 @@ export async function runScheme(run: SchemeRun): Promise<SchemeSummary> {
       else checkLoss(st.loss, t, scheme);
       memory.observe(st.processBytesPeak);
       const [quant, offloadMs] = [s.takeQuantError(), compute.takeOffloadMs?.()];
-      const m = { ...stepMetrics(t, st, ledger, run.clock()), loopLagMs: loopLag.maxMs(), ...(quant ? { quant } : {}), ...(offloadMs ? { offloadMs } : {}) };
+      const m = { ...stepMetrics(t, st, ledger, run.clock()), ...loopLag.fields(), ...(quant ? { quant } : {}), ...(offloadMs ? { offloadMs } : {}) };
       steps.push(m);
       log.debug({ scheme, step: t, loss: st.loss }, 'step');
       run.onStep(m);

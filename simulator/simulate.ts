@@ -40,20 +40,24 @@ function condense(m: StepMetrics): void {
   m.collectives = [...by.values()];
 }
 
-export async function simulate(config: RunConfig, topology: Topology, log: Logger): Promise<Simulation> {
-  const world = topology.hosts * topology.perHost;
+/** The run as the coordinator would seat it on these hosts: the shard group from the hosts, or the schemes that
+ *  cannot form groups left out. */
+function seated(config: RunConfig, topology: Topology, world: number): ReturnType<typeof resolveHybrid> {
   const refused = topologyRefusal(topology, world);
   if (refused) throw new ConfigError(refused);
-  // the shard group from the hosts, or the schemes that cannot form groups left out, as the coordinator seats them
-  let resolved: ReturnType<typeof resolveHybrid>;
   try {
-    resolved = resolveHybrid(
+    return resolveHybrid(
       config,
       Array.from({ length: world }, (_, r) => `host${hostOf(topology, r)}`),
     );
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+}
+
+export async function simulate(config: RunConfig, topology: Topology, log: Logger): Promise<Simulation> {
+  const world = topology.hosts * topology.perHost;
+  const resolved = seated(config, topology, world);
   config = resolved.config;
   const plan = new RunPlan(config, world);
   if (!plan.modeled) throw new ConfigError('simulate models the compute: give --compute model:PRESET or --device FILE');
@@ -80,6 +84,7 @@ export async function simulate(config: RunConfig, topology: Topology, log: Logge
               resyncClock: () => Promise.resolve(),
               straggleMs: 0,
               collect: false,
+              loopLag: false, // one event loop for every rank, on a virtual clock: nothing of a rank's to time
               onStep: (m) => (world > DETAILED && hostOf(topology, rank) > 0 ? condense(m) : undefined),
               onCheckpoint: () => undefined,
             });
@@ -100,15 +105,20 @@ export async function simulate(config: RunConfig, topology: Topology, log: Logge
     return { rank, address: 'simulated', peerPort: 0, host, hostname: host, pid: 0 };
   });
   const report = buildReport(plan, records, summaries, resolved.notes, null);
-  report.simulated = {
+  report.simulated = simulationNote(topology, network, clock, performance.now() - started, heap);
+  return { report, summaries, ranks: records };
+}
+
+/** What the report says of the simulation itself: the network, NCCL's choices, and what it cost to run. */
+function simulationNote(topology: Topology, network: Network, clock: VirtualClock, wallMs: number, heap: number): NonNullable<Report['simulated']> {
+  return {
     network: describeTopology(topology),
     choices: network.choiceRows(),
-    wallMs: performance.now() - started,
+    wallMs,
     events: clock.events,
     heapMB: heap / 1e6,
     rssMB: (process.resourceUsage().maxRSS * 1024) / 1e6,
   };
-  return { report, summaries, ranks: records };
 }
 
 type FromWorker =
