@@ -1,6 +1,7 @@
 // A plain text table: header rows, right-aligned cells, columns as wide as their widest cell. Given a width
 // (a terminal's), the columns that matter least are left out until it fits, and a line under it names them:
 // the answer stays on the screen, the rest is one --wide or the JSON away.
+import { wrapText } from './wrap.js';
 
 export interface TableFit {
   width: number; // Infinity: every column
@@ -30,22 +31,19 @@ function toNotes(rows: string[][], cols: readonly number[]): { rows: string[][];
   return { rows: out, notes };
 }
 
-import { wrapText } from './wrap.js';
-
 const GAP = 2;
 
+/** Each column's width: its widest cell. */
+const widths = (rows: string[][]): number[] =>
+  Array.from({ length: Math.max(...rows.map((r) => r.length)) }, (_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+const spanOf = (w: number[]): number => w.reduce((a, b) => a + b, 0) + GAP * (w.length - 1);
+
 export function textTable(header: string[][], given: string[][], fit: TableFit = { width: Infinity }): string {
-  const measure = (rs: string[][]) => {
-    const w = Array.from({ length: Math.max(...[...header, ...rs].map((r) => r.length)) }, (_, c) =>
-      Math.max(...[...header, ...rs].map((r) => (r[c] ?? '').length)),
-    );
-    return w.reduce((a, b) => a + b, 0) + GAP * (w.length - 1);
-  };
-  const { rows, notes } = fit.noteColumns && measure(given) > fit.width ? toNotes(given, fit.noteColumns) : { rows: given, notes: [] };
-  const all = [...header, ...rows];
-  const cols = Math.max(...all.map((r) => r.length));
-  const width = Array.from({ length: cols }, (_, c) => Math.max(...all.map((r) => (r[c] ?? '').length)));
-  const total = (keep: readonly number[]) => keep.reduce((s, c) => s + width[c], 0) + GAP * (keep.length - 1);
+  const tooWide = spanOf(widths([...header, ...given])) > fit.width;
+  const { rows, notes } = fit.noteColumns && tooWide ? toNotes(given, fit.noteColumns) : { rows: given, notes: [] };
+  const width = widths([...header, ...rows]);
+  const cols = width.length;
+  const total = (keep: readonly number[]) => spanOf(keep.map((c) => width[c]));
   let keep = [...width.keys()];
   const order = fit.dropOrder ?? [...width.keys()].slice(1).reverse(); // by default the rightmost go first
   const dropped: number[] = [];
