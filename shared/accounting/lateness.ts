@@ -20,7 +20,8 @@ const LATE_MIN_STEPS = 5;
 const SPREAD_QUANTILE = 0.9;
 /** Attribution, not noise: another host late by more than half as much (and by what matters) is a second
  *  culprit, and one host is not named for both. A slow host's ring neighbour waiting for its data was late by
- *  0.23-0.44 of it in the runs of docs/lan.md. */
+ *  0.23-0.44 of it in the runs of docs/lan.md, 0.51 in a CI run: a rival whose own compute and event loop ran
+ *  as the others' (it only waited) does not stand against a host whose own ran longer by what matters. */
 const LATE_DOMINANCE = 2;
 
 export interface HostLateness {
@@ -31,6 +32,11 @@ export interface HostLateness {
   bar: number; // its bar: the larger of what matters and the other hosts' spread (their 90th percentile)
   ownMs: number; // the median over counted steps of how much longer its slowest rank computed than the other hosts' median rank
   stallMs: number; // ... and how much longer its most held-up rank's event loop was held up than theirs (0: not measured)
+  /** Its compute or its event loop ran longer than the others' by what matters and by more than the other hosts'
+   *  own figures reach in a healthy step (their 90th percentile): a host short of CPU, not one that waited. */
+  own: boolean;
+  /** Every counted step had every rank's event-loop figure (a rank of this version): `own` can be relied on. */
+  measured: boolean;
 }
 
 /** The q-quantile of xs (nearest rank); 0 for none. */
@@ -133,12 +139,25 @@ export function judgeLateness(
     const bar = Math.max(matters, quantile(spread, SPREAD_QUANTILE));
     const ownMs = Math.max(0, median(steps.map((s) => ownCompute(s, h))));
     const stallMs = Math.max(0, median(steps.map((s) => ownStall(s, h))));
-    return { host: h, ms: Math.max(0, median(xs)), lateSteps: xs.filter((x) => x > bar).length, steps: xs.length, bar, ownMs, stallMs };
+    // the same figures of the other hosts, step by step: how far they reach without being the culprit
+    const others = (f: (s: Step, g: string) => number) =>
+      quantile(
+        hosts.filter((g) => g !== h).flatMap((g) => steps.map((s) => f(s, g))),
+        SPREAD_QUANTILE,
+      );
+    const own = ownMs > Math.max(matters, others(ownCompute)) || stallMs > Math.max(matters, others(ownStall));
+    const measured = steps.every((s) => !s.stall.some(Number.isNaN));
+    return { host: h, ms: Math.max(0, median(xs)), lateSteps: xs.filter((x) => x > bar).length, steps: xs.length, bar, ownMs, stallMs, own, measured };
   });
   const counted = Math.min(...lateness.map((h) => h.steps));
   const judgeable = lateness.length > 1 && counted >= LATE_MIN_STEPS;
-  const most = lateness.filter((h) => 2 * h.lateSteps > h.steps && h.ms > h.bar).sort((a, b) => b.ms - a.ms);
-  const alone = most.length > 0 && lateness.every((h) => h === most[0] || h.ms <= matters || LATE_DOMINANCE * h.ms <= most[0].ms);
+  // Late beyond the run's own spread in most steps; or, where its own compute or loop stalled beyond the others'
+  // (`own`), late by what matters: the spread is then partly its own doing (its ring neighbour waits for it and
+  // is late too), and a host on a tenth of a core was over that bar in only 4 of 10 steps in two runs of three.
+  const most = lateness.filter((h) => (2 * h.lateSteps > h.steps && h.ms > h.bar) || (h.own && h.ms > matters)).sort((a, b) => b.ms - a.ms);
+  // late only waiting for the one that stalled: its own compute and loop within what matters of the others'
+  const waited = (h: HostLateness) => most[0].own && Math.max(h.ownMs, h.stallMs) <= matters;
+  const alone = most.length > 0 && lateness.every((h) => h === most[0] || h.ms <= matters || LATE_DOMINANCE * h.ms <= most[0].ms || waited(h));
   const latest = judgeable && alone ? most[0] : null;
   const tooFew = lateness.length > 1 && !judgeable ? `too few steps to judge lateness (${counted} counted, ${LATE_MIN_STEPS} needed)` : null;
   return { lateness, latest, matters, stepMs, clockMs, tooFew };

@@ -149,10 +149,14 @@ export function networkReport(
   // link leaves enough of it to be the host's own.) But a host short of CPU also reads its links in fits and
   // starts, so the link into it looks slow for the host's own reason. What no link slows says which it was:
   // its compute, and how long its event loop was held up; longer than the other hosts' by more than what
-  // matters, it is the host (a host behind a slow link computes as fast and waits with its loop free).
+  // matters and than their own figures reach (lateness.ts's `own`), it is the host (a host behind a slow link
+  // computes as fast and waits with its loop free).
   const linkDelay = latest ? delayInto(latest.host, achieved) : 0;
-  const own = latest ? Math.max(latest.ownMs, latest.stallMs) : 0;
-  const lateHost = latest && (latest.ms - linkDelay > matters || own > matters) ? latest : null;
+  // Where the ranks timed their event loops, the verdict "its compute" needs that evidence: a host late with its
+  // compute and loop as the others' only waited (for a link, or by chance in a short run: a healthy 2 x 2 run
+  // of 17 ms steps had one host 4.6 ms late in 4 of 7). Without the loop's figures (an older report), its
+  // compute or the link's share.
+  const lateHost = latest && (latest.own || (!latest.measured && latest.ms - linkDelay > matters)) ? latest : null;
   // A host short of CPU reads and sends in fits and starts, so the links touching it look slow too.
   const symptoms = lateHost ? slowAchieved.filter((l) => l.fromHost === lateHost.host || l.toHost === lateHost.host) : [];
   const slowLinks = slowAchieved.filter((l) => !symptoms.includes(l));

@@ -160,6 +160,28 @@ describe('which link or host is slow', () => {
     expect(n.blame).toEqual([expect.stringMatching(/^host c's ranks entered collectives 60\.0 ms late per step .*: its compute, not the network$/)]);
   });
 
+  it("a slow host's neighbour waiting for it, late by more than half as much (0.51 in a CI run): named all the same where only the slow host's loop stalled; neither where both did", () => {
+    const late = [0, 36, 70, 0]; // b waits for c's data
+    const stalled = networkReport(null, ranks, summaries([940, 930, 950, 945], late, ranks, [], [10, 11, 85, 9]));
+    expect(stalled.blame).toEqual([
+      expect.stringMatching(/^host c's ranks entered collectives 70\.0 ms late per step .*its event loop held up 75\.0 ms longer/),
+    ]);
+    const both = networkReport(null, ranks, summaries([940, 930, 950, 945], late, ranks, [], [10, 80, 85, 9]));
+    expect(both.blame.join(' ')).not.toMatch(/entered collectives/);
+    const unmeasured = networkReport(null, ranks, summaries([940, 930, 950, 945], late));
+    expect(unmeasured.blame.join(' ')).not.toMatch(/entered collectives/); // without the loop's figures, the ratio rule stands
+  });
+
+  it("a host late by chance, its compute and event loop as the other's (a healthy 2 x 2 CI run: 4.6 ms of a 17 ms step in 4 of 7): nobody", () => {
+    const two = ranks.slice(0, 2);
+    const late = [0, [0, 30, 30, 30, 30, 0, 0]];
+    const measured = networkReport(null, two, summaries([940, 930], late, two, [], [5, 5]));
+    expect(measured.lateness.find((h) => h.host === 'b')).toMatchObject({ lateSteps: 4, own: false, measured: true });
+    expect(measured.blame.join(' ')).not.toMatch(/entered collectives/);
+    // An older report without the loop's figures: the link's share decides, as before.
+    expect(networkReport(null, two, summaries([940, 930], late, two)).blame.join(' ')).toMatch(/^host b's ranks entered collectives/);
+  });
+
   const rng = seeded();
   it(`a busy machine's jitter names nobody; a host slower by what matters on top of it is named (seed ${rng.seed})`, () => {
     const jitter = () => Array.from({ length: 7 }, () => rng.int(21)); // 0-20 ms into each step, every host: twice what matters
